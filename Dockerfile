@@ -1,0 +1,39 @@
+# Worker image for durable-harness: one stateless Temporal worker process per container.
+# Every piece of run state lives in Temporal, so any number of these can poll the same task
+# queue and any one of them can pick up where another stopped.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Build from a source folder of its own; the worker runs from /app below, so `python -m worker`
+# imports the installed package rather than a copy of the source tree.
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY harness/ harness/
+COPY workflows/ workflows/
+COPY activities/ activities/
+COPY scenarios/ scenarios/
+COPY worker/ worker/
+COPY starter/ starter/
+COPY infra/ infra/
+RUN pip install --no-cache-dir . \
+    && rm -rf build ./*.egg-info
+
+# Run as an unprivileged user whose working directory is writable (local state such as .harness/).
+RUN useradd --create-home --uid 10001 --user-group harness \
+    && mkdir -p /app \
+    && chown harness:harness /app
+WORKDIR /app
+USER harness
+
+# What the worker reads from its environment, with the defaults it uses when they are unset.
+# ANTHROPIC_API_KEY / OPENAI_API_KEY are optional and only needed by those providers: pass them
+# at run time (docker run -e / compose environment), never bake them into the image.
+ENV TEMPORAL_ADDRESS=localhost:7233 \
+    TEMPORAL_NAMESPACE=default \
+    HARNESS_TASK_QUEUE=durable-harness \
+    HARNESS_LLM_PROVIDER=scripted
+
+CMD ["python", "-m", "worker"]

@@ -1,0 +1,8 @@
+"""Activities: everything with I/O. Names are fixed strings, never changed once released."""
+
+from activities.catalog import list_tools
+from activities.checks import check_report
+from activities.planner import PlannerActivities
+from activities.tool_runner import ToolActivities
+
+__all__ = ["PlannerActivities", "ToolActivities", "check_report", "list_tools"]

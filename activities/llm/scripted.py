@@ -1,0 +1,48 @@
+"""The offline provider: plans with the scenario's rules, writes from the tool's own template.
+
+Deterministic and free of network access, so every demo and test runs without keys. Token counts
+are estimates (about four characters a token) and marked as such.
+"""
+
+from __future__ import annotations
+
+from harness.llm import TextReply, TextRequest
+from harness.messages import PlanRequest, PlanResponse
+from harness.usage import TokenUsage
+from scenarios.base import PlanningInput, Scenario
+
+MODEL_NAME = "scripted-v1"
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + 3) // 4)
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+        plan = scenario.offline_plan(
+            PlanningInput(
+                goal=request.goal,
+                catalog=request.catalog,
+                attempt=request.attempt,
+                failures=request.failures,
+                previous_plan=request.previous_plan,
+            )
+        )
+        prompt = request.goal + request.catalog.model_dump_json()
+        usage = TokenUsage(
+            input_tokens=estimate_tokens(prompt),
+            output_tokens=estimate_tokens(plan.model_dump_json()),
+            estimated=True,
+        )
+        return PlanResponse(plan=plan, planned_by=f"{self.name}:{MODEL_NAME}", usage=usage)
+
+    async def write(self, request: TextRequest) -> TextReply:
+        usage = TokenUsage(
+            input_tokens=estimate_tokens(request.system + request.prompt),
+            output_tokens=estimate_tokens(request.draft),
+            estimated=True,
+        )
+        return TextReply(text=request.draft, model=MODEL_NAME, usage=usage)

@@ -1,0 +1,72 @@
+"""Activity: run one plan node's tool, with its arguments checked by the tool's pydantic model."""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+from pydantic import ValidationError
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from harness.errors import ErrorCode, ToolError, is_retryable
+from harness.llm import TextWriter
+from harness.messages import ToolCallRequest, ToolCallResult
+from scenarios import UnknownScenarioError, get_scenario
+from scenarios.base import ToolContext
+
+log = structlog.get_logger()
+
+
+def _tool_failure(code: ErrorCode, message: str, attempt: int) -> ApplicationError:
+    return ApplicationError(
+        message, {"attempt": attempt}, type=code.value, non_retryable=not is_retryable(code)
+    )
+
+
+class ToolActivities:
+    def __init__(self, writer: TextWriter) -> None:
+        self._writer = writer
+
+    @activity.defn(name="harness.run_tool")
+    async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
+        attempt = activity.info().attempt
+        logger = log.bind(
+            run_id=request.run_id, node_id=request.node_id, tool=request.tool, attempt=attempt
+        )
+        try:
+            tool = get_scenario(request.scenario).tool(request.tool)
+        except UnknownScenarioError as error:
+            raise _tool_failure(ErrorCode.UNKNOWN_TOOL, str(error), attempt) from error
+        if tool is None:
+            message = f"tool '{request.tool}' is not in the {request.scenario} catalog"
+            raise _tool_failure(ErrorCode.UNKNOWN_TOOL, message, attempt)
+        try:
+            arguments = tool.arguments.model_validate(request.arguments)
+        except ValidationError as error:
+            message = f"{request.tool}: {_describe(error)}"
+            raise _tool_failure(ErrorCode.INVALID_ARGUMENT, message, attempt) from error
+        context = ToolContext(
+            run_id=request.run_id, node_id=request.node_id, attempt=attempt, writer=self._writer
+        )
+        started = time.perf_counter()
+        try:
+            result = await tool.run(arguments, context)
+        except ToolError as error:
+            logger.info("tool.error", code=error.code.value, reason=error.message)
+            raise _tool_failure(error.code, error.message, attempt) from error
+        except Exception as error:
+            logger.exception("tool.crash")
+            message = f"{request.tool} failed unexpectedly: {type(error).__name__}: {error}"
+            raise _tool_failure(ErrorCode.TOOL_EXECUTION_FAILED, message, attempt) from error
+        latency_ms = (time.perf_counter() - started) * 1000
+        logger.debug("tool.finish", latency_ms=round(latency_ms, 2))
+        usage = context.usage if context.usage.total_tokens else None
+        return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()
+    )

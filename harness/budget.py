@@ -1,0 +1,59 @@
+"""The run's shared budget: usage charged as the run goes, against optional limits."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class BudgetLimits(BaseModel):
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_tool_calls: int | None = Field(default=None, gt=0)
+    max_seconds: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
+class BudgetUsage(BaseModel):
+    tokens: int = 0
+    tool_calls: int = 0
+    seconds: float = 0.0
+    cost_usd: float = 0.0
+
+
+class BudgetSnapshot(BaseModel):
+    limits: BudgetLimits
+    usage: BudgetUsage
+    pressure: float
+
+
+class Budget:
+    """Charges usage and reports pressure: the highest utilisation across limited dimensions."""
+
+    def __init__(self, limits: BudgetLimits) -> None:
+        self.limits = limits
+        self.usage = BudgetUsage()
+
+    def charge_tokens(self, tokens: int, cost_usd: float = 0.0) -> None:
+        self.usage.tokens += tokens
+        self.usage.cost_usd += cost_usd
+
+    def charge_tool_call(self) -> None:
+        self.usage.tool_calls += 1
+
+    def set_elapsed(self, seconds: float) -> None:
+        self.usage.seconds = seconds
+
+    def pressure(self) -> float:
+        pairs: list[tuple[float, float | None]] = [
+            (self.usage.tokens, self.limits.max_tokens),
+            (self.usage.tool_calls, self.limits.max_tool_calls),
+            (self.usage.seconds, self.limits.max_seconds),
+            (self.usage.cost_usd, self.limits.max_cost_usd),
+        ]
+        return max((used / limit for used, limit in pairs if limit), default=0.0)
+
+    def snapshot(self) -> BudgetSnapshot:
+        return BudgetSnapshot(
+            limits=self.limits,
+            usage=self.usage.model_copy(),
+            pressure=round(self.pressure(), 4),
+        )

@@ -1,0 +1,73 @@
+"""Error taxonomy: a code names what went wrong, its class decides what recovery does."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, JsonValue
+
+
+class ErrorCode(StrEnum):
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    MISSING_INFO = "MISSING_INFO"
+    RATE_LIMITED = "RATE_LIMITED"
+    TIMEOUT = "TIMEOUT"
+    TOOL_EXECUTION_FAILED = "TOOL_EXECUTION_FAILED"
+    POLICY_VIOLATION = "POLICY_VIOLATION"
+
+
+class ErrorClass(StrEnum):
+    VALIDATION = "VALIDATION"
+    MISSING_INFO = "MISSING_INFO"
+    TRANSIENT = "TRANSIENT"
+    FATAL = "FATAL"
+
+
+_CLASS_OF: dict[ErrorCode, ErrorClass] = {
+    ErrorCode.UNKNOWN_TOOL: ErrorClass.VALIDATION,
+    ErrorCode.MISSING_REQUIRED_ARGUMENT: ErrorClass.VALIDATION,
+    ErrorCode.INVALID_ARGUMENT: ErrorClass.VALIDATION,
+    ErrorCode.MISSING_INFO: ErrorClass.MISSING_INFO,
+    ErrorCode.RATE_LIMITED: ErrorClass.TRANSIENT,
+    ErrorCode.TIMEOUT: ErrorClass.TRANSIENT,
+    ErrorCode.TOOL_EXECUTION_FAILED: ErrorClass.FATAL,
+    ErrorCode.POLICY_VIOLATION: ErrorClass.FATAL,
+}
+
+
+def classify(code: ErrorCode) -> ErrorClass:
+    return _CLASS_OF[code]
+
+
+def is_retryable(code: ErrorCode) -> bool:
+    return classify(code) is ErrorClass.TRANSIENT
+
+
+def parse_error_code(value: str | None) -> ErrorCode:
+    """The code carried by a failure; anything we do not know is an unexpected tool failure."""
+    try:
+        return ErrorCode(value or "")
+    except ValueError:
+        return ErrorCode.TOOL_EXECUTION_FAILED
+
+
+class ToolError(Exception):
+    """Raised by a tool for a predictable failure; the code drives recovery."""
+
+    def __init__(self, code: ErrorCode, message: str, data: JsonValue = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class FailureContext(BaseModel):
+    """What the planner is told about the previous attempt when it is asked to plan again."""
+
+    node_id: str | None = None
+    tool: str | None = None
+    arguments: dict[str, JsonValue] | None = None
+    code: str
+    message: str

@@ -1,0 +1,32 @@
+"""What a tool may ask of a language model, without knowing which provider answers."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from harness.usage import TokenUsage
+
+
+class TextRequest(BaseModel):
+    """A writing task for the worker model.
+
+    `draft` is the deterministic rendering of the same facts from the tool's own template: the
+    offline provider returns it as the answer, real providers may ignore it.
+    """
+
+    system: str
+    prompt: str
+    draft: str
+    max_output_tokens: int = 1024
+
+
+class TextReply(BaseModel):
+    text: str
+    model: str
+    usage: TokenUsage
+
+
+class TextWriter(Protocol):
+    async def write(self, request: TextRequest) -> TextReply: ...

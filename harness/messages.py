@@ -1,0 +1,58 @@
+"""Messages between the workflow and its activities: one pydantic model per message."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.errors import FailureContext
+from harness.plan import Plan
+from harness.tools import ToolCatalog
+from harness.usage import TokenUsage
+
+
+class CatalogRequest(BaseModel):
+    scenario: str
+
+
+class PlanRequest(BaseModel):
+    run_id: str
+    goal: str
+    scenario: str
+    attempt: int
+    catalog: ToolCatalog
+    failures: list[FailureContext] = Field(default_factory=list)
+    previous_plan: Plan | None = None
+
+
+class PlanResponse(BaseModel):
+    plan: Plan
+    planned_by: str
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class ToolCallRequest(BaseModel):
+    run_id: str
+    scenario: str
+    node_id: str
+    tool: str
+    arguments: dict[str, JsonValue]
+
+
+class ToolCallResult(BaseModel):
+    result: JsonValue
+    attempt: int
+    latency_ms: float
+    usage: TokenUsage | None = None
+
+
+class ReportCheckRequest(BaseModel):
+    scenario: str
+    goal: str
+    report: str
+    results: dict[str, JsonValue]
+
+
+class ReportCheckResult(BaseModel):
+    passed: bool
+    problems: list[str] = Field(default_factory=list)
+    check_name: str

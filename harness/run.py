@@ -1,0 +1,140 @@
+"""Run I/O: what a caller asks for, what the run reports back, and its live status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.budget import BudgetLimits, BudgetSnapshot
+from harness.dag import NodeStatus
+from harness.errors import FailureContext
+from harness.plan import Plan
+from harness.trace import TraceEvent
+from harness.usage import TokenUsage
+from harness.validation import DEFAULT_MAX_NODES, ValidationIssue
+
+DEFAULT_SCENARIO = "cities"
+DEFAULT_MAX_REPLANS = 2
+DEFAULT_MAX_CONCURRENCY = 16
+
+
+class RunPhase(StrEnum):
+    CREATED = "CREATED"
+    PLANNING = "PLANNING"
+    VALIDATING = "VALIDATING"
+    EXECUTING = "EXECUTING"
+    VERIFYING = "VERIFYING"
+    REPLANNING = "REPLANNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED_VALIDATION = "FAILED_VALIDATION"
+    FAILED_EXECUTION = "FAILED_EXECUTION"
+    FAILED_VERIFICATION = "FAILED_VERIFICATION"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+    CANCELLED = "CANCELLED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL_PHASES
+
+
+TERMINAL_PHASES = frozenset(
+    {
+        RunPhase.SUCCEEDED,
+        RunPhase.FAILED_VALIDATION,
+        RunPhase.FAILED_EXECUTION,
+        RunPhase.FAILED_VERIFICATION,
+        RunPhase.BUDGET_EXHAUSTED,
+        RunPhase.CANCELLED,
+    }
+)
+
+
+class RunRequest(BaseModel):
+    goal: str = Field(min_length=1)
+    scenario: str = DEFAULT_SCENARIO
+    session_id: str | None = None
+    limits: BudgetLimits = Field(default_factory=BudgetLimits)
+    max_replans: int = Field(default=DEFAULT_MAX_REPLANS, ge=0)
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
+    max_nodes: int = Field(default=DEFAULT_MAX_NODES, ge=1)
+    plan: Plan | None = Field(default=None, description="A fixed plan: skips the planner.")
+
+
+class NodeOutcome(BaseModel):
+    id: str
+    tool: str
+    role: str
+    status: NodeStatus = NodeStatus.PENDING
+    result: JsonValue = None
+    error_code: str | None = None
+    error_message: str | None = None
+    attempts: int = 0
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    latency_ms: float | None = Field(
+        default=None, description="Scheduled to finished, as the workflow saw it."
+    )
+    tool_latency_ms: float | None = Field(
+        default=None, description="Time spent inside the tool on its last attempt."
+    )
+    usage: TokenUsage | None = None
+
+
+class Verdict(BaseModel):
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+    checked_by: list[str] = Field(default_factory=list)
+
+
+class AttemptRecord(BaseModel):
+    """One pass through plan -> validate -> execute -> verify."""
+
+    attempt: int
+    plan: Plan | None = None
+    planned_by: str | None = None
+    validation_issues: list[ValidationIssue] = Field(default_factory=list)
+    outcome: RunPhase | None = None
+    failure: list[FailureContext] = Field(default_factory=list)
+
+
+class RunCounts(BaseModel):
+    nodes: int = 0
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    tool_calls: int = 0
+    replans: int = 0
+
+
+class RunStatus(BaseModel):
+    run_id: str
+    phase: RunPhase
+    attempt: int
+    plan: Plan | None
+    nodes: list[NodeOutcome]
+    counts: RunCounts
+    budget: BudgetSnapshot
+
+
+class RunResult(BaseModel):
+    run_id: str
+    status: RunPhase
+    goal: str
+    scenario: str
+    session_id: str | None = None
+    report: str | None = None
+    plan: Plan | None = None
+    attempts: int
+    attempt_history: list[AttemptRecord]
+    nodes: list[NodeOutcome]
+    verdict: Verdict | None = None
+    trace: list[TraceEvent]
+    counts: RunCounts
+    budget: BudgetSnapshot
+    usage: TokenUsage
+    started_at: datetime
+    finished_at: datetime
+    wall_seconds: float
+    error: str | None = None

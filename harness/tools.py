@@ -1,0 +1,66 @@
+"""The tool catalog: what a planner may call, with each tool's argument schema and role."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ToolRole(StrEnum):
+    """DATA tools gather or transform facts; the single FINAL_SYNTHESIS tool writes the report."""
+
+    DATA = "DATA"
+    FINAL_SYNTHESIS = "FINAL_SYNTHESIS"
+
+
+class ToolSpec(BaseModel):
+    name: str
+    description: str
+    arguments_schema: dict[str, Any] = Field(
+        description="JSON schema of the tool's arguments, derived from its pydantic model."
+    )
+    role: ToolRole = ToolRole.DATA
+    cost_hint: float = Field(default=1.0, ge=0, description="Relative cost of one call.")
+    side_effects: bool = False
+    uses_llm: bool = False
+
+    @classmethod
+    def from_model(
+        cls,
+        name: str,
+        description: str,
+        arguments: type[BaseModel],
+        *,
+        role: ToolRole = ToolRole.DATA,
+        cost_hint: float = 1.0,
+        side_effects: bool = False,
+        uses_llm: bool = False,
+    ) -> ToolSpec:
+        return cls(
+            name=name,
+            description=description,
+            arguments_schema=arguments.model_json_schema(),
+            role=role,
+            cost_hint=cost_hint,
+            side_effects=side_effects,
+            uses_llm=uses_llm,
+        )
+
+    def argument_names(self) -> list[str]:
+        return list(self.arguments_schema.get("properties", {}))
+
+    def required_arguments(self) -> list[str]:
+        return list(self.arguments_schema.get("required", []))
+
+
+class ToolCatalog(BaseModel):
+    scenario: str
+    tools: list[ToolSpec]
+
+    def get(self, name: str) -> ToolSpec | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.tools]

@@ -1,0 +1,32 @@
+"""Structural verification: the deterministic checks every run must pass before anything else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.dag import NodeStatus
+from harness.plan import Plan
+from harness.tools import ToolCatalog, ToolRole
+
+
+def structural_problems(
+    plan: Plan, catalog: ToolCatalog, statuses: Mapping[str, NodeStatus], report: str | None
+) -> list[str]:
+    """Exactly one final-synthesis node, DONE, all its dependencies DONE, and a non-empty report."""
+    finals = [
+        node
+        for node in plan.nodes
+        if (tool := catalog.get(node.tool)) is not None and tool.role is ToolRole.FINAL_SYNTHESIS
+    ]
+    if len(finals) != 1:
+        return [f"expected exactly one final-synthesis node, found {len(finals)}"]
+    final = finals[0]
+    problems = []
+    if statuses.get(final.id) is not NodeStatus.DONE:
+        problems.append(f"final-synthesis node '{final.id}' is {statuses.get(final.id)}, not DONE")
+    not_done = [dep for dep in final.deps if statuses.get(dep) is not NodeStatus.DONE]
+    if not_done:
+        problems.append(f"dependencies of '{final.id}' not DONE: {', '.join(not_done)}")
+    if not report or not report.strip():
+        problems.append("the report is empty")
+    return problems

@@ -1,0 +1,1 @@
+"""Shared plumbing for the worker, the CLI, tests and benchmarks: settings, client, logging."""

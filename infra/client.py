@@ -1,0 +1,19 @@
+"""The one Temporal client factory: pydantic data converter, address, namespace, TLS, API key."""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from infra.settings import Settings
+
+
+async def connect(settings: Settings | None = None) -> Client:
+    settings = settings or Settings.from_env()
+    return await Client.connect(
+        settings.temporal_address,
+        namespace=settings.temporal_namespace,
+        api_key=settings.temporal_api_key,
+        tls=settings.temporal_tls,
+        data_converter=pydantic_data_converter,
+    )

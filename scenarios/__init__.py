@@ -1,0 +1,29 @@
+"""Scenario packs. To add one: write a package with its tools, data, check and offline planning
+rules, expose a `SCENARIO`, and register it in `_REGISTRY` below."""
+
+from __future__ import annotations
+
+import difflib
+
+from scenarios import cities
+from scenarios.base import Scenario
+
+_REGISTRY: dict[str, Scenario] = {scenario.name: scenario for scenario in (cities.SCENARIO,)}
+
+
+class UnknownScenarioError(LookupError):
+    pass
+
+
+def scenario_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_scenario(name: str) -> Scenario:
+    scenario = _REGISTRY.get(name)
+    if scenario is not None:
+        return scenario
+    message = f"unknown scenario '{name}'"
+    close = difflib.get_close_matches(name, _REGISTRY, n=1)
+    message += f"; did you mean '{close[0]}'?" if close else ""
+    raise UnknownScenarioError(f"{message} (available: {', '.join(scenario_names())})")

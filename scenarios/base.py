@@ -1,0 +1,77 @@
+"""What a scenario is: typed tools with their data, a report check and offline planning rules."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from harness.errors import FailureContext
+from harness.llm import TextReply, TextRequest, TextWriter
+from harness.plan import Plan
+from harness.tools import ToolCatalog, ToolSpec
+from harness.usage import TokenUsage
+
+
+class PlanningError(Exception):
+    """The offline planner cannot make a plan from this goal; the message says what is missing."""
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use besides its arguments. Usage of LLM calls is summed here."""
+
+    run_id: str
+    node_id: str
+    attempt: int
+    writer: TextWriter
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    async def write(self, request: TextRequest) -> TextReply:
+        reply = await self.writer.write(request)
+        self.usage = self.usage.plus(reply.usage)
+        return reply
+
+
+ToolFunction = Callable[[Any, ToolContext], Awaitable[JsonValue]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    arguments: type[BaseModel]
+    run: ToolFunction
+
+
+@dataclass(frozen=True)
+class PlanningInput:
+    goal: str
+    catalog: ToolCatalog
+    attempt: int
+    failures: list[FailureContext]
+    previous_plan: Plan | None
+
+
+@dataclass(frozen=True)
+class CheckInput:
+    goal: str
+    report: str
+    results: dict[str, JsonValue]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    example_goal: str
+    tools: tuple[Tool, ...]
+    check: Callable[[CheckInput], list[str]]
+    offline_plan: Callable[[PlanningInput], Plan]
+
+    def catalog(self) -> ToolCatalog:
+        return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self.tools])
+
+    def tool(self, name: str) -> Tool | None:
+        return next((tool for tool in self.tools if tool.spec.name == name), None)

@@ -1,0 +1,15 @@
+"""Scenario `cities`: compare cities on population, timezone and a short narrative."""
+
+from scenarios.base import Scenario
+from scenarios.cities.check import check_cities_report
+from scenarios.cities.planning import plan_cities
+from scenarios.cities.tools import TOOLS
+
+SCENARIO = Scenario(
+    name="cities",
+    description="Compare cities on population, timezone and a short narrative.",
+    example_goal="Compare Paris, Tokyo and New York",
+    tools=TOOLS,
+    check=check_cities_report,
+    offline_plan=plan_cities,
+)

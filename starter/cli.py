@@ -1,0 +1,185 @@
+"""The `harness` command: start runs, show status, validate plans, list tools, run a server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.run import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_REPLANS,
+    RunPhase,
+    RunRequest,
+    RunResult,
+)
+from harness.validation import ValidationReport, validate_plan
+from infra.settings import Settings
+from scenarios import scenario_names
+from starter import output, runs
+from starter.dev_server import DEFAULT_DB, dev_server_command
+from starter.errors import EXIT_FAILED_RUN, CliError
+from starter.plan_files import load_plan, load_scenario
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must not be negative")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness", description="Turn a goal into a verified answer, durably, on Temporal."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    scenarios = ", ".join(scenario_names())
+
+    run = commands.add_parser("run", help="start a run for a goal and wait for its report")
+    run.add_argument("goal", help='what to achieve, e.g. "Compare Paris, Tokyo and New York"')
+    run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
+    run.add_argument("--id", dest="run_id", help="run id (default: a new run-… id)")
+    run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
+    run.add_argument("--session", help="session id carried into the trace")
+    run.add_argument("--max-concurrency", type=_positive, default=DEFAULT_MAX_CONCURRENCY)
+    run.add_argument("--max-replans", type=_non_negative, default=DEFAULT_MAX_REPLANS)
+    run.add_argument("--no-wait", action="store_true", help="print the run id and return")
+    run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
+
+    status = commands.add_parser("status", help="a run's phase and node statuses")
+    status.add_argument("run_id")
+    status.add_argument("--json", action="store_true")
+
+    validate = commands.add_parser("validate", help="check a plan file offline")
+    validate.add_argument("plan_file")
+    validate.add_argument("--scenario", required=True, help=f"tool pack ({scenarios})")
+    validate.add_argument("--json", action="store_true")
+
+    tools = commands.add_parser("tools", help="a scenario's tool catalog")
+    tools.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
+    tools.add_argument("--json", action="store_true")
+
+    server = commands.add_parser("server", help="run the embedded Temporal dev server")
+    server.add_argument("--port", type=_positive, default=7233)
+    server.add_argument("--ui-port", type=_positive, default=8233)
+    server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
+    return parser
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    scenario = load_scenario(args.scenario)
+    request = RunRequest(
+        goal=args.goal,
+        scenario=scenario.name,
+        session_id=args.session,
+        max_concurrency=args.max_concurrency,
+        max_replans=args.max_replans,
+        plan=load_plan(args.plan) if args.plan else None,
+    )
+    client = await runs.client_for(settings)
+    run_id = args.run_id or runs.new_run_id()
+    await runs.start_run(client, settings, request, run_id)
+    if args.no_wait:
+        print(run_id)
+        return 0
+    output.note(
+        f"run {run_id} started · {settings.ui_url}/namespaces/"
+        f"{settings.temporal_namespace}/workflows/{run_id}"
+    )
+    if not await runs.has_worker(client, settings):
+        output.note(
+            f"no worker is polling task queue '{settings.task_queue}' yet; "
+            "start one with `python -m worker` (the run waits for it)"
+        )
+    result = await runs.wait_for_result(client, run_id)
+    if args.json:
+        output.emit_json(result.model_dump(mode="json"))
+    else:
+        output.print_result(result)
+    return 0 if result.status is RunPhase.SUCCEEDED else EXIT_FAILED_RUN
+
+
+async def _status(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    found = await runs.run_status(client, args.run_id)
+    if args.json:
+        output.emit_json(found.model_dump(mode="json"))
+    elif isinstance(found, RunResult):
+        output.print_result(found)
+    else:
+        output.print_status(found)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    plan = load_plan(args.plan_file)
+    issues = validate_plan(plan, scenario.catalog())
+    if args.json:
+        output.emit_json(ValidationReport(valid=not issues, issues=issues).model_dump(mode="json"))
+    else:
+        output.print_issues(issues)
+    return 0 if not issues else EXIT_FAILED_RUN
+
+
+def _tools(args: argparse.Namespace) -> int:
+    catalog = load_scenario(args.scenario).catalog()
+    if args.json:
+        output.emit_json(catalog.model_dump(mode="json"))
+    else:
+        output.print_catalog(catalog)
+    return 0
+
+
+def _server(args: argparse.Namespace, settings: Settings) -> int:
+    command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
+    output.note(
+        f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
+        f"data in {args.db} (Ctrl-C stops it)"
+    )
+    sys.stdout.flush()
+    os.execv(command[0], command)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    if args.command == "run":
+        return asyncio.run(_run(args, settings))
+    if args.command == "status":
+        return asyncio.run(_status(args, settings))
+    if args.command == "validate":
+        return _validate(args)
+    if args.command == "tools":
+        return _tools(args)
+    return _server(args, settings)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        code = dispatch(args)
+    except CliError as error:
+        print(f"harness: {error.message}", file=sys.stderr)
+        code = error.exit_code
+    except KeyboardInterrupt:
+        print("harness: interrupted; the run goes on in Temporal", file=sys.stderr)
+        code = 130
+    sys.stdout.flush()
+    sys.exit(code)

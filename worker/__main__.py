@@ -1,0 +1,62 @@
+"""`python -m worker`: connect, register, run until SIGINT/SIGTERM, then shut down cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import structlog
+
+from activities.llm import ProviderConfigError, build_provider
+from infra.client import connect
+from infra.logs import configure_logging
+from infra.settings import Settings
+from worker.app import build_worker
+
+log = structlog.get_logger()
+
+
+async def serve(settings: Settings) -> None:
+    provider = build_provider(settings.llm_provider)
+    client = await connect(settings)
+    worker = build_worker(client, settings.task_queue, provider)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    log.info(
+        "worker.start",
+        address=settings.temporal_address,
+        namespace=settings.temporal_namespace,
+        task_queue=settings.task_queue,
+        provider=provider.name,
+    )
+    async with worker:
+        await stop.wait()
+        log.info("worker.stopping")
+    log.info("worker.stopped")
+
+
+def main() -> None:
+    configure_logging()
+    settings = Settings.from_env()
+    try:
+        asyncio.run(serve(settings))
+    except ProviderConfigError as error:
+        log.error("worker.config_error", error=str(error))
+        sys.exit(2)
+    except RuntimeError as error:
+        if "connect" not in str(error).lower():
+            raise
+        log.error(
+            "worker.cannot_connect",
+            address=settings.temporal_address,
+            error=str(error),
+            hint="start a server with `harness server` (or `make demo`)",
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Builds the worker: one task queue, the orchestrator workflow and every activity."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities import PlannerActivities, ToolActivities, check_report, list_tools
+from activities.llm import LLMProvider
+from workflows import AgentRunWorkflow
+
+MAX_CONCURRENT_ACTIVITIES = 200
+
+
+def build_worker(client: Client, task_queue: str, provider: LLMProvider) -> Worker:
+    planner = PlannerActivities(provider)
+    tools = ToolActivities(provider)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[AgentRunWorkflow],
+        activities=[list_tools, planner.plan, tools.run_tool, check_report],
+        activity_executor=ThreadPoolExecutor(max_workers=4),
+        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+    )

@@ -1,0 +1,5 @@
+"""Temporal workflows: the orchestrator state machine and its handlers."""
+
+from workflows.agent_run import WORKFLOW_NAME, AgentRunWorkflow
+
+__all__ = ["WORKFLOW_NAME", "AgentRunWorkflow"]

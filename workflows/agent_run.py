@@ -1,0 +1,355 @@
+"""AgentRunWorkflow: one run of plan -> validate -> execute -> verify -> (replan | finish).
+
+The `run` method is a loop over a transition table: each phase has one small handler that does
+its work and returns the next phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from workflows.activity_options import (
+    CATALOG_TIMEOUT,
+    CHECK_TIMEOUT,
+    PLAN_RETRY,
+    PLAN_TIMEOUT,
+    SHORT_RETRY,
+    ActivityFailure,
+)
+from workflows.execution import PlanExecutor
+from workflows.recorder import TraceRecorder
+
+with workflow.unsafe.imports_passed_through():
+    from activities.catalog import list_tools
+    from activities.checks import check_report
+    from activities.planner import PlannerActivities
+    from harness.budget import Budget
+    from harness.dag import NodeStatus
+    from harness.errors import ErrorClass, FailureContext, classify, parse_error_code
+    from harness.messages import CatalogRequest, PlanRequest, PlanResponse, ReportCheckRequest
+    from harness.plan import Plan
+    from harness.run import (
+        AttemptRecord,
+        NodeOutcome,
+        RunCounts,
+        RunPhase,
+        RunRequest,
+        RunResult,
+        RunStatus,
+        Verdict,
+    )
+    from harness.tools import ToolCatalog
+    from harness.trace import TraceEvent, TraceKind
+    from harness.usage import TokenUsage
+    from harness.validation import validate_plan
+    from harness.verification import structural_problems
+
+WORKFLOW_NAME = "AgentRun"
+_REPLANNABLE = frozenset({ErrorClass.VALIDATION, ErrorClass.MISSING_INFO})
+
+Handler = Callable[[], Awaitable[RunPhase]]
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class AgentRunWorkflow:
+    @workflow.init
+    def __init__(self, request: RunRequest) -> None:
+        self._request = request
+        self._run_id = workflow.info().workflow_id
+        self._phase = RunPhase.CREATED
+        self._budget = Budget(request.limits)
+        self._recorder = TraceRecorder(self._run_id, request.session_id, self._budget)
+        self._started_at = workflow.now()
+        self._catalog: ToolCatalog | None = None
+        self._plan: Plan | None = None
+        self._executor: PlanExecutor | None = None
+        self._attempts: list[AttemptRecord] = []
+        self._failures: list[FailureContext] = []
+        self._replans = 0
+        self._usage = TokenUsage()
+        self._report: str | None = None
+        self._verdict: Verdict | None = None
+        self._error: str | None = None
+        self._transitions: dict[RunPhase, Handler] = {
+            RunPhase.CREATED: self._load_catalog,
+            RunPhase.PLANNING: self._make_plan,
+            RunPhase.VALIDATING: self._validate,
+            RunPhase.EXECUTING: self._execute,
+            RunPhase.VERIFYING: self._verify,
+            RunPhase.REPLANNING: self._replan,
+        }
+
+    @workflow.run
+    async def run(self, request: RunRequest) -> RunResult:
+        self._recorder.emit(
+            TraceKind.RUN_START,
+            message=request.goal,
+            data={"scenario": request.scenario, "max_replans": request.max_replans},
+        )
+        while not self._phase.is_terminal:
+            self._enter(await self._transitions[self._phase]())
+        self._recorder.emit(TraceKind.RUN_FINISH, status=self._phase.value, message=self._error)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._result()
+
+    @workflow.query(name="status")
+    def status(self) -> RunStatus:
+        return RunStatus(
+            run_id=self._run_id,
+            phase=self._phase,
+            attempt=self._recorder.attempt,
+            plan=self._plan,
+            nodes=self._node_outcomes(),
+            counts=self._counts(),
+            budget=self._budget.snapshot(),
+        )
+
+    @workflow.query(name="trace")
+    def trace(self) -> list[TraceEvent]:
+        return self._recorder.events
+
+    # -- transitions -------------------------------------------------------------------------
+
+    async def _load_catalog(self) -> RunPhase:
+        try:
+            self._catalog = await workflow.execute_activity(
+                list_tools,
+                CatalogRequest(scenario=self._request.scenario),
+                start_to_close_timeout=CATALOG_TIMEOUT,
+                retry_policy=SHORT_RETRY,
+                summary=f"catalog of {self._request.scenario}",
+            )
+        except ActivityError as error:
+            self._error = ActivityFailure(error, 1).message
+            return RunPhase.FAILED_VALIDATION
+        return RunPhase.PLANNING
+
+    async def _make_plan(self) -> RunPhase:
+        self._recorder.attempt += 1
+        attempt = self._recorder.attempt
+        record = AttemptRecord(attempt=attempt)
+        self._attempts.append(record)
+        if attempt == 1 and self._request.plan is not None:
+            record.plan, record.planned_by = self._request.plan, "request"
+        else:
+            response = await self._ask_planner(attempt)
+            if response is None:
+                record.outcome = RunPhase.FAILED_VALIDATION
+                return self._recover(RunPhase.FAILED_VALIDATION)
+            record.plan, record.planned_by = response.plan, response.planned_by
+        self._plan = record.plan
+        self._recorder.emit(
+            TraceKind.PLANNING_FINISH,
+            role="planner",
+            message=f"{len(record.plan.nodes)} nodes planned by {record.planned_by}",
+            data={"nodes": len(record.plan.nodes), "planned_by": record.planned_by},
+        )
+        return RunPhase.VALIDATING
+
+    async def _ask_planner(self, attempt: int) -> PlanResponse | None:
+        assert self._catalog is not None
+        try:
+            response = await workflow.execute_activity_method(
+                PlannerActivities.plan,
+                PlanRequest(
+                    run_id=self._run_id,
+                    goal=self._request.goal,
+                    scenario=self._request.scenario,
+                    attempt=attempt,
+                    catalog=self._catalog,
+                    failures=self._failures,
+                    previous_plan=self._plan,
+                ),
+                start_to_close_timeout=PLAN_TIMEOUT,
+                retry_policy=PLAN_RETRY,
+                summary=f"plan attempt {attempt}",
+            )
+        except ActivityError as error:
+            failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+            self._error = f"planning failed: {failure.message}"
+            self._failures = [FailureContext(code=failure.type, message=failure.message)]
+            self._attempts[-1].failure = self._failures
+            return None
+        self._usage = self._usage.plus(response.usage)
+        self._budget.charge_tokens(response.usage.total_tokens, response.usage.cost_usd)
+        return response
+
+    async def _validate(self) -> RunPhase:
+        assert self._plan is not None and self._catalog is not None
+        issues = validate_plan(self._plan, self._catalog, self._request.max_nodes)
+        record = self._attempts[-1]
+        record.validation_issues = issues
+        self._recorder.emit(
+            TraceKind.VALIDATION_FINISH,
+            status="valid" if not issues else "invalid",
+            message="; ".join(issue.describe() for issue in issues) or None,
+            data={"issues": len(issues)},
+        )
+        if not issues:
+            return RunPhase.EXECUTING
+        self._failures = [
+            FailureContext(node_id=issue.node_id, code=issue.code.value, message=issue.message)
+            for issue in issues
+        ]
+        record.failure = self._failures
+        record.outcome = RunPhase.FAILED_VALIDATION
+        self._error = f"the plan has {len(issues)} problem(s): " + "; ".join(
+            issue.describe() for issue in issues
+        )
+        return self._recover(RunPhase.FAILED_VALIDATION, replannable=True)
+
+    async def _execute(self) -> RunPhase:
+        assert self._plan is not None and self._catalog is not None
+        self._executor = PlanExecutor(
+            run_id=self._run_id,
+            scenario=self._request.scenario,
+            plan=self._plan,
+            catalog=self._catalog,
+            max_concurrency=self._request.max_concurrency,
+            budget=self._budget,
+            recorder=self._recorder,
+        )
+        await self._executor.run()
+        executor = self._executor
+        self._usage = self._usage.plus(executor.usage)
+        record = self._attempts[-1]
+        if executor.failures:
+            self._failures = executor.failures
+            record.failure = executor.failures
+            first = executor.failures[0]
+            self._error = f"node '{first.node_id}' ({first.tool}) failed: {first.code}: "
+            self._error += first.message
+            replannable = all(
+                classify(parse_error_code(f.code)) in _REPLANNABLE for f in executor.failures
+            )
+            record.outcome = RunPhase.FAILED_EXECUTION
+            return self._recover(RunPhase.FAILED_EXECUTION, replannable=replannable)
+        if executor.budget_skips:
+            self._error = f"budget exhausted: {executor.budget_skips} node(s) not admitted"
+            record.outcome = RunPhase.BUDGET_EXHAUSTED
+            return RunPhase.BUDGET_EXHAUSTED
+        return RunPhase.VERIFYING
+
+    async def _verify(self) -> RunPhase:
+        assert self._plan is not None and self._catalog is not None and self._executor
+        executor = self._executor
+        final = self._final_node_id()
+        report = executor.results.get(final) if final else None
+        self._report = report if isinstance(report, str) else None
+        problems = structural_problems(self._plan, self._catalog, executor.dag.status, self._report)
+        checked_by = ["structure"]
+        if not problems and self._report is not None:
+            check = await workflow.execute_activity(
+                check_report,
+                ReportCheckRequest(
+                    scenario=self._request.scenario,
+                    goal=self._request.goal,
+                    report=self._report,
+                    results=executor.results,
+                ),
+                start_to_close_timeout=CHECK_TIMEOUT,
+                retry_policy=SHORT_RETRY,
+                summary=f"check report ({self._request.scenario})",
+            )
+            problems, checked_by = check.problems, [*checked_by, check.check_name]
+        self._verdict = Verdict(passed=not problems, reasons=problems, checked_by=checked_by)
+        self._recorder.emit(
+            TraceKind.VERIFICATION_FINISH,
+            role="critic",
+            status="passed" if self._verdict.passed else "failed",
+            message="; ".join(problems) or None,
+            data={"checked_by": list(checked_by)},
+        )
+        outcome = RunPhase.SUCCEEDED if self._verdict.passed else RunPhase.FAILED_VERIFICATION
+        self._attempts[-1].outcome = outcome
+        if not self._verdict.passed:
+            self._error = "verification failed: " + "; ".join(problems)
+        return outcome
+
+    async def _replan(self) -> RunPhase:
+        self._replans += 1
+        return RunPhase.PLANNING
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _recover(self, failed: RunPhase, *, replannable: bool = False) -> RunPhase:
+        """Replan when the failure is one a new plan can fix and replans are left."""
+        can_replan = replannable and self._replans < self._request.max_replans
+        action = "REPLAN" if can_replan else "HALT"
+        self._recorder.emit(
+            TraceKind.RECOVERY_DECIDE,
+            status=action,
+            message=self._error,
+            data={
+                "action": action,
+                "failed_phase": failed.value,
+                "replans_used": self._replans,
+                "max_replans": self._request.max_replans,
+            },
+        )
+        return RunPhase.REPLANNING if can_replan else failed
+
+    def _enter(self, phase: RunPhase) -> None:
+        if phase is not self._phase:
+            workflow.logger.info("phase %s -> %s", self._phase.value, phase.value)
+        self._phase = phase
+        counts = self._counts()
+        workflow.set_current_details(
+            f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
+            f"nodes: {counts.done} done, {counts.failed} failed, {counts.skipped} skipped "
+            f"of {counts.nodes}; replans: {counts.replans}; "
+            f"budget pressure: {self._budget.pressure():.2f}"
+        )
+
+    def _final_node_id(self) -> str | None:
+        assert self._plan is not None and self._catalog is not None
+        for node in self._plan.nodes:
+            spec = self._catalog.get(node.tool)
+            if spec is not None and spec.role.value == "FINAL_SYNTHESIS":
+                return node.id
+        return None
+
+    def _node_outcomes(self) -> list[NodeOutcome]:
+        if self._executor is None:
+            return []
+        return [self._executor.outcomes[node_id] for node_id in self._executor.dag.status]
+
+    def _counts(self) -> RunCounts:
+        executor = self._executor
+        if executor is None:
+            return RunCounts(replans=self._replans, tool_calls=self._budget.usage.tool_calls)
+        return RunCounts(
+            nodes=len(executor.outcomes),
+            done=executor.dag.count(NodeStatus.DONE),
+            failed=executor.dag.count(NodeStatus.FAILED),
+            skipped=executor.dag.count(NodeStatus.SKIPPED),
+            tool_calls=self._budget.usage.tool_calls,
+            replans=self._replans,
+        )
+
+    def _result(self) -> RunResult:
+        finished_at = workflow.now()
+        return RunResult(
+            run_id=self._run_id,
+            status=self._phase,
+            goal=self._request.goal,
+            scenario=self._request.scenario,
+            session_id=self._request.session_id,
+            report=self._report,
+            plan=self._plan,
+            attempts=self._recorder.attempt,
+            attempt_history=self._attempts,
+            nodes=self._node_outcomes(),
+            verdict=self._verdict,
+            trace=self._recorder.events,
+            counts=self._counts(),
+            budget=self._budget.snapshot(),
+            usage=self._usage,
+            started_at=self._started_at,
+            finished_at=finished_at,
+            wall_seconds=(finished_at - self._started_at).total_seconds(),
+            error=None if self._phase is RunPhase.SUCCEEDED else self._error,
+        )
