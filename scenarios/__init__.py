@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import difflib
 
-from scenarios import cities
+from scenarios import cities, synthetic
 from scenarios.base import Scenario
 
-_REGISTRY: dict[str, Scenario] = {scenario.name: scenario for scenario in (cities.SCENARIO,)}
+_REGISTRY: dict[str, Scenario] = {
+    scenario.name: scenario for scenario in (cities.SCENARIO, synthetic.SCENARIO)
+}
 
 
 class UnknownScenarioError(LookupError):

@@ -1,6 +1,7 @@
 """Static checks of the container wiring: docker-compose.yml, Dockerfile and .dockerignore.
 
-No Docker engine is needed: the files are parsed and their wiring asserted as behaviours.
+No Docker engine is needed: the files are parsed and their wiring asserted as behaviours, and the
+namespace job's shell script is run under ``/bin/sh`` against a fake ``temporal`` CLI.
 Compose interpolation (``${VAR:-default}``) is resolved the way Compose resolves it when none of
 the variables is set in the environment, so the tests check the defaults a fresh checkout gets,
 whatever the shell running the tests exports.
@@ -9,11 +10,14 @@ whatever the shell running the tests exports.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +27,57 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 PYPROJECT = ROOT / "pyproject.toml"
 
 TEMPORAL_FRONTEND = "temporal:7233"
+NAMESPACE_JOB = "temporal-create-namespace"
+HARNESS_SEARCH_ATTRIBUTES = {
+    "HarnessPhase": "Keyword",
+    "HarnessScenario": "Keyword",
+    "HarnessPressure": "Double",
+    "HarnessPendingWaits": "Int",
+}
+
+# Stands in for the `temporal` CLI of the admin-tools image. Every call is appended to calls.log.
+# The first $FAKE_UNREACHABLE calls fail as if the frontend were still starting; the namespace
+# exists once a file named after it is in $FAKE_STATE; $FAKE_EXISTING lists Name:Type search
+# attributes that are registered already (re-adding one fails with "already exists", as some
+# server versions answer).
+FAKE_TEMPORAL_CLI = """#!/bin/sh
+echo "temporal $*" >> "$FAKE_STATE/calls.log"
+calls=$(grep -c '^temporal ' "$FAKE_STATE/calls.log")
+if [ "$calls" -le "${FAKE_UNREACHABLE:-0}" ]; then
+  echo "Error: failed reaching server: Frontend is not healthy yet" >&2
+  exit 1
+fi
+namespace="" name="" type="" previous=""
+for argument; do
+  case "$previous" in
+    --namespace) namespace="$argument" ;;
+    --name) name="$argument" ;;
+    --type) type="$argument" ;;
+  esac
+  previous="$argument"
+done
+case "$*" in
+  "operator namespace describe "*)
+    [ -f "$FAKE_STATE/namespace-$namespace" ] && exit 0
+    echo "Error: Namespace $namespace is not found" >&2
+    exit 1 ;;
+  "operator namespace create "*)
+    touch "$FAKE_STATE/namespace-$namespace" ;;
+  "operator search-attribute create "*)
+    [ -f "$FAKE_STATE/namespace-$namespace" ] || { echo "Error: namespace not found" >&2; exit 1; }
+    case " ${FAKE_EXISTING:-} " in
+      *" $name:$type "*)
+        echo "Error: unable to add search attributes: Search attribute $name already exists." >&2
+        exit 1 ;;
+      *" $name:"*)
+        echo "Error: search attribute $name already exists and has different type Text" >&2
+        exit 1 ;;
+    esac ;;
+esac
+"""
+FAKE_SLEEP = """#!/bin/sh
+echo "sleep $*" >> "$FAKE_STATE/calls.log"
+"""
 
 _INTERPOLATION = re.compile(
     r"\$(?:(?P<escaped>\$)"
@@ -110,6 +165,50 @@ def script(name: str) -> str:
     return "\n".join(parts)
 
 
+def run_namespace_job(
+    tmp_path: Path,
+    *,
+    unreachable: int = 0,
+    namespace_exists: bool = False,
+    existing: tuple[str, ...] = (),
+) -> tuple[int, list[str]]:
+    """Run the namespace job's entrypoint against the fake CLI; its exit code and the calls made.
+
+    ``sleep`` is faked too, so retries cost no time; the calls log records how long it waited."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (("temporal", FAKE_TEMPORAL_CLI), ("sleep", FAKE_SLEEP)):
+        executable = bin_dir / name
+        executable.write_text(body, encoding="utf-8")
+        executable.chmod(0o755)
+    namespace = environment(NAMESPACE_JOB)["TEMPORAL_NAMESPACE"]
+    if namespace_exists:
+        (tmp_path / f"namespace-{namespace}").touch()
+    entrypoint = [str(part) for part in service(NAMESPACE_JOB)["entrypoint"]]
+    result = subprocess.run(
+        entrypoint,
+        env={
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "TEMPORAL_NAMESPACE": namespace,
+            "FAKE_STATE": str(tmp_path),
+            "FAKE_UNREACHABLE": str(unreachable),
+            "FAKE_EXISTING": " ".join(existing),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    log = tmp_path / "calls.log"
+    calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return result.returncode, calls
+
+
+needs_posix_shell = pytest.mark.skipif(
+    not Path("/bin/sh").is_file(), reason="runs the namespace job's script under /bin/sh"
+)
+
+
 def published_ports(name: str) -> set[str]:
     return {str(port) for port in service(name).get("ports", [])}
 
@@ -143,18 +242,20 @@ def test_compose_defines_postgres_temporal_ui_and_worker_services() -> None:
         "postgresql",
         "temporal-admin-tools",
         "temporal",
+        NAMESPACE_JOB,
         "temporal-ui",
         "worker",
     }
     assert service("postgresql")["image"] == "postgres:16"
     assert service("temporal-admin-tools")["image"].startswith("temporalio/admin-tools:")
+    assert service(NAMESPACE_JOB)["image"] == service("temporal-admin-tools")["image"]
     assert service("temporal")["image"].startswith("temporalio/server:")
     assert service("temporal-ui")["image"].startswith("temporalio/ui:")
 
 
 def test_every_image_tag_is_pinned_and_overridable() -> None:
     raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))["services"]
-    for name in ("postgresql", "temporal-admin-tools", "temporal", "temporal-ui"):
+    for name in ("postgresql", "temporal-admin-tools", "temporal", NAMESPACE_JOB, "temporal-ui"):
         image = raw[name]["image"]
         assert re.fullmatch(r"[\w./-]+:\$\{[A-Z_]+:-[\w.-]+\}", image), (
             f"{name} image {image!r} should pin its tag through ${{VAR:-default}}"
@@ -265,8 +366,106 @@ def test_workers_are_interchangeable_replicas_that_wait_for_a_healthy_server() -
     worker = service("worker")
     assert int(worker["deploy"]["replicas"]) == 2
     assert "container_name" not in worker, "a fixed container name would prevent replicas"
-    assert depends_on("worker") == {"temporal": "service_healthy"}
+    assert depends_on("worker") == {
+        "temporal": "service_healthy",
+        NAMESPACE_JOB: "service_completed_successfully",
+    }
     assert "ports" not in worker, "replicas of one service cannot share a host port"
+
+
+def test_namespace_is_created_before_workers_start() -> None:
+    assert depends_on(NAMESPACE_JOB) == {"temporal": "service_healthy"}
+    assert depends_on("worker")[NAMESPACE_JOB] == "service_completed_successfully"
+    assert str(service(NAMESPACE_JOB).get("restart", "no")) == "no", (
+        "the namespace job must run once and exit, not be restarted"
+    )
+    assert "ports" not in service(NAMESPACE_JOB)
+
+
+def test_namespace_job_targets_the_workers_namespace_on_the_temporal_frontend() -> None:
+    assert environment(NAMESPACE_JOB)["TEMPORAL_NAMESPACE"] == "default"
+    assert (
+        environment(NAMESPACE_JOB)["TEMPORAL_NAMESPACE"]
+        == environment("worker")["TEMPORAL_NAMESPACE"]
+    )
+    raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))
+    raw_env = raw["services"][NAMESPACE_JOB]["environment"]
+    assert raw_env["TEMPORAL_NAMESPACE"] == "${TEMPORAL_NAMESPACE:-default}"
+    shell = script(NAMESPACE_JOB)
+    assert 'NS="$TEMPORAL_NAMESPACE"' in shell
+    assert (
+        'temporal operator namespace describe --namespace "$NS" --address temporal:7233'
+        ' || temporal operator namespace create --namespace "$NS" --address temporal:7233'
+        " --retention 72h" in shell
+    )
+    assert f"--address {TEMPORAL_FRONTEND}" in shell
+
+
+@needs_posix_shell
+def test_namespace_job_creates_the_namespace_once_the_frontend_answers(tmp_path: Path) -> None:
+    code, calls = run_namespace_job(tmp_path, unreachable=3)
+    assert code == 0, calls
+    assert any(call.startswith("sleep ") for call in calls), "it must wait before retrying"
+    creates = [call for call in calls if call.startswith("temporal operator namespace create ")]
+    assert creates[-1] == (
+        "temporal operator namespace create --namespace default"
+        f" --address {TEMPORAL_FRONTEND} --retention 72h"
+    )
+    assert (tmp_path / "namespace-default").exists()
+
+
+@needs_posix_shell
+def test_namespace_job_leaves_an_existing_namespace_alone(tmp_path: Path) -> None:
+    code, calls = run_namespace_job(tmp_path, namespace_exists=True)
+    assert code == 0, calls
+    assert calls[0] == (
+        f"temporal operator namespace describe --namespace default --address {TEMPORAL_FRONTEND}"
+    )
+    assert not any("namespace create" in call for call in calls)
+    assert not any(call.startswith("sleep ") for call in calls)
+
+
+@needs_posix_shell
+def test_namespace_job_registers_the_harness_search_attributes(tmp_path: Path) -> None:
+    code, calls = run_namespace_job(tmp_path)
+    assert code == 0, calls
+    registered = [call for call in calls if "search-attribute create" in call]
+    assert registered == [
+        "temporal operator search-attribute create --namespace default"
+        f" --address {TEMPORAL_FRONTEND} --name {name} --type {kind}"
+        for name, kind in HARNESS_SEARCH_ATTRIBUTES.items()
+    ]
+    namespace_ready = max(i for i, call in enumerate(calls) if "namespace create" in call)
+    assert calls.index(registered[0]) > namespace_ready, "attributes need the namespace first"
+
+
+@needs_posix_shell
+def test_namespace_job_can_rerun_when_everything_exists_already(tmp_path: Path) -> None:
+    existing = tuple(f"{name}:{kind}" for name, kind in HARNESS_SEARCH_ATTRIBUTES.items())
+    code, calls = run_namespace_job(tmp_path, namespace_exists=True, existing=existing)
+    assert code == 0, calls
+    assert sum("search-attribute create" in call for call in calls) == len(existing)
+    assert not any(call.startswith("sleep ") for call in calls), "already exists is not retried"
+
+
+@needs_posix_shell
+def test_namespace_job_fails_at_once_on_a_search_attribute_of_another_type(
+    tmp_path: Path,
+) -> None:
+    clash = ("HarnessPhase:Text",)
+    code, calls = run_namespace_job(tmp_path, namespace_exists=True, existing=clash)
+    assert code != 0
+    assert calls[-1].endswith("--name HarnessPhase --type Keyword")
+    assert not any(call.startswith("sleep ") for call in calls), "a type clash is not retried"
+
+
+@needs_posix_shell
+def test_namespace_job_gives_up_when_the_frontend_never_answers(tmp_path: Path) -> None:
+    code, calls = run_namespace_job(tmp_path, unreachable=10_000)
+    assert code != 0, "the worker must not start without its namespace"
+    assert not any("search-attribute" in call for call in calls)
+    waited = sum(float(call.split()[1]) for call in calls if call.startswith("sleep "))
+    assert 10 <= waited <= 300, f"waited {waited}s in total before giving up"
 
 
 def test_worker_is_built_from_the_project_dockerfile() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -22,6 +20,5 @@ def build_worker(client: Client, task_queue: str, provider: LLMProvider) -> Work
         task_queue=task_queue,
         workflows=[AgentRunWorkflow],
         activities=[list_tools, planner.plan, tools.run_tool, check_report],
-        activity_executor=ThreadPoolExecutor(max_workers=4),
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )

@@ -1,0 +1,89 @@
+"""Scenario `synthetic`: any DAG shape from a plan file, for tests and benchmarks.
+
+`delay` sleeps and returns its input, `fail` fails with a chosen error code, `collect` is the
+final node. The offline planner does not plan here: pass a plan with `--plan`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.errors import ErrorCode, ToolError
+from harness.plan import Plan
+from harness.tools import ToolRole, ToolSpec
+from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
+
+MAX_DELAY_MS = 600_000
+
+
+class DelayArgs(BaseModel):
+    ms: int = Field(ge=0, le=MAX_DELAY_MS, description="How long to sleep, in milliseconds.")
+    value: JsonValue = Field(default=None, description="Returned unchanged.")
+
+
+class FailArgs(BaseModel):
+    code: ErrorCode = Field(description="The error code to fail with.")
+    times: int = Field(
+        default=1_000_000, ge=1, description="Fail the first N attempts, then succeed."
+    )
+    message: str = "injected failure"
+
+
+class CollectArgs(BaseModel):
+    inputs: list[JsonValue] = Field(default_factory=list, description="Results to collect.")
+
+
+async def delay(args: DelayArgs, ctx: ToolContext) -> JsonValue:
+    await asyncio.sleep(args.ms / 1000)
+    return {"ms": args.ms, "value": args.value}
+
+
+async def fail(args: FailArgs, ctx: ToolContext) -> JsonValue:
+    if ctx.attempt <= args.times:
+        raise ToolError(args.code, f"{args.message} (attempt {ctx.attempt})")
+    return {"recovered_after": args.times}
+
+
+async def collect(args: CollectArgs, ctx: ToolContext) -> JsonValue:
+    return f"collected {len(args.inputs)} results"
+
+
+def _no_planner(request: PlanningInput) -> Plan:
+    raise PlanningError("the synthetic scenario only runs given plans; pass one with --plan FILE")
+
+
+def _check(check: CheckInput) -> list[str]:
+    match = re.fullmatch(r"collected (\d+) results", check.report)
+    if match is None:
+        return [f"unexpected report: {check.report[:80]!r}"]
+    return []
+
+
+SCENARIO = Scenario(
+    name="synthetic",
+    description="Delays, failures and a collector: any DAG shape, for tests and benchmarks.",
+    example_goal="run the given plan",
+    tools=(
+        Tool(
+            ToolSpec.from_model("delay", "Sleep, then return the input.", DelayArgs),
+            DelayArgs,
+            delay,
+        ),
+        Tool(ToolSpec.from_model("fail", "Fail with an error code.", FailArgs), FailArgs, fail),
+        Tool(
+            ToolSpec.from_model(
+                "collect",
+                "Collect results into a report.",
+                CollectArgs,
+                role=ToolRole.FINAL_SYNTHESIS,
+            ),
+            CollectArgs,
+            collect,
+        ),
+    ),
+    check=_check,
+    offline_plan=_no_planner,
+)

@@ -1,0 +1,76 @@
+"""Helpers shared by the tests that run workflows on the dev server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+
+from activities.llm import LLMProvider, ScriptedProvider
+from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.run import RunRequest, RunResult
+from worker.app import build_worker
+from workflows import AgentRunWorkflow
+
+
+@asynccontextmanager
+async def running_worker(
+    client: Client, task_queue: str, provider: LLMProvider | None = None
+) -> AsyncIterator[None]:
+    async with build_worker(client, task_queue, provider or ScriptedProvider()):
+        yield
+
+
+async def execute_run(client: Client, task_queue: str, request: RunRequest) -> RunResult:
+    result: RunResult = await client.execute_workflow(
+        AgentRunWorkflow.run,
+        request,
+        id=f"test-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
+    )
+    return result
+
+
+async def history_events(client: Client, run_id: str) -> list[HistoryEvent]:
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    return list(history.events)
+
+
+def activity_timeline(events: list[HistoryEvent]) -> list[tuple[str, str]]:
+    """(kind, summary-or-node) per activity event, in history order: 'scheduled' | 'completed'."""
+    names: dict[int, str] = {}
+    timeline: list[tuple[str, str]] = []
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            names[event.event_id] = event.user_metadata.summary.data.decode().strip('"')
+            timeline.append(("scheduled", names[event.event_id]))
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            attrs = event.activity_task_completed_event_attributes
+            timeline.append(("completed", names[attrs.scheduled_event_id]))
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+            attrs_failed = event.activity_task_failed_event_attributes
+            timeline.append(("failed", names[attrs_failed.scheduled_event_id]))
+    return timeline
+
+
+def node_of(summary: str) -> str:
+    """The node id at the start of an activity summary like 'n3 get_population(city=Tokyo)'."""
+    return summary.split(" ", 1)[0]
+
+
+def delay(node_id: str, ms: int, deps: list[str] | None = None) -> PlanNode:
+    arguments = [ArgumentBinding.literal("ms", ms), ArgumentBinding.literal("value", node_id)]
+    return PlanNode(id=node_id, tool="delay", arguments=arguments, deps=deps or [])
+
+
+def collect(node_id: str, deps: list[str]) -> PlanNode:
+    arguments = [ArgumentBinding.node_result("inputs", dep) for dep in deps]
+    return PlanNode(id=node_id, tool="collect", arguments=arguments, deps=deps)
+
+
+def synthetic_plan(*nodes: PlanNode) -> Plan:
+    return Plan(nodes=list(nodes))
