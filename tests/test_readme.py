@@ -1,0 +1,48 @@
+"""The README stays true: its two commands are what CI and the Makefile run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from starter.cli import build_parser
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _two_commands_block() -> list[str]:
+    section = README.split("## Two commands", 1)[1]
+    block = section.split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
+
+
+def test_readme_names_make_demo_and_make_test_as_the_two_commands() -> None:
+    assert _two_commands_block() == ["make demo", "make test"]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    commands = [
+        line.strip()
+        for line in script.splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "set ", "cd "))
+    ]
+    assert commands == [_two_commands_block()[1]]
+
+
+def test_make_targets_create_the_virtual_environment_when_missing() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^demo: \$\(STAMP\)", makefile, re.MULTILINE)
+    assert re.search(r"^test: \$\(STAMP\)", makefile, re.MULTILINE)
+    assert "-m venv $(VENV)" in makefile
+    assert "pip install --quiet -e '.[dev]'" in makefile
+    assert re.search(r"^stop:", makefile, re.MULTILINE)
+
+
+def test_every_cli_command_in_the_readme_exists() -> None:
+    documented = set(re.findall(r"`harness (\w+)", README))
+    parser = build_parser()
+    choices = next(action.choices for action in parser._actions if action.dest == "command")
+    assert choices is not None
+    assert documented <= set(choices)
