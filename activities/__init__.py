@@ -2,7 +2,8 @@
 
 from activities.catalog import list_tools
 from activities.checks import check_report
+from activities.judge import JudgeActivities
 from activities.planner import PlannerActivities
 from activities.tool_runner import ToolActivities
 
-__all__ = ["PlannerActivities", "ToolActivities", "check_report", "list_tools"]
+__all__ = ["JudgeActivities", "PlannerActivities", "ToolActivities", "check_report", "list_tools"]

@@ -9,8 +9,9 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
+from activities.provider_errors import config_failure, provider_failure
 from harness.errors import ErrorCode, ToolError, is_retryable
-from harness.llm import TextWriter
 from harness.messages import ToolCallRequest, ToolCallResult
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import ToolContext
@@ -25,8 +26,8 @@ def _tool_failure(code: ErrorCode, message: str, attempt: int) -> ApplicationErr
 
 
 class ToolActivities:
-    def __init__(self, writer: TextWriter) -> None:
-        self._writer = writer
+    def __init__(self, providers: ProviderRegistry) -> None:
+        self._providers = providers
 
     @activity.defn(name="harness.run_tool")
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
@@ -46,8 +47,12 @@ class ToolActivities:
         except ValidationError as error:
             message = f"{request.tool}: {_describe(error)}"
             raise _tool_failure(ErrorCode.INVALID_ARGUMENT, message, attempt) from error
+        try:
+            writer = self._providers.get(request.provider)
+        except ProviderConfigError as error:
+            raise config_failure(error, attempt) from error
         context = ToolContext(
-            run_id=request.run_id, node_id=request.node_id, attempt=attempt, writer=self._writer
+            run_id=request.run_id, node_id=request.node_id, attempt=attempt, writer=writer
         )
         started = time.perf_counter()
         try:
@@ -55,6 +60,9 @@ class ToolActivities:
         except ToolError as error:
             logger.info("tool.error", code=error.code.value, reason=error.message)
             raise _tool_failure(error.code, error.message, attempt) from error
+        except ProviderError as error:
+            logger.warning("tool.provider_error", code=error.code.value, reason=error.message)
+            raise provider_failure(error, attempt) from error
         except Exception as error:
             logger.exception("tool.crash")
             message = f"{request.tool} failed unexpectedly: {type(error).__name__}: {error}"

@@ -8,6 +8,7 @@ the results of many dependencies into one argument (e.g. every city's population
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,8 @@ from pydantic import JsonValue
 
 from harness.plan import ArgumentBinding, ArgumentKind, PlanNode
 from harness.tools import ToolSpec
+
+_INDEX = re.compile(r"-?[0-9]+")
 
 
 class BindingError(Exception):
@@ -70,7 +73,7 @@ def read_path(value: JsonValue, path: str | None) -> JsonValue:
             current = current[step]
         elif (
             isinstance(current, list)
-            and step.lstrip("-").isdigit()
+            and _INDEX.fullmatch(step)
             and -len(current) <= int(step) < len(current)
         ):
             current = current[int(step)]

@@ -16,6 +16,9 @@ class ErrorCode(StrEnum):
     TIMEOUT = "TIMEOUT"
     TOOL_EXECUTION_FAILED = "TOOL_EXECUTION_FAILED"
     POLICY_VIOLATION = "POLICY_VIOLATION"
+    INVALID_MODEL_OUTPUT = "INVALID_MODEL_OUTPUT"
+    AUTH_FAILED = "AUTH_FAILED"
+    CONFIG_INVALID = "CONFIG_INVALID"
 
 
 class ErrorClass(StrEnum):
@@ -34,6 +37,9 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.TIMEOUT: ErrorClass.TRANSIENT,
     ErrorCode.TOOL_EXECUTION_FAILED: ErrorClass.FATAL,
     ErrorCode.POLICY_VIOLATION: ErrorClass.FATAL,
+    ErrorCode.INVALID_MODEL_OUTPUT: ErrorClass.VALIDATION,
+    ErrorCode.AUTH_FAILED: ErrorClass.FATAL,
+    ErrorCode.CONFIG_INVALID: ErrorClass.FATAL,
 }
 
 

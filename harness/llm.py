@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from harness.usage import TokenUsage
 
@@ -30,3 +30,24 @@ class TextReply(BaseModel):
 
 class TextWriter(Protocol):
     async def write(self, request: TextRequest) -> TextReply: ...
+
+
+class JudgeRequest(BaseModel):
+    """What the critic sees: the goal, the report, and the scenario's rubric. Never the worker's
+    own prompt or reasoning."""
+
+    goal: str
+    report: str
+    criteria: list[str]
+    evidence_terms: list[str] = Field(
+        default_factory=list,
+        description="Facts from the tool results that a faithful report repeats verbatim.",
+    )
+
+
+class JudgeReply(BaseModel):
+    passed: bool
+    score: float = Field(ge=0, le=1)
+    reasons: list[str]
+    model: str
+    usage: TokenUsage

@@ -22,6 +22,7 @@ class PlanRequest(BaseModel):
     catalog: ToolCatalog
     failures: list[FailureContext] = Field(default_factory=list)
     previous_plan: Plan | None = None
+    provider: str | None = None
 
 
 class PlanResponse(BaseModel):
@@ -36,6 +37,7 @@ class ToolCallRequest(BaseModel):
     node_id: str
     tool: str
     arguments: dict[str, JsonValue]
+    provider: str | None = None
 
 
 class ToolCallResult(BaseModel):
@@ -56,3 +58,20 @@ class ReportCheckResult(BaseModel):
     passed: bool
     problems: list[str] = Field(default_factory=list)
     check_name: str
+
+
+class JudgeCallRequest(BaseModel):
+    run_id: str
+    scenario: str
+    goal: str
+    report: str
+    results: dict[str, JsonValue]
+    provider: str | None = None
+
+
+class JudgeCallResult(BaseModel):
+    passed: bool
+    score: float
+    reasons: list[str]
+    model: str
+    usage: TokenUsage

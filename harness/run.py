@@ -60,6 +60,9 @@ class RunRequest(BaseModel):
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
     max_nodes: int = Field(default=DEFAULT_MAX_NODES, ge=1)
     plan: Plan | None = Field(default=None, description="A fixed plan: skips the planner.")
+    provider: str | None = Field(
+        default=None, description="LLM provider for this run; the worker's default when unset."
+    )
 
 
 class NodeOutcome(BaseModel):

@@ -62,6 +62,18 @@ class CheckInput:
 
 
 @dataclass(frozen=True)
+class Rubric:
+    """What the critic judges a report by: criteria in words, and facts it should repeat."""
+
+    criteria: list[str]
+    evidence_terms: list[str] = field(default_factory=list)
+
+
+def default_rubric(check: CheckInput) -> Rubric:
+    return Rubric(criteria=["the report answers the goal using only facts from the tool results"])
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -69,6 +81,7 @@ class Scenario:
     tools: tuple[Tool, ...]
     check: Callable[[CheckInput], list[str]]
     offline_plan: Callable[[PlanningInput], Plan]
+    rubric: Callable[[CheckInput], Rubric] = default_rubric
 
     def catalog(self) -> ToolCatalog:
         return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self.tools])

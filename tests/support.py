@@ -10,7 +10,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from activities.llm import LLMProvider, ScriptedProvider
+from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.run import RunRequest, RunResult
 from worker.app import build_worker
@@ -21,7 +21,8 @@ from workflows import AgentRunWorkflow
 async def running_worker(
     client: Client, task_queue: str, provider: LLMProvider | None = None
 ) -> AsyncIterator[None]:
-    async with build_worker(client, task_queue, provider or ScriptedProvider()):
+    registry = ProviderRegistry.always(provider or ScriptedProvider())
+    async with build_worker(client, task_queue, registry):
         yield
 
 

@@ -8,7 +8,7 @@ import sys
 
 import structlog
 
-from activities.llm import ProviderConfigError, build_provider
+from activities.llm import ProviderConfigError, ProviderRegistry
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.settings import Settings
@@ -18,9 +18,10 @@ log = structlog.get_logger()
 
 
 async def serve(settings: Settings) -> None:
-    provider = build_provider(settings.llm_provider)
+    providers = ProviderRegistry(default=settings.llm_provider)
+    provider = providers.get()
     client = await connect(settings)
-    worker = build_worker(client, settings.task_queue, provider)
+    worker = build_worker(client, settings.task_queue, providers)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

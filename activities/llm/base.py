@@ -1,10 +1,11 @@
-"""The provider seam: planner and writer behind one interface, whatever model answers."""
+"""The provider seam: planner, writer and judge behind one interface, whatever model answers."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from harness.llm import TextReply, TextRequest
+from harness.errors import ErrorCode
+from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.messages import PlanRequest, PlanResponse
 from scenarios.base import Scenario
 
@@ -18,6 +19,20 @@ class LLMProvider(Protocol):
 
     async def write(self, request: TextRequest) -> TextReply: ...
 
+    async def judge(self, request: JudgeRequest) -> JudgeReply: ...
+
 
 class ProviderConfigError(Exception):
     """The provider configuration cannot work (unknown provider, missing key)."""
+
+
+class ProviderError(Exception):
+    """A model call failed. The code decides retry (RATE_LIMITED, TIMEOUT), replan
+    (INVALID_ARGUMENT, e.g. output that is not a valid plan) or halt (POLICY_VIOLATION for a
+    rejected key). `retry_after` (seconds) is honoured as the next retry delay."""
+
+    def __init__(self, code: ErrorCode, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after

@@ -6,7 +6,7 @@ are estimates (about four characters a token) and marked as such.
 
 from __future__ import annotations
 
-from harness.llm import TextReply, TextRequest
+from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.messages import PlanRequest, PlanResponse
 from harness.usage import TokenUsage
 from scenarios.base import PlanningInput, Scenario
@@ -46,3 +46,34 @@ class ScriptedProvider:
             estimated=True,
         )
         return TextReply(text=request.draft, model=MODEL_NAME, usage=usage)
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply:
+        return judge_offline(request)
+
+
+PASS_SCORE = 0.8
+
+
+def judge_offline(request: JudgeRequest) -> JudgeReply:
+    """A deterministic critic: how many facts from the tool results the report repeats."""
+    report = request.report.lower()
+    terms = list(dict.fromkeys(request.evidence_terms))
+    missing = [term for term in terms if term.lower() not in report]
+    score = 1.0 if not terms else (len(terms) - len(missing)) / len(terms)
+    reasons = [f"the report repeats {len(terms) - len(missing)} of {len(terms)} facts"]
+    if missing:
+        reasons.append("missing: " + ", ".join(missing[:5]))
+    if not report.strip():
+        score, reasons = 0.0, ["the report is empty"]
+    usage = TokenUsage(
+        input_tokens=estimate_tokens(request.report + " ".join(request.criteria)),
+        output_tokens=estimate_tokens(" ".join(reasons)),
+        estimated=True,
+    )
+    return JudgeReply(
+        passed=score >= PASS_SCORE,
+        score=round(score, 3),
+        reasons=reasons,
+        model=MODEL_NAME,
+        usage=usage,
+    )

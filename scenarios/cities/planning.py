@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from harness.errors import ErrorCode
@@ -29,12 +30,17 @@ def requested_cities(goal: str) -> list[str]:
             taken.append(span)
             record = find_city(name)
             if record is not None:
-                found.setdefault(record.name.lower(), (span[0], record.name))
+                _keep_earliest(found, record.name, span[0])
     for offset, chunk in _listed_names(goal):
         record = find_city(chunk)
-        name = record.name if record is not None else chunk
-        found.setdefault(name.lower(), (offset, name))
+        _keep_earliest(found, record.name if record is not None else chunk, offset)
     return [name for _, name in sorted(found.values())]
+
+
+def _keep_earliest(found: dict[str, tuple[int, str]], name: str, offset: int) -> None:
+    key = name.lower()
+    if key not in found or offset < found[key][0]:
+        found[key] = (offset, name)
 
 
 def _listed_names(goal: str) -> list[tuple[int, str]]:
@@ -55,7 +61,9 @@ def _listed_names(goal: str) -> list[tuple[int, str]]:
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "city"
+    """A node-id-safe name; names without ASCII letters get a stable digest instead."""
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    return slug or "city_" + hashlib.sha1(name.encode()).hexdigest()[:8]
 
 
 def plan_cities(request: PlanningInput) -> Plan:

@@ -6,7 +6,7 @@ from temporalio.client import Client
 
 from activities.llm import ScriptedProvider
 from harness.dag import NodeStatus
-from harness.llm import TextReply, TextRequest
+from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.messages import PlanRequest, PlanResponse
 from harness.plan import PlanNode
 from harness.run import RunPhase, RunRequest
@@ -38,6 +38,9 @@ class InvalidFirstPlan:
 
     async def write(self, request: TextRequest) -> TextReply:
         return await self._scripted.write(request)
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply:
+        return await self._scripted.judge(request)
 
 
 async def test_cities_goal_succeeds_with_a_report_for_every_city(

@@ -1,0 +1,56 @@
+"""Activity: the critic. A separate role with its own prompt and rubric; it only sees the goal,
+the report and the scenario's rubric, never the worker's own calls."""
+
+from __future__ import annotations
+
+import structlog
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
+from activities.provider_errors import config_failure, provider_failure
+from harness.llm import JudgeRequest
+from harness.messages import JudgeCallRequest, JudgeCallResult
+from scenarios import UnknownScenarioError, get_scenario
+from scenarios.base import CheckInput
+
+log = structlog.get_logger()
+
+
+class JudgeActivities:
+    def __init__(self, providers: ProviderRegistry) -> None:
+        self._providers = providers
+
+    @activity.defn(name="harness.judge")
+    async def judge(self, request: JudgeCallRequest) -> JudgeCallResult:
+        attempt = activity.info().attempt
+        try:
+            scenario = get_scenario(request.scenario)
+            provider = self._providers.get(request.provider)
+            rubric = scenario.rubric(
+                CheckInput(goal=request.goal, report=request.report, results=request.results)
+            )
+            reply = await provider.judge(
+                JudgeRequest(
+                    goal=request.goal,
+                    report=request.report,
+                    criteria=rubric.criteria,
+                    evidence_terms=rubric.evidence_terms,
+                )
+            )
+        except UnknownScenarioError as error:
+            raise ApplicationError(
+                str(error), type="UNKNOWN_SCENARIO", non_retryable=True
+            ) from error
+        except ProviderConfigError as error:
+            raise config_failure(error, attempt) from error
+        except ProviderError as error:
+            raise provider_failure(error, attempt) from error
+        log.info("judge.finish", run_id=request.run_id, passed=reply.passed, score=reply.score)
+        return JudgeCallResult(
+            passed=reply.passed,
+            score=reply.score,
+            reasons=reply.reasons,
+            model=reply.model,
+            usage=reply.usage,
+        )

@@ -1,0 +1,46 @@
+"""Providers by name, each built once per worker on first use and shared by every activity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from activities.llm.base import LLMProvider, ProviderConfigError
+from activities.llm.scripted import ScriptedProvider
+
+ProviderFactory = Callable[[], LLMProvider]
+
+FACTORIES: dict[str, ProviderFactory] = {"scripted": ScriptedProvider}
+
+
+class ProviderRegistry:
+    def __init__(
+        self,
+        default: str,
+        factories: dict[str, ProviderFactory] | None = None,
+        fixed: LLMProvider | None = None,
+    ) -> None:
+        self.default = default
+        self._factories = factories if factories is not None else FACTORIES
+        self._fixed = fixed
+        self._built: dict[str, LLMProvider] = {}
+
+    @classmethod
+    def always(cls, provider: LLMProvider) -> ProviderRegistry:
+        """A registry that answers every name with `provider` (tests, custom set-ups)."""
+        return cls(default=provider.name, factories={}, fixed=provider)
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def get(self, name: str | None = None) -> LLMProvider:
+        if self._fixed is not None:
+            return self._fixed
+        wanted = name or self.default
+        if wanted not in self._built:
+            factory = self._factories.get(wanted)
+            if factory is None:
+                raise ProviderConfigError(
+                    f"unknown LLM provider '{wanted}'; available: {', '.join(self.names())}"
+                )
+            self._built[wanted] = factory()
+        return self._built[wanted]

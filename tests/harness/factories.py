@@ -1,0 +1,121 @@
+"""Small builders for plans, nodes and catalogs, so each test states only what it is about."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from harness.dag import DagState
+from harness.errors import FailureContext
+from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.tools import ToolCatalog, ToolRole, ToolSpec
+from harness.validation import IssueCode, ValidationIssue
+from scenarios import get_scenario
+from scenarios.base import PlanningInput
+
+
+def lit(name: str, value: JsonValue) -> ArgumentBinding:
+    """A LITERAL binding; use it when an argument is bound more than once."""
+    return ArgumentBinding.literal(name, value)
+
+
+def ref(name: str, node_id: str, path: str | None = None) -> ArgumentBinding:
+    """A NODE_RESULT binding of argument `name` to (part of) the result of `node_id`."""
+    return ArgumentBinding.node_result(name, node_id, path)
+
+
+def node(
+    node_id: str,
+    tool: str,
+    *bindings: ArgumentBinding,
+    deps: Sequence[str] = (),
+    **literals: JsonValue,
+) -> PlanNode:
+    """A plan node: positional bindings first, then one LITERAL binding per keyword argument."""
+    arguments = [*bindings, *(lit(name, value) for name, value in literals.items())]
+    return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=list(deps))
+
+
+def plan(*nodes: PlanNode) -> Plan:
+    return Plan(nodes=list(nodes))
+
+
+def chain(length: int, tool: str = "delay") -> Plan:
+    """n0 <- n1 <- ... : every node depends on the one before it."""
+    return plan(*(node(f"n{i}", tool, deps=[f"n{i - 1}"] if i else []) for i in range(length)))
+
+
+def spec(
+    name: str,
+    arguments: type[BaseModel],
+    *,
+    role: ToolRole = ToolRole.DATA,
+) -> ToolSpec:
+    return ToolSpec.from_model(name, f"test tool {name}", arguments, role=role)
+
+
+def schema_spec(
+    name: str,
+    properties: dict[str, Any],
+    required: Sequence[str] = (),
+    *,
+    role: ToolRole = ToolRole.DATA,
+) -> ToolSpec:
+    """A tool whose argument schema is written by hand (for shapes pydantic does not emit)."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return ToolSpec(name=name, description=f"test tool {name}", arguments_schema=schema, role=role)
+
+
+def make_catalog(*specs: ToolSpec, scenario: str = "test") -> ToolCatalog:
+    return ToolCatalog(scenario=scenario, tools=list(specs))
+
+
+@cache
+def cities_catalog() -> ToolCatalog:
+    """get_population, get_timezone, summarize_city (city: str) and aggregate_report (final)."""
+    return get_scenario("cities").catalog()
+
+
+@cache
+def synthetic_catalog() -> ToolCatalog:
+    """delay (ms: 0..600000, value), fail (code: ErrorCode enum) and collect (final, inputs[])."""
+    return get_scenario("synthetic").catalog()
+
+
+def tool_spec(catalog: ToolCatalog, name: str) -> ToolSpec:
+    found = catalog.get(name)
+    assert found is not None, f"{name} is not in the {catalog.scenario} catalog"
+    return found
+
+
+def cities_request(
+    goal: str, failures: Sequence[FailureContext] = (), previous_plan: Plan | None = None
+) -> PlanningInput:
+    """What the offline cities planner gets; a request with failures is a second attempt."""
+    return PlanningInput(
+        goal=goal,
+        catalog=cities_catalog(),
+        attempt=2 if failures else 1,
+        failures=list(failures),
+        previous_plan=previous_plan,
+    )
+
+
+def codes(issues: Sequence[ValidationIssue]) -> list[IssueCode]:
+    return [issue.code for issue in issues]
+
+
+def only(issues: Sequence[ValidationIssue], code: IssueCode) -> ValidationIssue:
+    """The single issue with `code`; fails when there is none or more than one."""
+    matching = [issue for issue in issues if issue.code is code]
+    assert len(matching) == 1, [issue.describe() for issue in issues]
+    return matching[0]
+
+
+def dag(*nodes: PlanNode) -> DagState:
+    return DagState(plan(*nodes))
