@@ -17,6 +17,7 @@ from harness.run import (
     RunResult,
 )
 from harness.validation import ValidationReport, validate_plan
+from infra.process import exit_now
 from infra.settings import Settings
 from scenarios import scenario_names
 from starter import output, runs
@@ -181,5 +182,4 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("harness: interrupted; the run goes on in Temporal", file=sys.stderr)
         code = 130
-    sys.stdout.flush()
-    sys.exit(code)
+    exit_now(code)

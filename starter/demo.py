@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from infra.client import connect
+from infra.process import exit_now
 from infra.settings import Settings
 from starter import cli, runs
 from starter.dev_server import DEFAULT_DB, dev_server_command
@@ -97,7 +98,7 @@ def main() -> None:
         asyncio.run(ensure_services(settings))
     except CliError as error:
         print(f"demo: {error.message}", file=sys.stderr)
-        sys.exit(error.exit_code)
+        exit_now(error.exit_code)
     run_id = runs.new_run_id()
     code = 0
     try:
@@ -110,7 +111,7 @@ def main() -> None:
         f"{settings.temporal_namespace}/workflows/{run_id}\n"
         "The server and worker keep running; `make stop` ends them."
     )
-    sys.exit(code)
+    exit_now(code)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 
 import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
 from infra.client import connect
 from infra.logs import configure_logging
+from infra.process import exit_now
 from infra.settings import Settings
 from worker.app import build_worker
 
@@ -46,7 +46,7 @@ def main() -> None:
         asyncio.run(serve(settings))
     except ProviderConfigError as error:
         log.error("worker.config_error", error=str(error))
-        sys.exit(2)
+        exit_now(2)
     except RuntimeError as error:
         if "connect" not in str(error).lower():
             raise
@@ -56,7 +56,8 @@ def main() -> None:
             error=str(error),
             hint="start a server with `harness server` (or `make demo`)",
         )
-        sys.exit(1)
+        exit_now(1)
+    exit_now(0)
 
 
 if __name__ == "__main__":
