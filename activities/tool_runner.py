@@ -42,6 +42,10 @@ class ToolActivities:
         if tool is None:
             message = f"tool '{request.tool}' is not in the {request.scenario} catalog"
             raise _tool_failure(ErrorCode.UNKNOWN_TOOL, message, attempt)
+        if request.fault is not None and attempt <= request.fault.times:
+            message = f"injected fault: {request.fault.code.value} (attempt {attempt})"
+            logger.info("tool.injected_fault", code=request.fault.code.value)
+            raise _tool_failure(request.fault.code, message, attempt)
         try:
             arguments = tool.arguments.model_validate(request.arguments)
         except ValidationError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, Field
 
 
@@ -57,3 +59,26 @@ class Budget:
             usage=self.usage.model_copy(),
             pressure=round(self.pressure(), 4),
         )
+
+
+class Degradation(StrEnum):
+    """What the run may still afford, by pressure."""
+
+    FULL = "FULL"  # below 0.7: the whole pipeline
+    CONSERVE = "CONSERVE"  # 0.7 to 0.9: no replans for a failed judge verdict
+    MINIMAL = "MINIMAL"  # 0.9 to 1.0: deterministic checks only, no LLM judge
+    EXHAUSTED = "EXHAUSTED"  # 1.0 and above: no new node is admitted
+
+
+CONSERVE_AT = 0.7
+MINIMAL_AT = 0.9
+
+
+def degradation(pressure: float) -> Degradation:
+    if pressure >= 1.0:
+        return Degradation.EXHAUSTED
+    if pressure >= MINIMAL_AT:
+        return Degradation.MINIMAL
+    if pressure >= CONSERVE_AT:
+        return Degradation.CONSERVE
+    return Degradation.FULL

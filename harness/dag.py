@@ -71,7 +71,7 @@ class DagState:
         return self._skip_dependents_of(node_id)
 
     def skip(self, node_id: str) -> list[str]:
-        """Mark a not-yet-started `node_id` SKIPPED; return it and its skipped dependents."""
+        """Mark a pending or running `node_id` SKIPPED; return it and its skipped dependents."""
         self._discard_ready(node_id)
         self.status[node_id] = NodeStatus.SKIPPED
         return [node_id, *self._skip_dependents_of(node_id)]

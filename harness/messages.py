@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import FailureContext
+from harness.faults import FaultSpec
 from harness.plan import Plan
 from harness.tools import ToolCatalog
 from harness.usage import TokenUsage
@@ -38,6 +39,7 @@ class ToolCallRequest(BaseModel):
     tool: str
     arguments: dict[str, JsonValue]
     provider: str | None = None
+    fault: FaultSpec | None = None
 
 
 class ToolCallResult(BaseModel):

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, JsonValue
 from harness.budget import BudgetLimits, BudgetSnapshot
 from harness.dag import NodeStatus
 from harness.errors import FailureContext
+from harness.faults import FaultSpec
 from harness.plan import Plan
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
@@ -63,6 +64,9 @@ class RunRequest(BaseModel):
     provider: str | None = Field(
         default=None, description="LLM provider for this run; the worker's default when unset."
     )
+    faults: list[FaultSpec] = Field(
+        default_factory=list, description="Injected failures, for tests and demos."
+    )
 
 
 class NodeOutcome(BaseModel):
@@ -83,12 +87,17 @@ class NodeOutcome(BaseModel):
         default=None, description="Time spent inside the tool on its last attempt."
     )
     usage: TokenUsage | None = None
+    reused: bool = Field(
+        default=False, description="Took the result of an identical node from an earlier attempt."
+    )
 
 
 class Verdict(BaseModel):
     passed: bool
     reasons: list[str] = Field(default_factory=list)
     checked_by: list[str] = Field(default_factory=list)
+    score: float | None = Field(default=None, description="The judge's score, when it ran.")
+    judge_skipped_reason: str | None = None
 
 
 class AttemptRecord(BaseModel):
@@ -137,6 +146,8 @@ class RunResult(BaseModel):
     counts: RunCounts
     budget: BudgetSnapshot
     usage: TokenUsage
+    usage_by_role: dict[str, TokenUsage] = Field(default_factory=dict)
+    report_partial: bool = False
     started_at: datetime
     finished_at: datetime
     wall_seconds: float

@@ -18,6 +18,7 @@ class TraceKind(StrEnum):
     NODE_FINISH = "node.finish"
     NODE_FAIL = "node.fail"
     NODE_SKIP = "node.skip"
+    NODE_RETRY = "node.retry"
     RECOVERY_DECIDE = "recovery.decide"
     VERIFICATION_FINISH = "verification.finish"
     RUN_FINISH = "run.finish"

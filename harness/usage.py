@@ -6,9 +6,13 @@ from pydantic import BaseModel
 
 
 class TokenUsage(BaseModel):
+    """`input_tokens` counts every prompt token; `cached_tokens` (read from a prompt cache) and
+    `cache_write_tokens` (written to it) are the parts of them priced at their own rates."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
     estimated: bool = False
 
@@ -21,6 +25,7 @@ class TokenUsage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             estimated=self.estimated or other.estimated,
         )

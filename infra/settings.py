@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 DEFAULT_TASK_QUEUE = "durable-harness"
 
@@ -19,6 +21,10 @@ class Settings:
     llm_provider: str = "scripted"
     ui_url: str = "http://localhost:8233"
     state_dir: Path = Path(".harness")
+    max_tokens: int | None = None
+    max_tool_calls: int | None = None
+    max_seconds: float | None = None
+    max_cost_usd: float | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -33,7 +39,31 @@ class Settings:
             llm_provider=env.get("HARNESS_LLM_PROVIDER", cls.llm_provider),
             ui_url=env.get("HARNESS_UI_URL", cls.ui_url),
             state_dir=Path(env.get("HARNESS_STATE_DIR", str(cls.state_dir))),
+            max_tokens=_number(env, "HARNESS_MAX_TOKENS", int),
+            max_tool_calls=_number(env, "HARNESS_MAX_TOOL_CALLS", int),
+            max_seconds=_number(env, "HARNESS_MAX_SECONDS", float),
+            max_cost_usd=_number(env, "HARNESS_MAX_COST_USD", float),
         )
+
+
+_N = TypeVar("_N", int, float)
+
+
+class SettingsError(ValueError):
+    """A configuration value that cannot be used; the message names the variable."""
+
+
+def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a {kind.__name__}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {raw}")
+    return value
 
 
 def _flag(value: str | None) -> bool:

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.budget import BudgetLimits
+from harness.faults import FaultSpec
 from harness.run import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_REPLANS,
@@ -18,7 +20,7 @@ from harness.run import (
 )
 from harness.validation import ValidationReport, validate_plan
 from infra.process import exit_now
-from infra.settings import Settings
+from infra.settings import Settings, SettingsError
 from scenarios import scenario_names
 from starter import output, runs
 from starter.dev_server import DEFAULT_DB, dev_server_command
@@ -34,6 +36,23 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
     return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} must be more than 0")
+    return value
+
+
+def _fault(text: str) -> FaultSpec:
+    try:
+        return FaultSpec.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _non_negative(text: str) -> int:
@@ -59,6 +78,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--id", dest="run_id", help="run id (default: a new run-… id)")
     run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
     run.add_argument("--session", help="session id carried into the trace")
+    run.add_argument(
+        "--provider",
+        metavar="NAME",
+        help="LLM provider for this run: scripted, anthropic or openai "
+        "(default: the worker's HARNESS_LLM_PROVIDER)",
+    )
+    run.add_argument("--max-tokens", type=_positive, help="token budget (LLM input + output)")
+    run.add_argument("--max-tool-calls", type=_positive, help="tool-call budget, retries included")
+    run.add_argument("--max-seconds", type=_positive_float, help="wall-clock budget")
+    run.add_argument("--max-cost", type=_positive_float, help="estimated cost budget, USD")
+    run.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        type=_fault,
+        metavar="TOOL[:ARG]=CODE[*N]",
+        help="make matching nodes fail N times with CODE (tests and demos)",
+    )
     run.add_argument("--max-concurrency", type=_positive, default=DEFAULT_MAX_CONCURRENCY)
     run.add_argument("--max-replans", type=_non_negative, default=DEFAULT_MAX_REPLANS)
     run.add_argument("--no-wait", action="store_true", help="print the run id and return")
@@ -84,16 +121,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    scenario = load_scenario(args.scenario)
-    request = RunRequest(
+def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
+    """The RunRequest that `harness run` starts, from its parsed arguments and the defaults."""
+    limits = BudgetLimits(
+        max_tokens=args.max_tokens or settings.max_tokens,
+        max_tool_calls=args.max_tool_calls or settings.max_tool_calls,
+        max_seconds=args.max_seconds or settings.max_seconds,
+        max_cost_usd=args.max_cost or settings.max_cost_usd,
+    )
+    return RunRequest(
         goal=args.goal,
-        scenario=scenario.name,
+        scenario=load_scenario(args.scenario).name,
         session_id=args.session,
         max_concurrency=args.max_concurrency,
         max_replans=args.max_replans,
         plan=load_plan(args.plan) if args.plan else None,
+        provider=args.provider,
+        limits=limits,
+        faults=args.fault,
     )
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    request = run_request(args, settings)
     client = await runs.client_for(settings)
     run_id = args.run_id or runs.new_run_id()
     await runs.start_run(client, settings, request, run_id)
@@ -160,7 +210,10 @@ def _server(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        raise CliError(str(error)) from error
     if args.command == "run":
         return asyncio.run(_run(args, settings))
     if args.command == "status":

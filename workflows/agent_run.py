@@ -23,14 +23,25 @@ from workflows.execution import PlanExecutor
 from workflows.recorder import TraceRecorder
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import JsonValue
+
     from activities.catalog import list_tools
     from activities.checks import check_report
+    from activities.judge import JudgeActivities
     from activities.planner import PlannerActivities
-    from harness.budget import Budget
+    from harness.budget import MINIMAL_AT, Budget, Degradation, degradation
     from harness.dag import NodeStatus
     from harness.errors import ErrorClass, FailureContext, classify, parse_error_code
-    from harness.messages import CatalogRequest, PlanRequest, PlanResponse, ReportCheckRequest
+    from harness.messages import (
+        CatalogRequest,
+        JudgeCallRequest,
+        PlanRequest,
+        PlanResponse,
+        ReportCheckRequest,
+        ToolCallResult,
+    )
     from harness.plan import Plan
+    from harness.recovery import RecoveryAction, RecoveryDecision, decide
     from harness.run import (
         AttemptRecord,
         NodeOutcome,
@@ -48,7 +59,8 @@ with workflow.unsafe.imports_passed_through():
     from harness.verification import structural_problems
 
 WORKFLOW_NAME = "AgentRun"
-_REPLANNABLE = frozenset({ErrorClass.VALIDATION, ErrorClass.MISSING_INFO})
+VERIFICATION_FAILED = "VERIFICATION_FAILED"
+_SEVERITY = [ErrorClass.FATAL, ErrorClass.VALIDATION, ErrorClass.MISSING_INFO, ErrorClass.TRANSIENT]
 
 Handler = Callable[[], Awaitable[RunPhase]]
 
@@ -70,6 +82,8 @@ class AgentRunWorkflow:
         self._failures: list[FailureContext] = []
         self._replans = 0
         self._usage = TokenUsage()
+        self._usage_by_role: dict[str, TokenUsage] = {}
+        self._reusable: dict[str, ToolCallResult] = {}
         self._report: str | None = None
         self._verdict: Verdict | None = None
         self._error: str | None = None
@@ -138,7 +152,14 @@ class AgentRunWorkflow:
             response = await self._ask_planner(attempt)
             if response is None:
                 record.outcome = RunPhase.FAILED_VALIDATION
-                return self._recover(RunPhase.FAILED_VALIDATION)
+                failure_class = classify(parse_error_code(self._failures[0].code))
+                if failure_class is not ErrorClass.VALIDATION:
+                    return self._recover(
+                        RunPhase.FAILED_VALIDATION,
+                        failure_class,
+                        halt_reason="the planner needs information the goal does not give",
+                    )
+                return self._recover(RunPhase.FAILED_VALIDATION, failure_class)
             record.plan, record.planned_by = response.plan, response.planned_by
         self._plan = record.plan
         self._recorder.emit(
@@ -162,6 +183,7 @@ class AgentRunWorkflow:
                     catalog=self._catalog,
                     failures=self._failures,
                     previous_plan=self._plan,
+                    provider=self._request.provider,
                 ),
                 start_to_close_timeout=PLAN_TIMEOUT,
                 retry_policy=PLAN_RETRY,
@@ -173,8 +195,7 @@ class AgentRunWorkflow:
             self._failures = [FailureContext(code=failure.type, message=failure.message)]
             self._attempts[-1].failure = self._failures
             return None
-        self._usage = self._usage.plus(response.usage)
-        self._budget.charge_tokens(response.usage.total_tokens, response.usage.cost_usd)
+        self._charge("planner", response.usage)
         return response
 
     async def _validate(self) -> RunPhase:
@@ -199,7 +220,7 @@ class AgentRunWorkflow:
         self._error = f"the plan has {len(issues)} problem(s): " + "; ".join(
             issue.describe() for issue in issues
         )
-        return self._recover(RunPhase.FAILED_VALIDATION, replannable=True)
+        return self._recover(RunPhase.FAILED_VALIDATION, ErrorClass.VALIDATION)
 
     async def _execute(self) -> RunPhase:
         assert self._plan is not None and self._catalog is not None
@@ -211,26 +232,28 @@ class AgentRunWorkflow:
             max_concurrency=self._request.max_concurrency,
             budget=self._budget,
             recorder=self._recorder,
+            reusable=self._reusable,
+            faults=self._request.faults,
+            provider=self._request.provider,
         )
-        await self._executor.run()
+        await self._executor.run(self._seconds_left())
         executor = self._executor
-        self._usage = self._usage.plus(executor.usage)
+        self._charge("worker", executor.usage)
         record = self._attempts[-1]
+        if executor.budget_skips:
+            self._error = f"budget exhausted: {executor.budget_skips} node(s) not run"
+            record.outcome = RunPhase.BUDGET_EXHAUSTED
+            self._keep_partial_report()
+            return RunPhase.BUDGET_EXHAUSTED
         if executor.failures:
             self._failures = executor.failures
             record.failure = executor.failures
             first = executor.failures[0]
             self._error = f"node '{first.node_id}' ({first.tool}) failed: {first.code}: "
             self._error += first.message
-            replannable = all(
-                classify(parse_error_code(f.code)) in _REPLANNABLE for f in executor.failures
-            )
             record.outcome = RunPhase.FAILED_EXECUTION
-            return self._recover(RunPhase.FAILED_EXECUTION, replannable=replannable)
-        if executor.budget_skips:
-            self._error = f"budget exhausted: {executor.budget_skips} node(s) not admitted"
-            record.outcome = RunPhase.BUDGET_EXHAUSTED
-            return RunPhase.BUDGET_EXHAUSTED
+            worst = _worst_class([classify(parse_error_code(f.code)) for f in executor.failures])
+            return self._recover(RunPhase.FAILED_EXECUTION, worst)
         return RunPhase.VERIFYING
 
     async def _verify(self) -> RunPhase:
@@ -240,34 +263,91 @@ class AgentRunWorkflow:
         report = executor.results.get(final) if final else None
         self._report = report if isinstance(report, str) else None
         problems = structural_problems(self._plan, self._catalog, executor.dag.status, self._report)
-        checked_by = ["structure"]
-        if not problems and self._report is not None:
-            check = await workflow.execute_activity(
-                check_report,
-                ReportCheckRequest(
-                    scenario=self._request.scenario,
-                    goal=self._request.goal,
-                    report=self._report,
-                    results=executor.results,
-                ),
-                start_to_close_timeout=CHECK_TIMEOUT,
-                retry_policy=SHORT_RETRY,
-                summary=f"check report ({self._request.scenario})",
-            )
-            problems, checked_by = check.problems, [*checked_by, check.check_name]
-        self._verdict = Verdict(passed=not problems, reasons=problems, checked_by=checked_by)
+        verdict = Verdict(passed=not problems, reasons=problems, checked_by=["structure"])
+        if verdict.passed and self._report is not None:
+            verdict = await self._scenario_check(verdict, self._report, executor.results)
+        if verdict.passed and self._report is not None:
+            verdict = await self._judge(verdict, self._report, executor.results)
+        self._verdict = verdict
         self._recorder.emit(
             TraceKind.VERIFICATION_FINISH,
             role="critic",
-            status="passed" if self._verdict.passed else "failed",
-            message="; ".join(problems) or None,
-            data={"checked_by": list(checked_by)},
+            status="passed" if verdict.passed else "failed",
+            message="; ".join(verdict.reasons) or None,
+            data={
+                "checked_by": list(verdict.checked_by),
+                "score": verdict.score,
+                "judge_skipped": verdict.judge_skipped_reason,
+            },
         )
-        outcome = RunPhase.SUCCEEDED if self._verdict.passed else RunPhase.FAILED_VERIFICATION
-        self._attempts[-1].outcome = outcome
-        if not self._verdict.passed:
-            self._error = "verification failed: " + "; ".join(problems)
-        return outcome
+        record = self._attempts[-1]
+        if verdict.passed:
+            record.outcome = RunPhase.SUCCEEDED
+            return RunPhase.SUCCEEDED
+        record.outcome = RunPhase.FAILED_VERIFICATION
+        self._error = "verification failed: " + "; ".join(verdict.reasons)
+        self._failures = [
+            FailureContext(code=VERIFICATION_FAILED, message=reason) for reason in verdict.reasons
+        ]
+        record.failure = self._failures
+        conserve = degradation(self._budget.pressure()) is not Degradation.FULL
+        if conserve:
+            return self._recover(RunPhase.FAILED_VERIFICATION, ErrorClass.FATAL)
+        return self._recover(RunPhase.FAILED_VERIFICATION, ErrorClass.VALIDATION)
+
+    async def _scenario_check(
+        self, verdict: Verdict, report: str, results: dict[str, JsonValue]
+    ) -> Verdict:
+        check = await workflow.execute_activity(
+            check_report,
+            ReportCheckRequest(
+                scenario=self._request.scenario,
+                goal=self._request.goal,
+                report=report,
+                results=results,
+            ),
+            start_to_close_timeout=CHECK_TIMEOUT,
+            retry_policy=SHORT_RETRY,
+            summary=f"check report ({self._request.scenario})",
+        )
+        return Verdict(
+            passed=check.passed,
+            reasons=check.problems,
+            checked_by=[*verdict.checked_by, check.check_name],
+        )
+
+    async def _judge(self, verdict: Verdict, report: str, results: dict[str, JsonValue]) -> Verdict:
+        """The LLM critic, unless the budget is under pressure (then deterministic checks only)."""
+        level = degradation(self._budget.pressure())
+        if level in (Degradation.MINIMAL, Degradation.EXHAUSTED):
+            reason = f"budget pressure {self._budget.pressure():.2f} >= {MINIMAL_AT}: judge skipped"
+            return verdict.model_copy(update={"judge_skipped_reason": reason})
+        try:
+            judged = await workflow.execute_activity_method(
+                JudgeActivities.judge,
+                JudgeCallRequest(
+                    run_id=self._run_id,
+                    scenario=self._request.scenario,
+                    goal=self._request.goal,
+                    report=report,
+                    results=results,
+                    provider=self._request.provider,
+                ),
+                start_to_close_timeout=PLAN_TIMEOUT,
+                retry_policy=PLAN_RETRY,
+                summary="judge the report",
+            )
+        except ActivityError as error:
+            failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
+            reason = f"judge unavailable ({failure.type}): {failure.message}"
+            return verdict.model_copy(update={"judge_skipped_reason": reason})
+        self._charge("critic", judged.usage)
+        return Verdict(
+            passed=judged.passed,
+            reasons=[] if judged.passed else judged.reasons,
+            checked_by=[*verdict.checked_by, f"judge:{judged.model}"],
+            score=judged.score,
+        )
 
     async def _replan(self) -> RunPhase:
         self._replans += 1
@@ -275,22 +355,55 @@ class AgentRunWorkflow:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _recover(self, failed: RunPhase, *, replannable: bool = False) -> RunPhase:
-        """Replan when the failure is one a new plan can fix and replans are left."""
-        can_replan = replannable and self._replans < self._request.max_replans
-        action = "REPLAN" if can_replan else "HALT"
+    def _recover(
+        self, failed: RunPhase, error_class: ErrorClass, *, halt_reason: str | None = None
+    ) -> RunPhase:
+        """Replan when the failure is one a new plan can fix and replans and budget allow."""
+        decision = decide(
+            error_class,
+            replans_used=self._replans,
+            max_replans=self._request.max_replans,
+            budget_allows=degradation(self._budget.pressure()) is not Degradation.EXHAUSTED,
+        )
+        if halt_reason is not None:
+            decision = RecoveryDecision(
+                error_class=error_class, action=RecoveryAction.HALT, reason=halt_reason
+            )
         self._recorder.emit(
             TraceKind.RECOVERY_DECIDE,
-            status=action,
-            message=self._error,
+            status=decision.action.value,
+            message=f"{decision.reason}: {self._error}",
             data={
-                "action": action,
+                "error_class": decision.error_class.value,
+                "action": decision.action.value,
                 "failed_phase": failed.value,
                 "replans_used": self._replans,
                 "max_replans": self._request.max_replans,
+                "pressure": round(self._budget.pressure(), 4),
             },
         )
-        return RunPhase.REPLANNING if can_replan else failed
+        if decision.action is RecoveryAction.REPLAN:
+            return RunPhase.REPLANNING
+        if degradation(self._budget.pressure()) is Degradation.EXHAUSTED:
+            return RunPhase.BUDGET_EXHAUSTED
+        return failed
+
+    def _charge(self, role: str, usage: TokenUsage) -> None:
+        """Count usage for its role; the node usage is already charged to the budget."""
+        self._usage = self._usage.plus(usage)
+        self._usage_by_role[role] = self._usage_by_role.get(role, TokenUsage()).plus(usage)
+        if role != "worker":
+            self._budget.charge_tokens(usage.total_tokens, usage.cost_usd)
+
+    def _seconds_left(self) -> float | None:
+        limit = self._request.limits.max_seconds
+        return None if limit is None else limit - self._recorder.elapsed_seconds()
+
+    def _keep_partial_report(self) -> None:
+        final = self._final_node_id()
+        if self._executor is not None and final is not None:
+            report = self._executor.results.get(final)
+            self._report = report if isinstance(report, str) else None
 
     def _enter(self, phase: RunPhase) -> None:
         if phase is not self._phase:
@@ -348,8 +461,15 @@ class AgentRunWorkflow:
             counts=self._counts(),
             budget=self._budget.snapshot(),
             usage=self._usage,
+            usage_by_role=self._usage_by_role,
+            report_partial=self._phase is RunPhase.BUDGET_EXHAUSTED and self._report is not None,
             started_at=self._started_at,
             finished_at=finished_at,
             wall_seconds=(finished_at - self._started_at).total_seconds(),
             error=None if self._phase is RunPhase.SUCCEEDED else self._error,
         )
+
+
+def _worst_class(classes: list[ErrorClass]) -> ErrorClass:
+    """A run with several failures recovers as its most severe one demands (FATAL first)."""
+    return min(classes, key=_SEVERITY.index)

@@ -1,7 +1,7 @@
 """Scenario `cities`: compare cities on population, timezone and a short narrative."""
 
 from scenarios.base import Scenario
-from scenarios.cities.check import check_cities_report
+from scenarios.cities.check import check_cities_report, cities_rubric
 from scenarios.cities.planning import plan_cities
 from scenarios.cities.tools import TOOLS
 
@@ -12,4 +12,5 @@ SCENARIO = Scenario(
     tools=TOOLS,
     check=check_cities_report,
     offline_plan=plan_cities,
+    rubric=cities_rubric,
 )

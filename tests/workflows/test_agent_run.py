@@ -54,7 +54,8 @@ async def test_cities_goal_succeeds_with_a_report_for_every_city(
         assert city in result.report
     assert result.counts.nodes == 10 and result.counts.done == 10
     assert result.verdict is not None and result.verdict.passed
-    assert result.verdict.checked_by == ["structure", "cities.check"]
+    assert result.verdict.checked_by == ["structure", "cities.check", "judge:scripted-v1"]
+    assert result.verdict.score == 1.0
     assert all(node.status is NodeStatus.DONE and node.attempts == 1 for node in result.nodes)
     assert result.usage.total_tokens > 0
     assert result.budget.usage.tool_calls == 10
