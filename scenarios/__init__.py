@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import difflib
 
-from scenarios import cities, synthetic
+from scenarios import cities, games, incidents, synthetic
 from scenarios.base import Scenario
 
 _REGISTRY: dict[str, Scenario] = {
-    scenario.name: scenario for scenario in (cities.SCENARIO, synthetic.SCENARIO)
+    scenario.name: scenario
+    for scenario in (cities.SCENARIO, games.SCENARIO, incidents.SCENARIO, synthetic.SCENARIO)
 }
 
 

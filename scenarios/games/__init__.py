@@ -1,0 +1,18 @@
+"""Scenario `games`: recommend games from a local catalog by the player's stated preferences."""
+
+from scenarios.base import Scenario
+from scenarios.games.check import check_games_report, games_rubric
+from scenarios.games.data import GAMES
+from scenarios.games.planning import plan_games
+from scenarios.games.tools import TOOLS
+
+SCENARIO = Scenario(
+    name="games",
+    description=f"Recommend games from a catalog of {len(GAMES)} by pacing, session length, "
+    "story, tactics, stress, budget and genres, with catalog prices.",
+    example_goal="I want something relaxing with a good story, short sessions, under 30 dollars",
+    tools=TOOLS,
+    check=check_games_report,
+    offline_plan=plan_games,
+    rubric=games_rubric,
+)

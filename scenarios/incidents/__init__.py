@@ -1,0 +1,18 @@
+"""Scenario `incidents`: investigate a reported symptom in synthetic telemetry and name the most
+likely root cause, with its evidence and a confidence."""
+
+from scenarios.base import Scenario
+from scenarios.incidents.check import check_incident_report, incidents_rubric
+from scenarios.incidents.planning import plan_incidents
+from scenarios.incidents.tools import TOOLS
+
+SCENARIO = Scenario(
+    name="incidents",
+    description="Investigate a symptom across metrics, logs, traces, deployments and config "
+    "changes of five services, and name the most likely root cause with a confidence.",
+    example_goal="checkout-service 5xx errors increased since 14:00, maybe payments dependency",
+    tools=TOOLS,
+    check=check_incident_report,
+    offline_plan=plan_incidents,
+    rubric=incidents_rubric,
+)
