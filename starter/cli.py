@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ from harness.validation import ValidationReport, validate_plan
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from scenarios import scenario_names
-from starter import output, runs
+from starter import history, output, runs
 from starter.dev_server import DEFAULT_DB, dev_server_command
 from starter.errors import EXIT_FAILED_RUN, CliError
 from starter.plan_files import load_plan, load_scenario
@@ -105,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("run_id")
     status.add_argument("--json", action="store_true")
 
+    trace = commands.add_parser("trace", help="a run's trace, rebuilt from its workflow history")
+    trace.add_argument("run_id")
+    trace_format = trace.add_mutually_exclusive_group()
+    trace_format.add_argument("--json", action="store_true", help="one JSON array")
+    trace_format.add_argument("--jsonl", action="store_true", help="one JSON object per line")
+
     validate = commands.add_parser("validate", help="check a plan file offline")
     validate.add_argument("plan_file")
     validate.add_argument("--scenario", required=True, help=f"tool pack ({scenarios})")
@@ -179,6 +186,21 @@ async def _status(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def _trace(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    replayed = await history.trace_of(client, args.run_id)
+    events = [event.model_dump(mode="json") for event in replayed.trace]
+    if args.json:
+        output.emit_json(events)
+    elif args.jsonl:
+        for event in events:
+            print(json.dumps(event, ensure_ascii=False))
+    else:
+        print("\n".join(history.trace_table(replayed.trace)))
+        print(f"run {args.run_id}: {replayed.status.phase.value}, {len(events)} events")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     plan = load_plan(args.plan_file)
@@ -218,6 +240,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(_run(args, settings))
     if args.command == "status":
         return asyncio.run(_status(args, settings))
+    if args.command == "trace":
+        return asyncio.run(_trace(args, settings))
     if args.command == "validate":
         return _validate(args)
     if args.command == "tools":

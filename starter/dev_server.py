@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from starter.errors import EXIT_UNAVAILABLE, CliError
+from workflows import search_attributes
 
 DEFAULT_DB = Path(".harness") / "temporal.db"
 
@@ -43,4 +44,14 @@ def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> lis
         namespace,
         "--log-level",
         "warn",
+        *search_attribute_flags(),
     ]
+
+
+def search_attribute_flags() -> list[str]:
+    """`--search-attribute NAME=TYPE` for every attribute the workflows upsert."""
+    kinds = {"KEYWORD": "Keyword", "DOUBLE": "Double", "INT": "Int"}
+    flags = []
+    for key in search_attributes.ALL_KEYS:
+        flags += ["--search-attribute", f"{key.name}={kinds[key.indexed_value_type.name]}"]
+    return flags

@@ -9,11 +9,12 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from harness.run import RunRequest, RunResult, RunStatus
+from harness.run import RunPhase, RunRequest, RunResult, RunStatus
 from infra.client import connect
 from infra.settings import Settings
 from starter.errors import EXIT_UNAVAILABLE, CliError
-from workflows import AgentRunWorkflow
+from starter.output import note
+from workflows import AgentRunWorkflow, search_attributes
 
 
 def new_run_id() -> str:
@@ -33,17 +34,43 @@ async def client_for(settings: Settings) -> Client:
 
 
 async def start_run(client: Client, settings: Settings, request: RunRequest, run_id: str) -> None:
+    """Start the run with its search attributes; without them if the server lacks them."""
     try:
-        await client.start_workflow(
-            AgentRunWorkflow.run,
-            request,
-            id=run_id,
-            task_queue=settings.task_queue,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            static_summary=f"{request.scenario}: {request.goal}"[:200],
-        )
+        try:
+            await _start(client, settings, request, run_id, with_search_attributes=True)
+        except RPCError as error:
+            if "search attribute" not in error.message.lower():
+                raise
+            note(
+                "this server has no Harness* search attributes, so the run cannot be filtered "
+                "in the UI; `harness server` registers them"
+            )
+            await _start(client, settings, request, run_id, with_search_attributes=False)
     except WorkflowAlreadyStartedError as error:
         raise CliError(f"a run with id '{run_id}' already exists; pick another --id") from error
+
+
+async def _start(
+    client: Client,
+    settings: Settings,
+    request: RunRequest,
+    run_id: str,
+    *,
+    with_search_attributes: bool,
+) -> None:
+    await client.start_workflow(
+        AgentRunWorkflow.run,
+        request,
+        id=run_id,
+        task_queue=settings.task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        static_summary=f"{request.scenario}: {request.goal}"[:200],
+        search_attributes=(
+            search_attributes.initial(request.scenario, RunPhase.CREATED.value)
+            if with_search_attributes
+            else None
+        ),
+    )
 
 
 async def has_worker(client: Client, settings: Settings) -> bool:

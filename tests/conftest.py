@@ -12,6 +12,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from starter.dev_server import temporal_binary
+from workflows import search_attributes
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +21,7 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=temporal_binary(),
         data_converter=pydantic_data_converter,
         dev_server_log_level="warn",
+        search_attributes=search_attributes.ALL_KEYS,
     )
     async with environment:
         yield environment

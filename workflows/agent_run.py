@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from workflows import search_attributes
 from workflows.activity_options import (
     CATALOG_TIMEOUT,
     CHECK_TIMEOUT,
@@ -408,6 +409,7 @@ class AgentRunWorkflow:
     def _enter(self, phase: RunPhase) -> None:
         if phase is not self._phase:
             workflow.logger.info("phase %s -> %s", self._phase.value, phase.value)
+            search_attributes.upsert(phase.value, self._budget.pressure(), pending_waits=0)
         self._phase = phase
         counts = self._counts()
         workflow.set_current_details(

@@ -1,0 +1,98 @@
+"""Rebuilding a run's trace from its workflow history alone.
+
+The history is replayed locally through the workflow code itself, so the trace it yields is the
+one the workflow held at the last recorded event: for finished, failed and running runs, and
+long after the worker that ran it is gone. No worker and no query are involved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from temporalio import workflow
+from temporalio.client import Client, WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
+from temporalio.worker import (
+    ExecuteWorkflowInput,
+    Interceptor,
+    Replayer,
+    UnsandboxedWorkflowRunner,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+)
+
+from harness.run import RunStatus
+from harness.trace import TraceEvent
+from starter.errors import CliError
+from workflows import AgentRunWorkflow
+
+
+class _KeepInstance(Interceptor):
+    """Keeps a reference to the replayed workflow object so its state can be read afterwards."""
+
+    def __init__(self, sink: list[Any]) -> None:
+        self._sink = sink
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor]:
+        sink = self._sink
+
+        class _Inbound(WorkflowInboundInterceptor):
+            async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
+                sink.append(workflow.instance())
+                return await super().execute_workflow(input)
+
+        return _Inbound
+
+
+class ReplayedRun:
+    def __init__(self, trace: list[TraceEvent], status: RunStatus) -> None:
+        self.trace = trace
+        self.status = status
+
+
+async def replay_run(history: WorkflowHistory) -> ReplayedRun:
+    instances: list[Any] = []
+    replayer = Replayer(
+        workflows=[AgentRunWorkflow],
+        data_converter=pydantic_data_converter,
+        interceptors=[_KeepInstance(instances)],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    )
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    if result.replay_failure is not None or not instances:
+        raise CliError(f"cannot replay run {history.workflow_id}: {result.replay_failure}", 1)
+    run: AgentRunWorkflow = instances[-1]
+    return ReplayedRun(trace=list(run.trace()), status=run.status())
+
+
+async def fetch_history(client: Client, run_id: str) -> WorkflowHistory:
+    try:
+        return await client.get_workflow_handle(run_id).fetch_history()
+    except RPCError as error:
+        raise CliError(f"no run with id '{run_id}': {error.message}") from error
+
+
+async def trace_of(client: Client, run_id: str) -> ReplayedRun:
+    return await replay_run(await fetch_history(client, run_id))
+
+
+def trace_table(events: Sequence[TraceEvent]) -> list[str]:
+    """Time offset, kind, node, tool, status, latency, pressure: one line per event."""
+    if not events:
+        return ["(no events)"]
+    start = events[0].at
+    lines = [
+        f"{'+s':>8}  {'kind':<20} {'node':<22} {'tool':<20} {'status':<10} {'ms':>8}  pressure"
+    ]
+    for event in events:
+        offset = (event.at - start).total_seconds()
+        latency = f"{event.latency_ms:.0f}" if event.latency_ms is not None else ""
+        lines.append(
+            f"{offset:>8.3f}  {event.kind.value:<20} {event.node_id or '':<22} "
+            f"{event.tool or '':<20} {event.status or '':<10} {latency:>8}  {event.pressure:.2f}"
+        )
+    return lines

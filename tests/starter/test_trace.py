@@ -1,0 +1,103 @@
+"""The flight recorder: the trace comes back from workflow history alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from temporalio.client import Client
+
+from harness.faults import FaultSpec
+from harness.run import RunPhase, RunRequest
+from infra.settings import Settings
+from starter import history, runs
+from tests.starter.test_cli import harness
+from tests.support import collect, delay, execute_run, running_worker, synthetic_plan
+from workflows import AgentRunWorkflow
+
+
+async def test_trace_rebuilt_from_history_equals_the_workflow_trace_query(
+    client: Client, task_queue: str
+) -> None:
+    request = RunRequest(
+        goal="Compare Paris, Atlantis and Tokyo",
+        faults=[FaultSpec.parse("get_timezone:Paris=RATE_LIMITED*1")],
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+        queried = await client.get_workflow_handle(result.run_id).query(AgentRunWorkflow.trace)
+    rebuilt = await history.trace_of(client, result.run_id)
+    kinds = {event.kind.value for event in rebuilt.trace}
+    assert {"node.retry", "recovery.decide", "run.finish"} <= kinds
+    assert result.attempts == 2
+    assert rebuilt.trace == queried == result.trace
+    assert rebuilt.status.phase is RunPhase.SUCCEEDED
+
+
+async def test_trace_of_a_run_whose_worker_stopped_is_still_readable(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        delay("quick", 10), delay("stuck", 600_000), collect("end", ["quick", "stuck"])
+    )
+    run_id = f"stopped-{uuid.uuid4().hex[:8]}"
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow(
+            AgentRunWorkflow.run,
+            RunRequest(goal="never ends", scenario="synthetic", plan=plan),
+            id=run_id,
+            task_queue=task_queue,
+        )
+        for _ in range(100):
+            status = await handle.query(AgentRunWorkflow.status)
+            if status.counts.done == 1:
+                break
+            await asyncio.sleep(0.1)
+    rebuilt = await history.trace_of(client, run_id)
+    await handle.terminate("test finished")
+    assert rebuilt.status.phase is RunPhase.EXECUTING
+    finished = [e.node_id for e in rebuilt.trace if e.kind == "node.finish"]
+    started = [e.node_id for e in rebuilt.trace if e.kind == "node.start"]
+    assert finished == ["quick"]
+    assert sorted(started) == ["quick", "stuck"]
+
+
+async def test_a_finished_run_is_found_by_phase_and_scenario(
+    client: Client, task_queue: str
+) -> None:
+    settings = Settings(
+        temporal_address=client.service_client.config.target_host, task_queue=task_queue
+    )
+    run_id = f"sa-{uuid.uuid4().hex[:8]}"
+    async with running_worker(client, task_queue):
+        await runs.start_run(client, settings, RunRequest(goal="Compare Paris and Tokyo"), run_id)
+        await client.get_workflow_handle(run_id).result()
+    query = f'WorkflowId="{run_id}" AND HarnessPhase="SUCCEEDED" AND HarnessScenario="cities"'
+    found: list[str] = []
+    for _ in range(50):  # visibility is eventually consistent
+        found = [wf.id async for wf in client.list_workflows(query)]
+        if found:
+            break
+        await asyncio.sleep(0.1)
+    assert found == [run_id]
+
+
+async def test_harness_trace_prints_ordered_events_with_node_latency(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
+    code, out, err = await harness("trace", result.run_id, client=client, task_queue=task_queue)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split()[1] == "run.start"
+    assert "run.finish" in lines[-2]
+    finish_lines = [line for line in lines if "node.finish" in line]
+    assert len(finish_lines) == 7
+    assert all(line.split()[-2].isdigit() for line in finish_lines)
+    code, out, _ = await harness(
+        "trace", result.run_id, "--jsonl", client=client, task_queue=task_queue
+    )
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["kind"] for e in events] == [e.kind.value for e in result.trace]

@@ -1,0 +1,45 @@
+"""Search attributes that let runs be filtered in the UI and with `temporal workflow list`.
+
+They are set only when the run was started with them (the `harness` CLI does so when the
+server has them registered, as `harness server` and docker-compose do); a run started without
+them still works, it just cannot be filtered.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+PHASE = SearchAttributeKey.for_keyword("HarnessPhase")
+SCENARIO = SearchAttributeKey.for_keyword("HarnessScenario")
+PRESSURE = SearchAttributeKey.for_float("HarnessPressure")
+PENDING_WAITS = SearchAttributeKey.for_int("HarnessPendingWaits")
+
+ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS)
+
+
+def initial(scenario: str, phase: str) -> TypedSearchAttributes:
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(PHASE, phase),
+            SearchAttributePair(SCENARIO, scenario),
+            SearchAttributePair(PRESSURE, 0.0),
+            SearchAttributePair(PENDING_WAITS, 0),
+        ]
+    )
+
+
+def enabled() -> bool:
+    return workflow.info().typed_search_attributes.get(PHASE) is not None
+
+
+def upsert(phase: str, pressure: float, pending_waits: int) -> None:
+    if not enabled():
+        return
+    workflow.upsert_search_attributes(
+        [
+            PHASE.value_set(phase),
+            PRESSURE.value_set(round(pressure, 4)),
+            PENDING_WAITS.value_set(pending_waits),
+        ]
+    )
