@@ -28,8 +28,8 @@ class ProviderConfigError(Exception):
 
 class ProviderError(Exception):
     """A model call failed. The code decides retry (RATE_LIMITED, TIMEOUT), replan
-    (INVALID_ARGUMENT, e.g. output that is not a valid plan) or halt (POLICY_VIOLATION for a
-    rejected key). `retry_after` (seconds) is honoured as the next retry delay."""
+    (INVALID_MODEL_OUTPUT: output that is not a valid plan) or halt (AUTH_FAILED for a rejected
+    key). `retry_after` (seconds) is honoured as the next retry delay."""
 
     def __init__(self, code: ErrorCode, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)

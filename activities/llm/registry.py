@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.base import LLMProvider, ProviderConfigError
+from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.scripted import ScriptedProvider
 
 ProviderFactory = Callable[[], LLMProvider]
 
-FACTORIES: dict[str, ProviderFactory] = {"scripted": ScriptedProvider}
+FACTORIES: dict[str, ProviderFactory] = {
+    "scripted": ScriptedProvider,
+    "anthropic": AnthropicProvider.from_env,
+    "openai": OpenAIProvider.from_env,
+}
 
 
 class ProviderRegistry:

@@ -1,0 +1,114 @@
+"""Configuration of the hosted providers, read from the environment when a worker builds one.
+
+The API key is read here and nowhere else; it stays in the worker process (it is never part of
+an activity's input or output, so it never reaches workflow history).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from activities.llm.base import ProviderConfigError
+from activities.llm.http_errors import Endpoint
+from activities.llm.pricing import PRICING_FILE_VARIABLE, PricingTable, load_pricing
+
+
+@dataclass(frozen=True)
+class RoleModels:
+    """The model behind each role: planner (plans), worker (writes inside tools), judge."""
+
+    planner: str
+    worker: str
+    judge: str
+
+
+@dataclass(frozen=True)
+class Vendor:
+    name: str
+    key_variable: str
+    base_url_variable: str
+    default_base_url: str
+    default_models: RoleModels
+
+
+ANTHROPIC = Vendor(
+    name="anthropic",
+    key_variable="ANTHROPIC_API_KEY",
+    base_url_variable="ANTHROPIC_BASE_URL",
+    default_base_url="https://api.anthropic.com",
+    default_models=RoleModels(
+        planner="claude-sonnet-4-6", worker="claude-haiku-4-5", judge="claude-sonnet-4-6"
+    ),
+)
+OPENAI = Vendor(
+    name="openai",
+    key_variable="OPENAI_API_KEY",
+    base_url_variable="OPENAI_BASE_URL",
+    default_base_url="https://api.openai.com/v1",
+    default_models=RoleModels(planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1"),
+)
+
+# Each call gives up before its activity's start-to-close timeout does, so that the failure names
+# the provider instead of a bare activity timeout: planning and judging 3 min, tools 2 min.
+PLANNER_TIMEOUT_SECONDS = 150.0
+WORKER_TIMEOUT_SECONDS = 90.0
+JUDGE_TIMEOUT_SECONDS = 90.0
+PLAN_MAX_TOKENS = 16_000
+VERDICT_MAX_TOKENS = 2_000
+
+MODEL_VARIABLES = RoleModels(
+    planner="HARNESS_PLANNER_MODEL", worker="HARNESS_WORKER_MODEL", judge="HARNESS_JUDGE_MODEL"
+)
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    vendor: Vendor
+    api_key: str = field(repr=False)
+    models: RoleModels
+    pricing: PricingTable = field(repr=False)
+    base_url: str | None = None
+
+    @property
+    def url(self) -> str:
+        """Where calls go; passed to the SDK, so that it reads no base URL of its own."""
+        return self.base_url or self.vendor.default_base_url
+
+    def endpoint(self) -> Endpoint:
+        """Who is called, as failures describe it."""
+        return Endpoint(
+            provider=self.vendor.name,
+            base_url=self.url,
+            key_variable=self.vendor.key_variable,
+            base_url_variable=self.vendor.base_url_variable,
+            secret=self.api_key,
+        )
+
+    @classmethod
+    def from_env(cls, vendor: Vendor, env: Mapping[str, str] | None = None) -> ProviderSettings:
+        env = os.environ if env is None else env
+        base_url = env.get(vendor.base_url_variable, "").strip() or None
+        api_key = env.get(vendor.key_variable, "").strip()
+        if not api_key:
+            hint = (
+                " (any value will do for a server that does not check keys)"
+                if base_url
+                else "; or choose another provider with HARNESS_LLM_PROVIDER (e.g. 'scripted', "
+                "which runs offline)"
+            )
+            raise ProviderConfigError(
+                f"{vendor.key_variable} is not set; export it to use the {vendor.name} "
+                f"provider{hint}"
+            )
+        defaults = vendor.default_models
+        models = RoleModels(
+            planner=env.get(MODEL_VARIABLES.planner, "").strip() or defaults.planner,
+            worker=env.get(MODEL_VARIABLES.worker, "").strip() or defaults.worker,
+            judge=env.get(MODEL_VARIABLES.judge, "").strip() or defaults.judge,
+        )
+        pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None)
+        return cls(
+            vendor=vendor, api_key=api_key, models=models, pricing=pricing, base_url=base_url
+        )

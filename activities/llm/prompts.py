@@ -1,0 +1,92 @@
+"""What the planner and the judge are told.
+
+The planner's system prompt is the stable prefix of every planning call of a scenario: its role,
+the plan rules and the live tool catalog, and nothing that changes per run (so a provider can
+cache it). The goal, and on a replan the failures and the previous plan, go in the user message.
+"""
+
+from __future__ import annotations
+
+import json
+
+from activities.llm.structured import PlanDraft
+from harness.errors import FailureContext
+from harness.llm import JudgeRequest
+from harness.messages import PlanRequest
+from harness.tools import ToolCatalog, ToolSpec
+
+PLANNER_ROLE = """\
+You are the planner of an agent. You turn a goal into a plan: a DAG of tool calls that a \
+scheduler runs, each node as soon as its own dependencies are done. The plan's last node \
+writes the final answer from the results of the others. Reply with the plan only."""
+
+PLAN_RULES = """\
+Plan rules:
+1. Use only tools from the catalog below; bind the arguments their schemas describe, and every \
+required one. Give every node a unique, short snake_case id.
+2. Exactly one node calls a FINAL_SYNTHESIS tool. It comes last, nothing depends on it, and \
+every other node reaches it through deps (directly or through other nodes): a result that does \
+not reach it is wasted.
+3. Each binding is one of two kinds. LITERAL: value_json holds the value as JSON text \
+("\\"Paris\\"", "3", "[\\"a\\", \\"b\\"]"); node_id and path are null. NODE_RESULT: node_id \
+names the node whose result is bound, and that node MUST be in this node's deps; path picks a \
+dotted field of the result ("population", "items.0") or is null for all of it; value_json is null.
+4. An array argument may be bound several times: each binding adds one item, in order, and a \
+bound value that is itself a list is spread. This is how one node collects many results. Any \
+other argument is bound exactly once.
+5. deps set the order and must not form a cycle. Nodes that do not need each other's results \
+must not depend on each other, so that they run in parallel.
+6. Call tools only for what the goal asks. Take facts from tools, not from memory.
+7. If no plan over these tools can reach the goal, return no nodes and say why in cannot_plan."""
+
+JUDGE_ROLE = """\
+You are a strict critic. You judge whether a report meets a goal by the criteria given, and \
+nothing else; you do not see how the report was made. passed is true only when every criterion \
+holds. score goes from 0 (misses the goal) to 1 (meets it fully). reasons are short sentences: \
+each criterion that fails, or why the report passes."""
+
+
+def planner_system(catalog: ToolCatalog) -> str:
+    tools = "\n\n".join(_describe(tool) for tool in catalog.tools)
+    return f"{PLANNER_ROLE}\n\n{PLAN_RULES}\n\nTool catalog ({catalog.scenario}):\n\n{tools}"
+
+
+def _describe(tool: ToolSpec) -> str:
+    notes = [f"role {tool.role.value}"]
+    if tool.side_effects:
+        notes.append("has side effects")
+    schema = json.dumps(tool.arguments_schema, separators=(",", ":"), sort_keys=True)
+    return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
+
+
+def planner_user(request: PlanRequest) -> str:
+    parts = [f"Goal: {request.goal}"]
+    if request.failures:
+        parts.append(
+            f"This is attempt {request.attempt}. The previous attempt failed; make a new plan "
+            "that avoids these problems. Inputs that failed with MISSING_INFO do not exist: "
+            "leave them out, and report them if a tool has an argument for that.\n"
+            + "\n".join(_failure_line(failure) for failure in request.failures)
+        )
+    if request.previous_plan is not None:
+        previous = PlanDraft.of(request.previous_plan).model_dump_json()
+        parts.append(f"The previous plan:\n{previous}")
+    return "\n\n".join(parts)
+
+
+def _failure_line(failure: FailureContext) -> str:
+    where = [f"node {failure.node_id}" if failure.node_id else "", failure.tool or ""]
+    if failure.arguments:
+        where.append(json.dumps(failure.arguments, sort_keys=True))
+    place = " ".join(part for part in where if part)
+    return f"- {failure.code}{f' at {place}' if place else ''}: {failure.message}"
+
+
+def judge_user(request: JudgeRequest) -> str:
+    criteria = "\n".join(f"- {criterion}" for criterion in request.criteria)
+    parts = [f"Goal: {request.goal}", f"Criteria:\n{criteria}"]
+    if request.evidence_terms:
+        terms = ", ".join(json.dumps(term) for term in request.evidence_terms)
+        parts.append(f"Facts from the tool results that a faithful report repeats: {terms}")
+    parts.append(f"The report:\n<report>\n{request.report}\n</report>")
+    return "\n\n".join(parts)
