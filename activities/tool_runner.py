@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Mapping
 
 import structlog
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -25,9 +27,28 @@ def _tool_failure(code: ErrorCode, message: str, attempt: int) -> ApplicationErr
     )
 
 
+HEARTBEAT_EVERY_SECONDS = 5.0
+
+
+async def _with_heartbeats(work: Awaitable[JsonValue]) -> JsonValue:
+    """Run the tool while heartbeating, so cancellation and worker death are seen promptly."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        task.cancel()
+
+
 class ToolActivities:
-    def __init__(self, providers: ProviderRegistry) -> None:
+    def __init__(
+        self, providers: ProviderRegistry, services: Mapping[str, object] | None = None
+    ) -> None:
         self._providers = providers
+        self._services = dict(services or {})
 
     @activity.defn(name="harness.run_tool")
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
@@ -56,11 +77,15 @@ class ToolActivities:
         except ProviderConfigError as error:
             raise config_failure(error, attempt) from error
         context = ToolContext(
-            run_id=request.run_id, node_id=request.node_id, attempt=attempt, writer=writer
+            run_id=request.run_id,
+            node_id=request.node_id,
+            attempt=attempt,
+            writer=writer,
+            services=self._services,
         )
         started = time.perf_counter()
         try:
-            result = await tool.run(arguments, context)
+            result = await _with_heartbeats(tool.run(arguments, context))
         except ToolError as error:
             logger.info("tool.error", code=error.code.value, reason=error.message)
             raise _tool_failure(error.code, error.message, attempt) from error

@@ -18,6 +18,8 @@ class NodeStatus(StrEnum):
     DONE = "DONE"
     FAILED = "FAILED"
     SKIPPED = "SKIPPED"
+    WAITING = "WAITING"
+    UNKNOWN = "UNKNOWN"
 
 
 FINISHED_STATUSES = frozenset({NodeStatus.DONE, NodeStatus.FAILED, NodeStatus.SKIPPED})

@@ -15,6 +15,7 @@ from harness.plan import Plan
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
 from harness.validation import DEFAULT_MAX_NODES, ValidationIssue
+from harness.waits import Wait
 
 DEFAULT_SCENARIO = "cities"
 DEFAULT_MAX_REPLANS = 2
@@ -28,6 +29,7 @@ class RunPhase(StrEnum):
     EXECUTING = "EXECUTING"
     VERIFYING = "VERIFYING"
     REPLANNING = "REPLANNING"
+    WAITING = "WAITING"
     SUCCEEDED = "SUCCEEDED"
     FAILED_VALIDATION = "FAILED_VALIDATION"
     FAILED_EXECUTION = "FAILED_EXECUTION"
@@ -67,6 +69,23 @@ class RunRequest(BaseModel):
     faults: list[FaultSpec] = Field(
         default_factory=list, description="Injected failures, for tests and demos."
     )
+    approve_side_effects: bool = Field(
+        default=True, description="Tools with side effects wait for approval before they run."
+    )
+    ask_user: bool = Field(
+        default=True, description="Ask the user when the goal lacks information the plan needs."
+    )
+    wait_timeouts: WaitTimeouts = Field(default_factory=lambda: WaitTimeouts())
+
+
+class WaitTimeouts(BaseModel):
+    """How long each kind of wait may stay pending before it expires (seconds)."""
+
+    approval: float = Field(default=24 * 3600, gt=0)
+    user_input: float = Field(default=24 * 3600, gt=0)
+    async_operation: float = Field(default=3600, gt=0)
+    external_event: float = Field(default=24 * 3600, gt=0)
+    reconcile: float = Field(default=7 * 24 * 3600, gt=0)
 
 
 class NodeOutcome(BaseModel):
@@ -128,6 +147,7 @@ class RunStatus(BaseModel):
     nodes: list[NodeOutcome]
     counts: RunCounts
     budget: BudgetSnapshot
+    waits: list[Wait] = Field(default_factory=list)
 
 
 class RunResult(BaseModel):
@@ -147,6 +167,7 @@ class RunResult(BaseModel):
     budget: BudgetSnapshot
     usage: TokenUsage
     usage_by_role: dict[str, TokenUsage] = Field(default_factory=dict)
+    waits: list[Wait] = Field(default_factory=list)
     report_partial: bool = False
     started_at: datetime
     finished_at: datetime

@@ -15,6 +15,21 @@ class ToolRole(StrEnum):
     FINAL_SYNTHESIS = "FINAL_SYNTHESIS"
 
 
+class ToolCompletion(StrEnum):
+    """SYNC tools return their result; ASYNC_OPERATION tools start an external operation, return
+    `{"operation_id": ...}`, and the run waits for the result to be delivered."""
+
+    SYNC = "SYNC"
+    ASYNC_OPERATION = "ASYNC_OPERATION"
+
+
+class NativeWait(StrEnum):
+    """Tools the workflow itself carries out as a durable wait, with no activity."""
+
+    TIMER = "TIMER"
+    EXTERNAL_EVENT = "EXTERNAL_EVENT"
+
+
 class ToolSpec(BaseModel):
     name: str
     description: str
@@ -25,6 +40,9 @@ class ToolSpec(BaseModel):
     cost_hint: float = Field(default=1.0, ge=0, description="Relative cost of one call.")
     side_effects: bool = False
     uses_llm: bool = False
+    requires_approval: bool = False
+    completion: ToolCompletion = ToolCompletion.SYNC
+    native_wait: NativeWait | None = None
 
     @classmethod
     def from_model(
@@ -37,6 +55,9 @@ class ToolSpec(BaseModel):
         cost_hint: float = 1.0,
         side_effects: bool = False,
         uses_llm: bool = False,
+        requires_approval: bool = False,
+        completion: ToolCompletion = ToolCompletion.SYNC,
+        native_wait: NativeWait | None = None,
     ) -> ToolSpec:
         return cls(
             name=name,
@@ -46,6 +67,9 @@ class ToolSpec(BaseModel):
             cost_hint=cost_hint,
             side_effects=side_effects,
             uses_llm=uses_llm,
+            requires_approval=requires_approval,
+            completion=completion,
+            native_wait=native_wait,
         )
 
     def argument_names(self) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ class ToolContext:
     attempt: int
     writer: TextWriter
     usage: TokenUsage = field(default_factory=TokenUsage)
+    services: Mapping[str, object] = field(default_factory=dict)
 
     async def write(self, request: TextRequest) -> TextReply:
         reply = await self.writer.write(request)

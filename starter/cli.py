@@ -20,10 +20,12 @@ from harness.run import (
     RunResult,
 )
 from harness.validation import ValidationReport, validate_plan
+from harness.waits import DeliverRequest
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from scenarios import scenario_names
-from starter import history, output, runs
+from starter import deliveries, history, output, runs
+from starter.charts import write_run_report
 from starter.dev_server import DEFAULT_DB, dev_server_command
 from starter.errors import EXIT_FAILED_RUN, CliError
 from starter.plan_files import load_plan, load_scenario
@@ -99,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--max-concurrency", type=_positive, default=DEFAULT_MAX_CONCURRENCY)
     run.add_argument("--max-replans", type=_non_negative, default=DEFAULT_MAX_REPLANS)
+    run.add_argument(
+        "--no-ask", action="store_true", help="fail instead of asking when the goal lacks facts"
+    )
     run.add_argument("--no-wait", action="store_true", help="print the run id and return")
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
 
@@ -111,6 +116,41 @@ def build_parser() -> argparse.ArgumentParser:
     trace_format = trace.add_mutually_exclusive_group()
     trace_format.add_argument("--json", action="store_true", help="one JSON array")
     trace_format.add_argument("--jsonl", action="store_true", help="one JSON object per line")
+
+    waits = commands.add_parser("waits", help="pending waits of a run, or of every run")
+    waits.add_argument("run_id", nargs="?")
+    waits.add_argument("--json", action="store_true")
+
+    approve = commands.add_parser("approve", help="approve (or --reject) an APPROVAL wait")
+    approve.add_argument("run_id")
+    approve.add_argument("wait_id")
+    approve.add_argument("--actor", required=True, help="human:NAME or system:NAME")
+    approve.add_argument("--reject", action="store_true")
+    approve.add_argument("--comment")
+
+    answer = commands.add_parser("answer", help="answer a USER_INPUT wait")
+    answer.add_argument("run_id")
+    answer.add_argument("wait_id")
+    answer.add_argument("text")
+    answer.add_argument("--actor", default="human:user")
+
+    deliver = commands.add_parser("deliver", help="deliver an async result, event or reconcile")
+    deliver.add_argument("run_id")
+    target = deliver.add_mutually_exclusive_group(required=True)
+    target.add_argument("wait_id", nargs="?")
+    target.add_argument("--operation", help="the operation id instead of a wait id")
+    target.add_argument("--event", help="the event name instead of a wait id")
+    deliver.add_argument("--data", required=True, help="JSON, or @FILE holding JSON")
+    deliver.add_argument("--actor", default="system:cli")
+
+    cancel = commands.add_parser("cancel", help="cancel a run; finished results are kept")
+    cancel.add_argument("run_id")
+    cancel.add_argument("--reason", default="cancelled from the CLI")
+    cancel.add_argument("--actor", default="human:cli")
+
+    report = commands.add_parser("report", help="charts and an HTML page for a run")
+    report.add_argument("run_id")
+    report.add_argument("--out", type=Path, required=True, help="output folder")
 
     validate = commands.add_parser("validate", help="check a plan file offline")
     validate.add_argument("plan_file")
@@ -146,6 +186,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
         provider=args.provider,
         limits=limits,
         faults=args.fault,
+        ask_user=not args.no_ask,
     )
 
 
@@ -201,6 +242,68 @@ async def _trace(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def _waits(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    found = await deliveries.pending_waits(client, args.run_id)
+    if args.json:
+        output.emit_json(
+            {rid: [w.model_dump(mode="json") for w in waits] for rid, waits in found.items()}
+        )
+        return 0
+    lines = [deliveries.describe_wait(rid, wait) for rid, waits in found.items() for wait in waits]
+    print("\n".join(lines) if lines else "no pending waits")
+    return 0
+
+
+async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    if args.command == "approve":
+        receipt = await deliveries.approve(
+            client, args.run_id, args.wait_id, args.actor, args.reject, args.comment
+        )
+    elif args.command == "answer":
+        receipt = await deliveries.answer(client, args.run_id, args.wait_id, args.text, args.actor)
+    else:
+        request = DeliverRequest(
+            wait_id=args.wait_id,
+            operation_id=args.operation,
+            event=args.event,
+            data=deliveries.read_data(args.data),
+            actor=args.actor,
+        )
+        receipt = await deliveries.deliver(client, args.run_id, request)
+    verdict = "accepted" if receipt.accepted else "refused"
+    duplicate = " (duplicate, ignored)" if receipt.duplicate else ""
+    print(f"{verdict}{duplicate}: {receipt.reason}")
+    return 0 if receipt.accepted else EXIT_FAILED_RUN
+
+
+async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    await deliveries.cancel(client, args.run_id, args.reason, args.actor)
+    print(f"cancellation requested for run {args.run_id}")
+    return 0
+
+
+async def _report(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    replayed = await history.trace_of(client, args.run_id)
+    finished = await runs.finished_result(client, args.run_id)
+    files = write_run_report(
+        args.out,
+        trace=replayed.trace,
+        plan=replayed.status.plan,
+        nodes=finished.nodes if finished else replayed.status.nodes,
+        usage_by_role=finished.usage_by_role if finished else {},
+        report=finished.report if finished else None,
+        title=f"run {args.run_id}: {replayed.status.phase.value}",
+    )
+    for path in (files.timeline_png, files.pressure_png, files.tokens_png, files.plan_png):
+        print(path)
+    print(files.html)
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     plan = load_plan(args.plan_file)
@@ -242,6 +345,14 @@ def dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(_status(args, settings))
     if args.command == "trace":
         return asyncio.run(_trace(args, settings))
+    if args.command == "waits":
+        return asyncio.run(_waits(args, settings))
+    if args.command in ("approve", "answer", "deliver"):
+        return asyncio.run(_deliver(args, settings))
+    if args.command == "cancel":
+        return asyncio.run(_cancel(args, settings))
+    if args.command == "report":
+        return asyncio.run(_report(args, settings))
     if args.command == "validate":
         return _validate(args)
     if args.command == "tools":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
@@ -10,11 +11,15 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
+from harness.waits import WaitStatus
 from infra.client import connect
 from infra.settings import Settings
+from starter.deliveries import describe_wait
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from starter.output import note
 from workflows import AgentRunWorkflow, search_attributes
+
+WAIT_POLL_SECONDS = 1.0
 
 
 def new_run_id() -> str:
@@ -90,12 +95,40 @@ async def has_worker(client: Client, settings: Settings) -> bool:
 
 
 async def wait_for_result(client: Client, run_id: str) -> RunResult:
+    """Wait for the run's result, telling the user about every wait it opens meanwhile."""
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
+    watcher = asyncio.create_task(_announce_waits(client, run_id))
     try:
         result: RunResult = await handle.result()
         return result
     except WorkflowFailureError as error:
         raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
+    finally:
+        watcher.cancel()
+
+
+async def _announce_waits(client: Client, run_id: str) -> None:
+    handle = client.get_workflow_handle(run_id)
+    announced: set[str] = set()
+    while True:
+        await asyncio.sleep(WAIT_POLL_SECONDS)
+        try:
+            waits = await handle.query(AgentRunWorkflow.waits)
+        except RPCError:
+            continue
+        for wait in waits:
+            if wait.status is WaitStatus.PENDING and wait.id not in announced:
+                announced.add(wait.id)
+                note(f"waiting: {describe_wait(run_id, wait)}")
+
+
+async def finished_result(client: Client, run_id: str) -> RunResult | None:
+    handle = client.get_workflow_handle(run_id, result_type=RunResult)
+    description = await handle.describe()
+    if description.status != WorkflowExecutionStatus.COMPLETED:
+        return None
+    result: RunResult = await handle.result()
+    return result
 
 
 async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:

@@ -27,6 +27,9 @@ TOOL_RETRY = RetryPolicy(
     maximum_attempts=3,
     non_retryable_error_types=NON_RETRYABLE_CODES,
 )
+SIDE_EFFECT_RETRY = RetryPolicy(maximum_attempts=1)
+TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+
 PLAN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_attempts=3,

@@ -6,7 +6,9 @@ its work and returns the next phase.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -22,6 +24,7 @@ from workflows.activity_options import (
 )
 from workflows.execution import PlanExecutor
 from workflows.recorder import TraceRecorder
+from workflows.waiting import WaitDesk
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
@@ -58,6 +61,16 @@ with workflow.unsafe.imports_passed_through():
     from harness.usage import TokenUsage
     from harness.validation import validate_plan
     from harness.verification import structural_problems
+    from harness.waits import (
+        AnswerRequest,
+        ApprovalRequest,
+        CancelRequest,
+        DeliverRequest,
+        DeliveryReceipt,
+        Wait,
+        WaitKind,
+        WaitStatus,
+    )
 
 WORKFLOW_NAME = "AgentRun"
 VERIFICATION_FAILED = "VERIFICATION_FAILED"
@@ -88,6 +101,10 @@ class AgentRunWorkflow:
         self._report: str | None = None
         self._verdict: Verdict | None = None
         self._error: str | None = None
+        self._desk = WaitDesk(self._recorder, self._waits_changed)
+        self._answers: list[str] = []
+        self._main_task: asyncio.Task[Any] | None = None
+        self._cancel_reason: str | None = None
         self._transitions: dict[RunPhase, Handler] = {
             RunPhase.CREATED: self._load_catalog,
             RunPhase.PLANNING: self._make_plan,
@@ -104,8 +121,12 @@ class AgentRunWorkflow:
             message=request.goal,
             data={"scenario": request.scenario, "max_replans": request.max_replans},
         )
-        while not self._phase.is_terminal:
-            self._enter(await self._transitions[self._phase]())
+        self._main_task = asyncio.current_task()
+        try:
+            while not self._phase.is_terminal:
+                self._enter(await self._transitions[self._phase]())
+        except asyncio.CancelledError:
+            await self._cancel_run(self._cancel_reason or "cancellation requested")
         self._recorder.emit(TraceKind.RUN_FINISH, status=self._phase.value, message=self._error)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._result()
@@ -114,17 +135,72 @@ class AgentRunWorkflow:
     def status(self) -> RunStatus:
         return RunStatus(
             run_id=self._run_id,
-            phase=self._phase,
+            phase=self._display_phase(),
             attempt=self._recorder.attempt,
             plan=self._plan,
             nodes=self._node_outcomes(),
             counts=self._counts(),
             budget=self._budget.snapshot(),
+            waits=list(self._desk.book.waits.values()),
         )
 
     @workflow.query(name="trace")
     def trace(self) -> list[TraceEvent]:
         return self._recorder.events
+
+    @workflow.query(name="waits")
+    def waits(self) -> list[Wait]:
+        return list(self._desk.book.waits.values())
+
+    # -- deliveries: signals for external systems, updates for callers that need an answer ----
+
+    @workflow.signal(name="approve")
+    def approve(self, request: ApprovalRequest) -> None:
+        self._desk.deliver(request.delivery())
+
+    @workflow.signal(name="answer")
+    def answer(self, request: AnswerRequest) -> None:
+        self._desk.deliver(request.delivery())
+
+    @workflow.signal(name="deliver")
+    def deliver(self, request: DeliverRequest) -> None:
+        self._desk.deliver(request.delivery(self._desk.book))
+
+    @workflow.signal(name="cancel")
+    def cancel(self, request: CancelRequest) -> None:
+        if self._phase.is_terminal or self._cancel_reason is not None:
+            return
+        self._cancel_reason = f"{request.reason} (by {request.actor})"
+        if self._main_task is not None:
+            self._main_task.cancel()
+
+    @workflow.update(name="approve_sync")
+    def approve_sync(self, request: ApprovalRequest) -> DeliveryReceipt:
+        return self._desk.deliver(request.delivery())
+
+    @approve_sync.validator
+    def _validate_approve(self, request: ApprovalRequest) -> None:
+        self._refuse_when_finished()
+
+    @workflow.update(name="answer_sync")
+    def answer_sync(self, request: AnswerRequest) -> DeliveryReceipt:
+        return self._desk.deliver(request.delivery())
+
+    @answer_sync.validator
+    def _validate_answer(self, request: AnswerRequest) -> None:
+        self._refuse_when_finished()
+
+    @workflow.update(name="deliver_sync")
+    def deliver_sync(self, request: DeliverRequest) -> DeliveryReceipt:
+        return self._desk.deliver(request.delivery(self._desk.book))
+
+    @deliver_sync.validator
+    def _validate_deliver(self, request: DeliverRequest) -> None:
+        self._refuse_when_finished()
+
+    def _refuse_when_finished(self) -> None:
+        if self._phase.is_terminal:
+            raise ValueError(f"run {self._run_id} has finished ({self._phase.value})")
 
     # -- transitions -------------------------------------------------------------------------
 
@@ -154,6 +230,8 @@ class AgentRunWorkflow:
             if response is None:
                 record.outcome = RunPhase.FAILED_VALIDATION
                 failure_class = classify(parse_error_code(self._failures[0].code))
+                if failure_class is ErrorClass.MISSING_INFO and self._request.ask_user:
+                    return await self._ask_user(self._failures[0].message)
                 if failure_class is not ErrorClass.VALIDATION:
                     return self._recover(
                         RunPhase.FAILED_VALIDATION,
@@ -171,6 +249,27 @@ class AgentRunWorkflow:
         )
         return RunPhase.VALIDATING
 
+    async def _ask_user(self, question: str) -> RunPhase:
+        """The goal lacks what the plan needs: ask, wait for the answer, then plan again."""
+        wait = self._desk.open(
+            f"question-{self._recorder.attempt}",
+            WaitKind.USER_INPUT,
+            question,
+            self._request.wait_timeouts.user_input,
+        )
+        self._enter(RunPhase.WAITING)
+        await self._desk.until_settled(wait)
+        if wait.status is not WaitStatus.DELIVERED:
+            self._error = f"no answer to: {question} ({wait.status.value})"
+            return RunPhase.FAILED_VALIDATION
+        self._answers.append(str(wait.payload))
+        self._failures = []
+        return RunPhase.PLANNING
+
+    def _goal(self) -> str:
+        """The goal with the user's answers to the questions asked along the way."""
+        return "\n".join([self._request.goal, *(f"Answer: {a}" for a in self._answers)])
+
     async def _ask_planner(self, attempt: int) -> PlanResponse | None:
         assert self._catalog is not None
         try:
@@ -178,7 +277,7 @@ class AgentRunWorkflow:
                 PlannerActivities.plan,
                 PlanRequest(
                     run_id=self._run_id,
-                    goal=self._request.goal,
+                    goal=self._goal(),
                     scenario=self._request.scenario,
                     attempt=attempt,
                     catalog=self._catalog,
@@ -236,6 +335,9 @@ class AgentRunWorkflow:
             reusable=self._reusable,
             faults=self._request.faults,
             provider=self._request.provider,
+            desk=self._desk,
+            approve_side_effects=self._request.approve_side_effects,
+            timeouts=self._request.wait_timeouts,
         )
         await self._executor.run(self._seconds_left())
         executor = self._executor
@@ -303,7 +405,7 @@ class AgentRunWorkflow:
             check_report,
             ReportCheckRequest(
                 scenario=self._request.scenario,
-                goal=self._request.goal,
+                goal=self._goal(),
                 report=report,
                 results=results,
             ),
@@ -329,7 +431,7 @@ class AgentRunWorkflow:
                 JudgeCallRequest(
                     run_id=self._run_id,
                     scenario=self._request.scenario,
-                    goal=self._request.goal,
+                    goal=self._goal(),
                     report=report,
                     results=results,
                     provider=self._request.provider,
@@ -407,10 +509,40 @@ class AgentRunWorkflow:
             self._report = report if isinstance(report, str) else None
 
     def _enter(self, phase: RunPhase) -> None:
-        if phase is not self._phase:
+        changed = phase is not self._phase
+        if changed:
             workflow.logger.info("phase %s -> %s", self._phase.value, phase.value)
-            search_attributes.upsert(phase.value, self._budget.pressure(), pending_waits=0)
         self._phase = phase
+        if changed:
+            self._waits_changed()
+
+    async def _cancel_run(self, reason: str) -> None:
+        """End the run CANCELLED: pending waits close, running nodes are cancelled (their
+        activities see it through heartbeats), finished results are kept."""
+        self._desk.cancel_pending(f"run cancelled: {reason}")
+        if self._executor is not None and not self._executor.dag.is_finished():
+            await self._executor.stop(f"run cancelled: {reason}")
+        self._error = f"cancelled: {reason}"
+        if self._attempts:
+            self._attempts[-1].outcome = RunPhase.CANCELLED
+        self._enter(RunPhase.CANCELLED)
+
+    def _display_phase(self) -> RunPhase:
+        if not self._phase.is_terminal and self._desk.book.pending():
+            return RunPhase.WAITING
+        return self._phase
+
+    def _waits_changed(self) -> None:
+        pending = len(self._desk.book.pending())
+        phase = self._display_phase()
+        search_attributes.upsert(phase.value, self._budget.pressure(), pending_waits=pending)
+        counts = self._counts()
+        workflow.set_current_details(
+            f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
+            f"nodes: {counts.done} done, {counts.failed} failed, {counts.skipped} skipped "
+            f"of {counts.nodes}; pending waits: {pending}; replans: {counts.replans}; "
+            f"budget pressure: {self._budget.pressure():.2f}"
+        )
         counts = self._counts()
         workflow.set_current_details(
             f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
@@ -450,7 +582,7 @@ class AgentRunWorkflow:
         return RunResult(
             run_id=self._run_id,
             status=self._phase,
-            goal=self._request.goal,
+            goal=self._goal(),
             scenario=self._request.scenario,
             session_id=self._request.session_id,
             report=self._report,
@@ -464,6 +596,7 @@ class AgentRunWorkflow:
             budget=self._budget.snapshot(),
             usage=self._usage,
             usage_by_role=self._usage_by_role,
+            waits=list(self._desk.book.waits.values()),
             report_partial=self._phase is RunPhase.BUDGET_EXHAUSTED and self._report is not None,
             started_at=self._started_at,
             finished_at=finished_at,

@@ -13,8 +13,16 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
-from workflows.activity_options import TOOL_RETRY, TOOL_TIMEOUT, ActivityFailure, tool_call_summary
+from workflows.activity_options import (
+    SIDE_EFFECT_RETRY,
+    TOOL_HEARTBEAT_TIMEOUT,
+    TOOL_RETRY,
+    TOOL_TIMEOUT,
+    ActivityFailure,
+    tool_call_summary,
+)
 from workflows.recorder import TraceRecorder
+from workflows.waiting import WaitDesk
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
@@ -28,10 +36,11 @@ with workflow.unsafe.imports_passed_through():
     from harness.messages import ToolCallRequest, ToolCallResult
     from harness.plan import Plan
     from harness.reuse import call_key
-    from harness.run import NodeOutcome
-    from harness.tools import ToolCatalog
+    from harness.run import NodeOutcome, WaitTimeouts
+    from harness.tools import NativeWait, ToolCatalog, ToolCompletion
     from harness.trace import TraceKind
     from harness.usage import TokenUsage
+    from harness.waits import Decision, WaitKind, WaitStatus
 
 BUDGET_EXHAUSTED_REASON = "budget exhausted"
 OUT_OF_TIME_REASON = "budget exhausted: wall-clock limit reached"
@@ -53,6 +62,9 @@ class PlanExecutor:
         reusable: dict[str, ToolCallResult],
         faults: list[FaultSpec],
         provider: str | None,
+        desk: WaitDesk,
+        approve_side_effects: bool,
+        timeouts: WaitTimeouts,
     ) -> None:
         self._run_id = run_id
         self._scenario = scenario
@@ -64,6 +76,9 @@ class PlanExecutor:
         self._reusable = reusable
         self._faults = faults
         self._provider = provider
+        self._desk = desk
+        self._approve_side_effects = approve_side_effects
+        self._timeouts = timeouts
         self.dag = DagState(plan)
         self.outcomes = {
             node.id: NodeOutcome(id=node.id, tool=node.tool, role=self._role(node.tool))
@@ -76,7 +91,7 @@ class PlanExecutor:
         self.halted_by: str | None = None
         self._in_flight = 0
         self._crash: BaseException | None = None
-        self._out_of_time = False
+        self._stop_reason: str | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     async def run(self, seconds_left: float | None) -> None:
@@ -93,13 +108,19 @@ class PlanExecutor:
             raise self._crash
 
     async def _stop_for_time(self) -> None:
-        self._out_of_time = True
         self._budget.set_elapsed(self._recorder.elapsed_seconds())
+        await self.stop(OUT_OF_TIME_REASON)
+
+    async def stop(self, reason: str) -> None:
+        """Admit nothing more, cancel what runs (activities see it through heartbeats), and
+        wait until every node has settled. Finished results are kept."""
+        self._stop_reason = reason
         for node_id in self.dag.ready():
-            self._skip(self.dag.skip(node_id), OUT_OF_TIME_REASON, budget=True)
-        running = [self._tasks[node_id] for node_id in self.dag.running()]
-        for task in running:
-            task.cancel()
+            self._skip(self.dag.skip(node_id), reason, budget=reason == OUT_OF_TIME_REASON)
+        for node_id in self.dag.running():
+            task = self._tasks.get(node_id)
+            if task is not None:
+                task.cancel()
         await workflow.wait_condition(lambda: self.dag.is_finished() or self._crash is not None)
 
     def _role(self, tool: str) -> str:
@@ -109,6 +130,8 @@ class PlanExecutor:
     def _launch_ready(self) -> None:
         while self._in_flight < self._max_concurrency and self.dag.ready():
             self._budget.set_elapsed(self._recorder.elapsed_seconds())
+            if self._stop_reason is not None:
+                return
             if self.halted_by is not None:
                 reason = f"run halted: {self.halted_by}"
                 for node_id in self.dag.ready():
@@ -146,6 +169,8 @@ class PlanExecutor:
     async def _run_node(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         try:
             await self._execute_node(node_id, arguments)
+        except asyncio.CancelledError:
+            self._cancelled(node_id)
         except BaseException as crash:  # a bug here must fail the workflow task, not hang it
             self._crash = crash
             raise
@@ -159,6 +184,14 @@ class PlanExecutor:
         spec = self._catalog.get(node.tool) if node else None
         assert node is not None and spec is not None, "the plan was validated"
         outcome = self.outcomes[node_id]
+        if spec.native_wait is not None:
+            await self._native_wait(node_id, spec.native_wait, arguments)
+            return
+        needs_approval = spec.requires_approval or (
+            spec.side_effects and self._approve_side_effects
+        )
+        if needs_approval and not await self._approved(node_id, node.tool, arguments):
+            return
         self._recorder.emit(
             TraceKind.NODE_START, role=outcome.role, node_id=node_id, tool=node.tool
         )
@@ -176,23 +209,138 @@ class PlanExecutor:
                     fault=fault,
                 ),
                 start_to_close_timeout=TOOL_TIMEOUT,
-                retry_policy=TOOL_RETRY,
+                heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+                retry_policy=SIDE_EFFECT_RETRY if spec.side_effects else TOOL_RETRY,
                 summary=tool_call_summary(node_id, node.tool, arguments),
             )
         except ActivityError as error:
-            if self._out_of_time and isinstance(error.cause, CancelledError):
+            if self._stop_reason is not None and isinstance(error.cause, CancelledError):
                 self._cancelled(node_id)
                 return
             failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
             self._record_retries(node_id, failure.attempts)
+            if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
+                await self._reconcile(node_id, node.tool, arguments, failure.message)
+                return
             self._fail(node_id, arguments, failure.code, failure.message, failure.attempts)
             return
-        except asyncio.CancelledError:
-            self._cancelled(node_id)
-            return
         self._record_retries(node_id, result.attempt)
+        if spec.completion is ToolCompletion.ASYNC_OPERATION:
+            await self._await_operation(node_id, arguments, result)
+            return
         if not spec.side_effects:
             self._reusable[call_key(node.tool, arguments)] = result
+        self._complete(node_id, result, reused=False)
+
+    async def _approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
+        """Hold the node until a person or system approves it; anything else fails it."""
+        outcome = self.outcomes[node_id]
+        outcome.status = NodeStatus.WAITING
+        wait = self._desk.open(
+            f"approve-{node_id}",
+            WaitKind.APPROVAL,
+            f"approve {tool_call_summary(node_id, tool, arguments)}?",
+            self._timeouts.approval,
+            node_id=node_id,
+        )
+        await self._desk.until_settled(wait)
+        outcome.status = NodeStatus.RUNNING
+        if wait.status is WaitStatus.DELIVERED and wait.decision is Decision.APPROVE:
+            return True
+        if wait.status is WaitStatus.DELIVERED:
+            reason = f"rejected by {wait.delivered_by}"
+            reason += f": {wait.comment}" if wait.comment else ""
+        else:
+            reason = f"approval {wait.status.value.lower()} without a decision; treated as rejected"
+        self._fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
+        return False
+
+    async def _await_operation(
+        self, node_id: str, arguments: dict[str, JsonValue], started: ToolCallResult
+    ) -> None:
+        """The tool started an external operation; wait for its result to be delivered."""
+        begun = started.result if isinstance(started.result, dict) else {}
+        operation_id = begun.get("operation_id")
+        if not isinstance(operation_id, str):
+            message = "an ASYNC_OPERATION tool must return {'operation_id': ...}"
+            self._fail(
+                node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, started.attempt
+            )
+            return
+        self.outcomes[node_id].status = NodeStatus.WAITING
+        wait = self._desk.open(
+            f"op-{node_id}",
+            WaitKind.ASYNC_OPERATION,
+            f"result of operation {operation_id} started by {node_id}",
+            self._timeouts.async_operation,
+            node_id=node_id,
+            operation_id=operation_id,
+        )
+        await self._desk.until_settled(wait)
+        if wait.status is not WaitStatus.DELIVERED:
+            message = f"operation {operation_id} did not report back ({wait.status.value})"
+            self._fail(node_id, arguments, ErrorCode.TIMEOUT, message, started.attempt)
+            return
+        result = {"operation_id": operation_id, "started": started.result, "outcome": wait.payload}
+        self._complete(node_id, started.model_copy(update={"result": result}), reused=False)
+
+    async def _reconcile(
+        self, node_id: str, tool: str, arguments: dict[str, JsonValue], reason: str
+    ) -> None:
+        """A side effect whose outcome is uncertain is never retried blindly: it is UNKNOWN
+        until someone delivers what really happened."""
+        outcome = self.outcomes[node_id]
+        outcome.status = NodeStatus.UNKNOWN
+        outcome.error_message = f"outcome unknown: {reason}"
+        wait = self._desk.open(
+            f"reconcile-{node_id}",
+            WaitKind.RECONCILE,
+            f"did {tool_call_summary(node_id, tool, arguments)} take effect? deliver "
+            '{"outcome": "succeeded", "result": ...} or {"outcome": "failed"}',
+            self._timeouts.reconcile,
+            node_id=node_id,
+        )
+        await self._desk.until_settled(wait)
+        payload = wait.payload if isinstance(wait.payload, dict) else {}
+        if wait.status is WaitStatus.DELIVERED and payload.get("outcome") == "succeeded":
+            reconciled = ToolCallResult(result=payload.get("result"), attempt=1, latency_ms=0.0)
+            self._complete(node_id, reconciled, reused=False)
+            return
+        if wait.delivered_by:
+            message = f"reconciled as not done by {wait.delivered_by}"
+        else:
+            message = f"no reconcile delivery ({wait.status.value})"
+        self._fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, attempts=1)
+
+    async def _native_wait(
+        self, node_id: str, kind: NativeWait, arguments: dict[str, JsonValue]
+    ) -> None:
+        """Timers and external events are durable waits in the workflow, not activities."""
+        self.outcomes[node_id].status = NodeStatus.WAITING
+        if kind is NativeWait.TIMER:
+            seconds = float(str(arguments.get("seconds", 0)))
+            wait = self._desk.open(
+                f"timer-{node_id}", WaitKind.TIMER, f"sleep {seconds:g} s", None, node_id=node_id
+            )
+            await workflow.sleep(seconds)
+            self._desk.settle(wait, "system:timer", {"slept_seconds": seconds})
+        else:
+            event = str(arguments.get("event"))
+            timeout = arguments.get("timeout_seconds")
+            wait = self._desk.open(
+                f"event-{node_id}",
+                WaitKind.EXTERNAL_EVENT,
+                f"external event '{event}'",
+                float(str(timeout)) if timeout is not None else self._timeouts.external_event,
+                node_id=node_id,
+                event=event,
+            )
+            await self._desk.until_settled(wait)
+            if wait.status is not WaitStatus.DELIVERED:
+                message = f"event '{event}' did not arrive ({wait.status.value})"
+                self._fail(node_id, arguments, ErrorCode.TIMEOUT, message, attempts=0)
+                return
+        result = ToolCallResult(result=wait.payload, attempt=1, latency_ms=0.0)
         self._complete(node_id, result, reused=False)
 
     def _record_retries(self, node_id: str, attempts: int) -> None:
@@ -275,7 +423,8 @@ class PlanExecutor:
     def _cancelled(self, node_id: str) -> None:
         outcome = self.outcomes[node_id]
         self._finish_timing(outcome)
-        self._skip(self.dag.skip(node_id), OUT_OF_TIME_REASON, budget=True)
+        reason = self._stop_reason or "cancelled"
+        self._skip(self.dag.skip(node_id), reason, budget=reason == OUT_OF_TIME_REASON)
 
     def _skip(self, node_ids: list[str], reason: str, *, budget: bool) -> None:
         for skipped_id in node_ids:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import ErrorCode, ToolError
 from harness.plan import Plan
-from harness.tools import ToolRole, ToolSpec
+from harness.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
 from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
 
 MAX_DELAY_MS = 600_000
@@ -32,6 +32,23 @@ class FailArgs(BaseModel):
     message: str = "injected failure"
 
 
+class SleepArgs(BaseModel):
+    seconds: float = Field(ge=0, le=30 * 24 * 3600, description="A durable timer.")
+
+
+class EventArgs(BaseModel):
+    event: str = Field(min_length=1, description="Name of the external event to wait for.")
+    timeout_seconds: float | None = Field(default=None, gt=0)
+
+
+class JobArgs(BaseModel):
+    job: str = Field(min_length=1, description="Name of the external job to start.")
+
+
+class EffectArgs(BaseModel):
+    target: str = Field(min_length=1, description="What the side effect changes.")
+
+
 class CollectArgs(BaseModel):
     inputs: list[JsonValue] = Field(default_factory=list, description="Results to collect.")
 
@@ -45,6 +62,19 @@ async def fail(args: FailArgs, ctx: ToolContext) -> JsonValue:
     if ctx.attempt <= args.times:
         raise ToolError(args.code, f"{args.message} (attempt {ctx.attempt})")
     return {"recovered_after": args.times}
+
+
+async def _workflow_native(args: BaseModel, ctx: ToolContext) -> JsonValue:
+    raise ToolError(ErrorCode.TOOL_EXECUTION_FAILED, "this tool is carried out by the workflow")
+
+
+async def start_job(args: JobArgs, ctx: ToolContext) -> JsonValue:
+    """Starts an external job; its result arrives later through a `deliver` signal."""
+    return {"operation_id": f"{ctx.run_id}:{ctx.node_id}:{args.job}", "job": args.job}
+
+
+async def side_effect(args: EffectArgs, ctx: ToolContext) -> JsonValue:
+    return {"changed": args.target, "key": f"{ctx.run_id}:{ctx.node_id}"}
 
 
 async def collect(args: CollectArgs, ctx: ToolContext) -> JsonValue:
@@ -73,6 +103,43 @@ SCENARIO = Scenario(
             delay,
         ),
         Tool(ToolSpec.from_model("fail", "Fail with an error code.", FailArgs), FailArgs, fail),
+        Tool(
+            ToolSpec.from_model(
+                "sleep", "A durable timer.", SleepArgs, native_wait=NativeWait.TIMER
+            ),
+            SleepArgs,
+            _workflow_native,
+        ),
+        Tool(
+            ToolSpec.from_model(
+                "await_event",
+                "Wait for a named external event; its data is the result.",
+                EventArgs,
+                native_wait=NativeWait.EXTERNAL_EVENT,
+            ),
+            EventArgs,
+            _workflow_native,
+        ),
+        Tool(
+            ToolSpec.from_model(
+                "start_job",
+                "Start an external job; the result is delivered later by operation id.",
+                JobArgs,
+                completion=ToolCompletion.ASYNC_OPERATION,
+            ),
+            JobArgs,
+            start_job,
+        ),
+        Tool(
+            ToolSpec.from_model(
+                "side_effect",
+                "Change something outside (needs approval).",
+                EffectArgs,
+                side_effects=True,
+            ),
+            EffectArgs,
+            side_effect,
+        ),
         Tool(
             ToolSpec.from_model(
                 "collect",

@@ -127,7 +127,7 @@ async def test_no_wait_prints_the_run_id_and_status_shows_it(
 async def test_a_failed_run_exits_non_zero(client: Client, task_queue: str) -> None:
     async with running_worker(client, task_queue):
         code, out, _ = await harness(
-            "run", "Compare some cities", client=client, task_queue=task_queue
+            "run", "Compare some cities", "--no-ask", client=client, task_queue=task_queue
         )
     assert code == 1
     assert "FAILED_VALIDATION" in out

@@ -122,7 +122,9 @@ async def test_a_goal_without_cities_fails_with_a_message_naming_what_is_missing
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        result = await execute_run(client, task_queue, RunRequest(goal="Compare some cities"))
+        result = await execute_run(
+            client, task_queue, RunRequest(goal="Compare some cities", ask_user=False)
+        )
     assert result.status is RunPhase.FAILED_VALIDATION
     assert result.error is not None and "names no city" in result.error
 

@@ -1,0 +1,248 @@
+"""Durable waits: what a run is waiting for, and the rules every delivery is held to.
+
+The WaitBook is pure bookkeeping; the workflow owns one and applies each signal or update to it,
+so the same deliveries in the same order always give the same state (replay-safe).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, JsonValue
+
+
+class WaitKind(StrEnum):
+    USER_INPUT = "USER_INPUT"
+    APPROVAL = "APPROVAL"
+    ASYNC_OPERATION = "ASYNC_OPERATION"
+    EXTERNAL_EVENT = "EXTERNAL_EVENT"
+    TIMER = "TIMER"
+    RECONCILE = "RECONCILE"
+
+
+class WaitStatus(StrEnum):
+    PENDING = "PENDING"
+    DELIVERED = "DELIVERED"
+    REJECTED = "REJECTED"
+    EXPIRED = "EXPIRED"
+    CANCELLED = "CANCELLED"
+
+
+class ActorKind(StrEnum):
+    HUMAN = "human"
+    SYSTEM = "system"
+    AGENT = "agent"
+
+
+class Decision(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+def parse_actor(actor: str) -> tuple[ActorKind, str]:
+    """`human:alice` -> (HUMAN, 'alice'); raises ValueError with the accepted forms."""
+    kind, _, name = actor.partition(":")
+    try:
+        return ActorKind(kind.strip().lower()), _require_name(name, actor)
+    except ValueError:
+        raise ValueError(
+            f"actor '{actor}' must look like human:NAME, system:NAME or agent:NAME"
+        ) from None
+
+
+def _require_name(name: str, actor: str) -> str:
+    if not name.strip():
+        raise ValueError(actor)
+    return name.strip()
+
+
+class Wait(BaseModel):
+    id: str
+    kind: WaitKind
+    node_id: str | None = None
+    prompt: str
+    operation_id: str | None = None
+    event: str | None = None
+    created_at: datetime
+    deadline: datetime | None = None
+    status: WaitStatus = WaitStatus.PENDING
+    delivered_by: str | None = None
+    delivered_at: datetime | None = None
+    payload: JsonValue = None
+    decision: Decision | None = None
+    comment: str | None = None
+
+
+class Delivery(BaseModel):
+    """One delivery to a wait. Exactly one of wait_id, operation_id or event names the target."""
+
+    wait_id: str | None = None
+    operation_id: str | None = None
+    event: str | None = None
+    kind: WaitKind
+    actor: str = Field(description="human:NAME, system:NAME or agent:NAME")
+    decision: Decision | None = None
+    payload: JsonValue = None
+    comment: str | None = None
+
+
+class DeliveryReceipt(BaseModel):
+    accepted: bool
+    duplicate: bool = False
+    wait_id: str | None = None
+    reason: str
+
+
+class WaitBook:
+    def __init__(self) -> None:
+        self.waits: dict[str, Wait] = {}
+
+    def open(self, wait: Wait) -> Wait:
+        self.waits[wait.id] = wait
+        return wait
+
+    def pending(self) -> list[Wait]:
+        return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
+
+    def find(self, delivery: Delivery) -> Wait | None:
+        if delivery.wait_id is not None:
+            return self.waits.get(delivery.wait_id)
+        for wait in self.waits.values():
+            if delivery.operation_id is not None and wait.operation_id == delivery.operation_id:
+                return wait
+            if (
+                delivery.event is not None
+                and wait.event == delivery.event
+                and (wait.status is WaitStatus.PENDING)
+            ):
+                return wait
+        return None
+
+    def deliver(self, delivery: Delivery, now: datetime) -> DeliveryReceipt:
+        """Apply `delivery`; anything not accepted changes nothing."""
+        wait = self.find(delivery)
+        target = delivery.wait_id or delivery.operation_id or delivery.event
+        if wait is None:
+            return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
+        problem = _problem(wait, delivery)
+        if problem is not None:
+            return DeliveryReceipt(accepted=False, wait_id=wait.id, reason=problem)
+        if wait.status is WaitStatus.DELIVERED:
+            if _same(wait, delivery):
+                return DeliveryReceipt(
+                    accepted=True, duplicate=True, wait_id=wait.id, reason="already delivered"
+                )
+            return DeliveryReceipt(
+                accepted=False,
+                wait_id=wait.id,
+                reason=f"wait '{wait.id}' was already delivered by {wait.delivered_by} "
+                "with different content",
+            )
+        if wait.status is not WaitStatus.PENDING:
+            return DeliveryReceipt(
+                accepted=False,
+                wait_id=wait.id,
+                reason=f"wait '{wait.id}' is {wait.status.value}; the late delivery is "
+                "quarantined and not applied",
+            )
+        wait.status = WaitStatus.DELIVERED
+        wait.delivered_by = delivery.actor
+        wait.delivered_at = now
+        wait.payload = delivery.payload
+        wait.decision = delivery.decision
+        wait.comment = delivery.comment
+        return DeliveryReceipt(accepted=True, wait_id=wait.id, reason="delivered")
+
+    def close(self, wait_id: str, status: WaitStatus) -> None:
+        wait = self.waits[wait_id]
+        if wait.status is WaitStatus.PENDING:
+            wait.status = status
+
+
+def _problem(wait: Wait, delivery: Delivery) -> str | None:
+    if delivery.kind is not wait.kind:
+        return f"wait '{wait.id}' is {wait.kind.value}, not {delivery.kind.value}"
+    try:
+        actor_kind, _ = parse_actor(delivery.actor)
+    except ValueError as error:
+        return str(error)
+    if wait.kind is WaitKind.APPROVAL:
+        if delivery.decision is None:
+            return "an approval needs a decision: approve or reject"
+        if actor_kind is ActorKind.AGENT and delivery.decision is Decision.APPROVE:
+            return f"{delivery.actor} is an agent; agents can never approve"
+    if wait.kind is WaitKind.USER_INPUT and not (
+        isinstance(delivery.payload, str) and delivery.payload.strip()
+    ):
+        return "an answer needs non-empty text"
+    return None
+
+
+def _same(wait: Wait, delivery: Delivery) -> bool:
+    return wait.decision == delivery.decision and wait.payload == delivery.payload
+
+
+DELIVERABLE_KINDS = (WaitKind.ASYNC_OPERATION, WaitKind.EXTERNAL_EVENT, WaitKind.RECONCILE)
+
+
+class ApprovalRequest(BaseModel):
+    """Payload of the `approve` signal and update."""
+
+    wait_id: str
+    decision: Decision = Decision.APPROVE
+    actor: str
+    comment: str | None = None
+
+    def delivery(self) -> Delivery:
+        return Delivery(
+            wait_id=self.wait_id,
+            kind=WaitKind.APPROVAL,
+            actor=self.actor,
+            decision=self.decision,
+            comment=self.comment,
+        )
+
+
+class AnswerRequest(BaseModel):
+    """Payload of the `answer` signal and update."""
+
+    wait_id: str
+    text: str
+    actor: str = "human:user"
+
+    def delivery(self) -> Delivery:
+        return Delivery(
+            wait_id=self.wait_id, kind=WaitKind.USER_INPUT, actor=self.actor, payload=self.text
+        )
+
+
+class DeliverRequest(BaseModel):
+    """Payload of the `deliver` signal and update: an async result, an event, a reconcile."""
+
+    wait_id: str | None = None
+    operation_id: str | None = None
+    event: str | None = None
+    data: JsonValue = None
+    actor: str = "system:external"
+
+    def delivery(self, book: WaitBook) -> Delivery:
+        target = Delivery(
+            wait_id=self.wait_id,
+            operation_id=self.operation_id,
+            event=self.event,
+            kind=WaitKind.ASYNC_OPERATION,
+            actor=self.actor,
+            payload=self.data,
+        )
+        wait = book.find(target)
+        if wait is not None and wait.kind in DELIVERABLE_KINDS:
+            target.kind = wait.kind
+        return target
+
+
+class CancelRequest(BaseModel):
+    """Payload of the `cancel` signal."""
+
+    reason: str = "cancelled"
+    actor: str = "human:user"

@@ -1,0 +1,129 @@
+"""CLI commands for durable waits: list them, approve, answer, deliver results, cancel a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import JsonValue
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from harness.waits import (
+    AnswerRequest,
+    ApprovalRequest,
+    CancelRequest,
+    Decision,
+    DeliverRequest,
+    DeliveryReceipt,
+    Wait,
+    WaitStatus,
+    parse_actor,
+)
+from starter.errors import EXIT_FAILED_RUN, CliError
+from workflows import AgentRunWorkflow
+
+PENDING_QUERY = 'ExecutionStatus="Running" AND HarnessPendingWaits > 0'
+
+
+def check_actor(actor: str) -> str:
+    try:
+        parse_actor(actor)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    return actor
+
+
+def read_data(text: str) -> JsonValue:
+    """`--data` is JSON, or @FILE holding JSON."""
+    source = text
+    if text.startswith("@"):
+        try:
+            source = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as error:
+            raise CliError(f"cannot read {text[1:]}: {error.strerror or error}") from error
+    try:
+        data: JsonValue = json.loads(source)
+    except json.JSONDecodeError as error:
+        raise CliError(f"--data is not valid JSON: {error.msg} (column {error.colno})") from error
+    return data
+
+
+async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wait]]:
+    """Pending waits of one run, or of every running run that has any (a visibility query)."""
+    run_ids = [run_id] if run_id else [wf.id async for wf in client.list_workflows(PENDING_QUERY)]
+    found: dict[str, list[Wait]] = {}
+    for rid in run_ids:
+        try:
+            waits = await client.get_workflow_handle(rid).query(AgentRunWorkflow.waits)
+        except RPCError as error:
+            if run_id:
+                raise CliError(f"cannot read the waits of run '{rid}': {error.message}") from error
+            continue
+        pending = [wait for wait in waits if wait.status is WaitStatus.PENDING]
+        if pending or run_id:
+            found[rid] = pending
+    return found
+
+
+async def approve(
+    client: Client, run_id: str, wait_id: str, actor: str, reject: bool, comment: str | None
+) -> DeliveryReceipt:
+    request = ApprovalRequest(
+        wait_id=wait_id,
+        decision=Decision.REJECT if reject else Decision.APPROVE,
+        actor=check_actor(actor),
+        comment=comment,
+    )
+    return await _update(client, run_id, "approve_sync", request)
+
+
+async def answer(
+    client: Client, run_id: str, wait_id: str, text: str, actor: str
+) -> DeliveryReceipt:
+    request = AnswerRequest(wait_id=wait_id, text=text, actor=check_actor(actor))
+    return await _update(client, run_id, "answer_sync", request)
+
+
+async def deliver(client: Client, run_id: str, request: DeliverRequest) -> DeliveryReceipt:
+    check_actor(request.actor)
+    return await _update(client, run_id, "deliver_sync", request)
+
+
+async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:
+    handle = client.get_workflow_handle(run_id)
+    try:
+        await handle.signal(AgentRunWorkflow.cancel, CancelRequest(reason=reason, actor=actor))
+    except RPCError as error:
+        raise CliError(f"cannot cancel run '{run_id}': {error.message}") from error
+
+
+async def _update(
+    client: Client,
+    run_id: str,
+    name: str,
+    request: ApprovalRequest | AnswerRequest | DeliverRequest,
+) -> DeliveryReceipt:
+    handle = client.get_workflow_handle(run_id)
+    try:
+        receipt: DeliveryReceipt = await handle.execute_update(
+            name, request, result_type=DeliveryReceipt
+        )
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause.message if hasattr(error.cause, "message") else str(error.cause)
+        raise CliError(f"run '{run_id}' refused the delivery: {cause}", EXIT_FAILED_RUN) from error
+    except RPCError as error:
+        raise CliError(f"cannot deliver to run '{run_id}': {error.message}") from error
+    return receipt
+
+
+def describe_wait(run_id: str, wait: Wait) -> str:
+    deadline = f" (until {wait.deadline:%Y-%m-%d %H:%M:%S} UTC)" if wait.deadline else ""
+    hint = {
+        "APPROVAL": f"harness approve {run_id} {wait.id} --actor human:NAME [--reject]",
+        "USER_INPUT": f"harness answer {run_id} {wait.id} 'TEXT'",
+        "ASYNC_OPERATION": f"harness deliver {run_id} --operation {wait.operation_id} --data JSON",
+        "EXTERNAL_EVENT": f"harness deliver {run_id} --event {wait.event} --data JSON",
+        "RECONCILE": f'harness deliver {run_id} {wait.id} --data \'{{"outcome": "succeeded"}}\'',
+    }.get(wait.kind.value, "")
+    return f"{run_id}  {wait.id}  {wait.kind.value}  {wait.prompt}{deadline}\n    -> {hint}"

@@ -1,0 +1,324 @@
+"""Durable waits: approvals, answers, async results, events, timers, deadlines, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from harness.dag import NodeStatus
+from harness.plan import ArgumentBinding, PlanNode
+from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
+from harness.waits import (
+    AnswerRequest,
+    ApprovalRequest,
+    Decision,
+    DeliverRequest,
+    DeliveryReceipt,
+    Wait,
+    WaitStatus,
+)
+from tests.support import collect, delay, running_worker, synthetic_plan
+from workflows import AgentRunWorkflow
+
+
+def _node(node_id: str, tool: str, deps: list[str] | None = None, **args: Any) -> PlanNode:
+    arguments = [ArgumentBinding.literal(name, value) for name, value in args.items()]
+    return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=deps or [])
+
+
+async def _start(client: Client, task_queue: str, request: RunRequest) -> WorkflowHandle[Any, Any]:
+    return await client.start_workflow(
+        AgentRunWorkflow.run, request, id=f"wait-{uuid.uuid4().hex[:8]}", task_queue=task_queue
+    )
+
+
+async def _pending(handle: WorkflowHandle[Any, Any], wait_id: str) -> Wait:
+    for _ in range(200):
+        waits = await handle.query(AgentRunWorkflow.waits)
+        found = [w for w in waits if w.id == wait_id and w.status is WaitStatus.PENDING]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"wait {wait_id} never became pending")
+
+
+async def _update(handle: WorkflowHandle[Any, Any], name: str, request: Any) -> DeliveryReceipt:
+    receipt: DeliveryReceipt = await handle.execute_update(
+        name, request, result_type=DeliveryReceipt
+    )
+    return receipt
+
+
+def _approval_request(**limits: float) -> RunRequest:
+    plan = synthetic_plan(
+        _node("change", "side_effect", target="prod"),
+        delay("independent", 10),
+        collect("final", ["change", "independent"]),
+    )
+    return RunRequest(
+        goal="change prod", scenario="synthetic", plan=plan, wait_timeouts=WaitTimeouts(**limits)
+    )
+
+
+async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request())
+        await _pending(handle, "approve-change")
+        status = await handle.query(AgentRunWorkflow.status)
+        assert status.phase is RunPhase.WAITING
+        independent = next(n for n in status.nodes if n.id == "independent")
+        for _ in range(100):
+            if independent.status is NodeStatus.DONE:
+                break
+            await asyncio.sleep(0.05)
+            status = await handle.query(AgentRunWorkflow.status)
+            independent = next(n for n in status.nodes if n.id == "independent")
+        assert independent.status is NodeStatus.DONE
+        receipt = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        result: RunResult = await handle.result()
+    assert receipt.accepted and not receipt.duplicate
+    assert result.status is RunPhase.SUCCEEDED
+    approval = next(w for w in result.waits if w.id == "approve-change")
+    assert (approval.status, approval.delivered_by) == (WaitStatus.DELIVERED, "human:ops")
+
+
+async def test_rejection_fails_the_node_with_policy_violation(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request())
+        await _pending(handle, "approve-change")
+        rejection = ApprovalRequest(
+            wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment="no"
+        )
+        await _update(handle, "approve_sync", rejection)
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.FAILED_EXECUTION
+    change = next(n for n in result.nodes if n.id == "change")
+    assert change.error_code == "POLICY_VIOLATION"
+    assert change.error_message == "rejected by human:ops: no"
+
+
+async def test_bad_deliveries_are_refused_recorded_and_change_nothing(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request())
+        await _pending(handle, "approve-change")
+        agent = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="agent:bot")
+        )
+        unknown = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-nope", actor="human:ops")
+        )
+        wrong_kind = await _update(
+            handle, "answer_sync", AnswerRequest(wait_id="approve-change", text="yes")
+        )
+        still = await _pending(handle, "approve-change")
+        first = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        again = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        conflicting = await _update(
+            handle,
+            "approve_sync",
+            ApprovalRequest(wait_id="approve-change", decision=Decision.REJECT, actor="human:x"),
+        )
+        result: RunResult = await handle.result()
+    assert not agent.accepted and "agents can never approve" in agent.reason
+    assert not unknown.accepted and "no wait matches 'approve-nope'" in unknown.reason
+    assert not wrong_kind.accepted and "is APPROVAL, not USER_INPUT" in wrong_kind.reason
+    assert still.status is WaitStatus.PENDING
+    assert first.accepted and not first.duplicate
+    assert again.accepted and again.duplicate
+    assert not conflicting.accepted
+    assert result.status is RunPhase.SUCCEEDED
+    rejects = [e for e in result.trace if e.kind == "wait.reject"]
+    assert len(rejects) == 4
+
+
+async def test_an_expired_approval_is_a_rejection_and_a_late_delivery_is_quarantined(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request(approval=1))
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.FAILED_EXECUTION
+    approval = next(w for w in result.waits if w.id == "approve-change")
+    assert approval.status is WaitStatus.EXPIRED
+    change = next(n for n in result.nodes if n.id == "change")
+    assert change.error_code == "POLICY_VIOLATION"
+    assert "expired" in (change.error_message or "")
+
+
+async def test_parallel_async_operations_complete_in_either_delivery_order(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        _node("job_a", "start_job", job="a"),
+        _node("job_b", "start_job", job="b"),
+        collect("final", ["job_a", "job_b"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(
+            client, task_queue, RunRequest(goal="two jobs", scenario="synthetic", plan=plan)
+        )
+        wait_a = await _pending(handle, "op-job_a")
+        wait_b = await _pending(handle, "op-job_b")
+        by_operation = DeliverRequest(operation_id=wait_b.operation_id, data={"b": 2})
+        by_wait = DeliverRequest(wait_id=wait_a.id, data={"a": 1})
+        assert (await _update(handle, "deliver_sync", by_operation)).accepted
+        assert (await _update(handle, "deliver_sync", by_wait)).accepted
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.SUCCEEDED
+    outcomes = {n.id: n.result for n in result.nodes if n.id.startswith("job_")}
+    assert isinstance(outcomes["job_a"], dict) and outcomes["job_a"]["outcome"] == {"a": 1}
+    assert isinstance(outcomes["job_b"], dict) and outcomes["job_b"]["outcome"] == {"b": 2}
+
+
+async def test_external_event_and_timer_waits_complete_the_run(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        _node("nap", "sleep", seconds=0.2),
+        _node("signal", "await_event", event="deploy.done"),
+        collect("final", ["nap", "signal"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(
+            client, task_queue, RunRequest(goal="events", scenario="synthetic", plan=plan)
+        )
+        await _pending(handle, "event-signal")
+        await handle.signal(
+            AgentRunWorkflow.deliver, DeliverRequest(event="deploy.done", data={"ok": True})
+        )
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.SUCCEEDED
+    kinds = {w.id: (w.kind.value, w.status) for w in result.waits}
+    assert kinds == {
+        "timer-nap": ("TIMER", WaitStatus.DELIVERED),
+        "event-signal": ("EXTERNAL_EVENT", WaitStatus.DELIVERED),
+    }
+
+
+async def test_a_goal_without_cities_asks_and_the_answer_leads_to_success(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, RunRequest(goal="Compare some cities"))
+        question = await _pending(handle, "question-1")
+        assert "names no city" in question.prompt
+        receipt = await _update(
+            handle, "answer_sync", AnswerRequest(wait_id="question-1", text="Paris and Tokyo")
+        )
+        result: RunResult = await handle.result()
+    assert receipt.accepted
+    assert result.status is RunPhase.SUCCEEDED
+    assert result.report is not None and "Paris" in result.report and "Tokyo" in result.report
+
+
+async def test_cancel_ends_the_run_cancelled_and_keeps_finished_results(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        delay("done_first", 10), delay("long", 600_000), collect("final", ["done_first", "long"])
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(
+            client, task_queue, RunRequest(goal="cancel me", scenario="synthetic", plan=plan)
+        )
+        for _ in range(200):
+            status = await handle.query(AgentRunWorkflow.status)
+            if status.counts.done == 1:
+                break
+            await asyncio.sleep(0.05)
+        await handle.cancel()
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.CANCELLED
+    nodes = {n.id: n for n in result.nodes}
+    assert nodes["done_first"].status is NodeStatus.DONE
+    assert nodes["done_first"].result == {"ms": 10, "value": "done_first"}
+    assert nodes["long"].status is NodeStatus.SKIPPED
+    assert (nodes["long"].error_message or "").startswith("run cancelled")
+
+
+async def test_a_late_result_after_expiry_is_quarantined_and_not_applied(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        _node("job", "start_job", job="slow"),
+        delay("busy", 3000),
+        collect("final", ["job", "busy"]),
+    )
+    request = RunRequest(
+        goal="late", scenario="synthetic", plan=plan, wait_timeouts=WaitTimeouts(async_operation=1)
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, request)
+        wait = await _pending(handle, "op-job")
+        for _ in range(100):
+            waits = await handle.query(AgentRunWorkflow.waits)
+            if waits[0].status is WaitStatus.EXPIRED:
+                break
+            await asyncio.sleep(0.1)
+        late = await _update(
+            handle, "deliver_sync", DeliverRequest(operation_id=wait.operation_id, data={"x": 1})
+        )
+        result: RunResult = await handle.result()
+    assert not late.accepted and "quarantined" in late.reason
+    job = next(n for n in result.nodes if n.id == "job")
+    assert job.status is NodeStatus.FAILED and job.error_code == "TIMEOUT"
+    assert next(w for w in result.waits if w.id == "op-job").payload is None
+
+
+async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
+    client: Client, task_queue: str
+) -> None:
+    from starter.dev_server import temporal_binary
+
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request())
+        await _pending(handle, "approve-change")
+        process = await asyncio.create_subprocess_exec(
+            temporal_binary(),
+            "workflow",
+            "signal",
+            "--address",
+            client.service_client.config.target_host,
+            "--workflow-id",
+            handle.id,
+            "--name",
+            "approve",
+            "--input",
+            '{"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}',
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await process.communicate()
+        assert process.returncode == 0, err.decode()
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.SUCCEEDED
+
+
+async def test_a_run_waiting_for_approval_survives_a_worker_restart(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_request())
+        await _pending(handle, "approve-change")
+    async with running_worker(client, task_queue):
+        receipt = await _update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        result: RunResult = await handle.result()
+    assert receipt.accepted
+    assert result.status is RunPhase.SUCCEEDED

@@ -1,0 +1,137 @@
+"""The workflow's wait desk: opens waits, applies deliveries, and waits durably with deadlines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+
+from workflows.recorder import TraceRecorder
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import JsonValue
+
+    from harness.trace import TraceKind
+    from harness.waits import Delivery, DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+
+
+class WaitDesk:
+    def __init__(self, recorder: TraceRecorder, on_change: Callable[[], None]) -> None:
+        self.book = WaitBook()
+        self._recorder = recorder
+        self._on_change = on_change
+
+    def open(
+        self,
+        wait_id: str,
+        kind: WaitKind,
+        prompt: str,
+        timeout_seconds: float | None,
+        *,
+        node_id: str | None = None,
+        operation_id: str | None = None,
+        event: str | None = None,
+    ) -> Wait:
+        now = workflow.now()
+        deadline = now + timedelta(seconds=timeout_seconds) if timeout_seconds else None
+        wait = self.book.open(
+            Wait(
+                id=wait_id,
+                kind=kind,
+                node_id=node_id,
+                prompt=prompt,
+                operation_id=operation_id,
+                event=event,
+                created_at=now,
+                deadline=deadline,
+            )
+        )
+        self._recorder.emit(
+            TraceKind.WAIT_CREATE,
+            node_id=node_id,
+            status=WaitStatus.PENDING.value,
+            message=prompt,
+            data=_wait_data(wait),
+        )
+        self._on_change()
+        return wait
+
+    async def until_settled(self, wait: Wait) -> Wait:
+        """Wait durably until `wait` is delivered, cancelled or past its deadline."""
+        timeout = None
+        if wait.deadline is not None:
+            timeout = max(wait.deadline - workflow.now(), timedelta(milliseconds=1))
+        try:
+            await workflow.wait_condition(
+                lambda: wait.status is not WaitStatus.PENDING, timeout=timeout
+            )
+        except TimeoutError:
+            self.book.close(wait.id, WaitStatus.EXPIRED)
+            self._recorder.emit(
+                TraceKind.WAIT_EXPIRE,
+                node_id=wait.node_id,
+                status=WaitStatus.EXPIRED.value,
+                message=f"wait '{wait.id}' expired at its deadline",
+                data=_wait_data(wait),
+            )
+            self._on_change()
+        return wait
+
+    def settle(self, wait: Wait, actor: str, payload: JsonValue) -> None:
+        """Deliver a wait from inside the workflow (a timer firing)."""
+        wait.status = WaitStatus.DELIVERED
+        wait.delivered_by = actor
+        wait.delivered_at = workflow.now()
+        wait.payload = payload
+        self._recorder.emit(
+            TraceKind.WAIT_DELIVER,
+            node_id=wait.node_id,
+            status=wait.status.value,
+            message=f"delivered by {actor}",
+            data=_wait_data(wait),
+        )
+        self._on_change()
+
+    def cancel_pending(self, reason: str) -> None:
+        for wait in self.book.pending():
+            self.book.close(wait.id, WaitStatus.CANCELLED)
+            self._recorder.emit(
+                TraceKind.WAIT_REJECT,
+                node_id=wait.node_id,
+                status=WaitStatus.CANCELLED.value,
+                message=reason,
+                data=_wait_data(wait),
+            )
+        self._on_change()
+
+    def deliver(self, delivery: Delivery) -> DeliveryReceipt:
+        receipt = self.book.deliver(delivery, workflow.now())
+        wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
+        self._recorder.emit(
+            TraceKind.WAIT_DELIVER if receipt.accepted else TraceKind.WAIT_REJECT,
+            node_id=wait.node_id if wait else None,
+            status="duplicate"
+            if receipt.duplicate
+            else ("accepted" if receipt.accepted else "rejected"),
+            message=f"{delivery.actor}: {receipt.reason}",
+            data={
+                "wait_id": receipt.wait_id,
+                "kind": delivery.kind.value,
+                "actor": delivery.actor,
+                "target": delivery.wait_id or delivery.operation_id or delivery.event,
+            },
+        )
+        if receipt.accepted and not receipt.duplicate:
+            self._on_change()
+        return receipt
+
+
+def _wait_data(wait: Wait) -> dict[str, JsonValue]:
+    return {
+        "wait_id": wait.id,
+        "kind": wait.kind.value,
+        "operation_id": wait.operation_id,
+        "event": wait.event,
+        "deadline": wait.deadline.isoformat() if wait.deadline else None,
+    }
