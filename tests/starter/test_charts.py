@@ -1,0 +1,266 @@
+"""`harness report` rendering: four PNG charts and an index.html, from a run's recorded data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from matplotlib.image import imread
+
+from harness.dag import NodeStatus
+from harness.plan import Plan, PlanNode
+from harness.run import NodeOutcome
+from harness.trace import TraceEvent, TraceKind
+from harness.usage import TokenUsage
+from starter.chart_layout import node_spans, plan_layout, tokens_by_role
+from starter.charts import RunReportFiles, write_run_report
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+REPORT = '# Cities <Paris> & "Tokyo"\nParis is larger.'
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def event(
+    seconds: float, kind: TraceKind, node_id: str | None = None, **fields: object
+) -> TraceEvent:
+    return TraceEvent.model_validate(
+        {"at": at(seconds), "run_id": "run-1", "kind": kind, "attempt": 1, "node_id": node_id}
+        | fields
+    )
+
+
+def outcome(
+    node_id: str,
+    tool: str,
+    status: NodeStatus,
+    *,
+    role: str = "DATA",
+    start: float | None = None,
+    finish: float | None = None,
+    **fields: object,
+) -> NodeOutcome:
+    return NodeOutcome.model_validate(
+        {
+            "id": node_id,
+            "tool": tool,
+            "role": role,
+            "status": status,
+            "started_at": None if start is None else at(start),
+            "finished_at": None if finish is None else at(finish),
+        }
+        | fields
+    )
+
+
+def four_node_plan() -> Plan:
+    """paris and tokyo gather, ratio needs tokyo, report needs paris."""
+    return Plan(
+        nodes=[
+            PlanNode(id="paris", tool="get_population"),
+            PlanNode(id="tokyo", tool="get_population"),
+            PlanNode(id="ratio", tool="divide", deps=["tokyo"]),
+            PlanNode(id="report", tool="write_report", deps=["paris"]),
+        ]
+    )
+
+
+def four_node_outcomes() -> list[NodeOutcome]:
+    """paris retried once, tokyo failed, ratio skipped, report done."""
+    return [
+        outcome("paris", "get_population", NodeStatus.DONE, attempts=2, latency_ms=2000.0),
+        outcome(
+            "tokyo", "get_population", NodeStatus.FAILED, attempts=3, error_code="TOOL_TIMEOUT"
+        ),
+        outcome("ratio", "divide", NodeStatus.SKIPPED),
+        outcome("report", "write_report", NodeStatus.DONE, role="FINAL_SYNTHESIS", attempts=1),
+    ]
+
+
+def four_node_trace() -> list[TraceEvent]:
+    return [
+        event(0, TraceKind.RUN_START),
+        event(1, TraceKind.PLANNING_FINISH, role="planner", tokens=600, pressure=0.1),
+        event(1, TraceKind.NODE_START, "paris", role="DATA", tool="get_population", pressure=0.1),
+        event(1, TraceKind.NODE_START, "tokyo", role="DATA", tool="get_population", pressure=0.1),
+        event(2, TraceKind.NODE_RETRY, "paris", role="DATA", pressure=0.2),
+        event(2.5, TraceKind.NODE_FAIL, "tokyo", role="DATA", pressure=0.3),
+        event(2.5, TraceKind.NODE_SKIP, "ratio", role="DATA", pressure=0.3),
+        event(3, TraceKind.NODE_FINISH, "paris", role="DATA", pressure=0.4),
+        event(3, TraceKind.NODE_START, "report", role="FINAL_SYNTHESIS", pressure=0.4),
+        event(5, TraceKind.NODE_FINISH, "report", role="FINAL_SYNTHESIS", tokens=900, pressure=0.8),
+        event(6, TraceKind.VERIFICATION_FINISH, role="critic", tokens=300, pressure=0.95),
+        event(6, TraceKind.RUN_FINISH, pressure=0.95),
+    ]
+
+
+def usage_by_role() -> dict[str, TokenUsage]:
+    return {
+        "planner": TokenUsage(input_tokens=500, output_tokens=100),
+        "worker": TokenUsage(input_tokens=700, output_tokens=200),
+        "critic": TokenUsage(input_tokens=250, output_tokens=50),
+    }
+
+
+def write_four_node_report(out_dir: Path) -> RunReportFiles:
+    return write_run_report(
+        out_dir,
+        four_node_trace(),
+        four_node_plan(),
+        four_node_outcomes(),
+        usage_by_role(),
+        REPORT,
+        "Run run-1 <cities>",
+    )
+
+
+def chart_paths(files: RunReportFiles) -> list[Path]:
+    return [files.timeline_png, files.pressure_png, files.tokens_png, files.plan_png]
+
+
+def assert_valid_png(path: Path) -> None:
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    image = imread(path)
+    assert image.shape[0] > 0 and image.shape[1] > 0
+
+
+def test_report_writes_four_valid_pngs_into_the_out_dir(tmp_path: Path) -> None:
+    files = write_four_node_report(tmp_path / "report")
+
+    for path in chart_paths(files):
+        assert path.parent == tmp_path / "report"
+        assert_valid_png(path)
+
+
+def test_index_html_shows_each_chart_by_relative_path(tmp_path: Path) -> None:
+    files = write_four_node_report(tmp_path)
+
+    html = files.html.read_text(encoding="utf-8")
+    for path in chart_paths(files):
+        assert f'<img src="{path.name}"' in html
+    assert str(tmp_path) not in html
+
+
+def test_index_html_escapes_the_title_and_report_and_lists_every_node(tmp_path: Path) -> None:
+    html = write_four_node_report(tmp_path).html.read_text(encoding="utf-8")
+
+    assert "<title>Run run-1 &lt;cities&gt;</title>" in html
+    assert "# Cities &lt;Paris&gt; &amp; &quot;Tokyo&quot;\nParis is larger." in html
+    assert "<Paris>" not in html
+    for node_id in ("paris", "tokyo", "ratio", "report"):
+        assert f"<td>{node_id}</td>" in html
+    assert "<td>TOOL_TIMEOUT</td>" in html
+
+
+def test_index_html_has_no_external_resources(tmp_path: Path) -> None:
+    html = write_four_node_report(tmp_path).html.read_text(encoding="utf-8")
+
+    assert "http" not in html
+    assert "<script" not in html
+    assert "<link" not in html
+
+
+def test_a_plan_of_300_nodes_renders(tmp_path: Path) -> None:
+    nodes = [
+        PlanNode(id=f"n{i}", tool="delay", deps=[f"n{i // 2}"] if i else []) for i in range(300)
+    ]
+    outcomes = [
+        outcome(node.id, node.tool, NodeStatus.DONE, start=i * 0.01, finish=i * 0.01 + 0.5)
+        for i, node in enumerate(nodes)
+    ]
+
+    files = write_run_report(tmp_path, [], Plan(nodes=nodes), outcomes, {}, "done", "big")
+
+    for path in chart_paths(files):
+        assert_valid_png(path)
+
+
+def test_an_empty_run_renders_placeholder_charts(tmp_path: Path) -> None:
+    files = write_run_report(tmp_path, [], None, [], {}, None, "empty")
+
+    for path in chart_paths(files):
+        assert_valid_png(path)
+    assert "(no report)" in files.html.read_text(encoding="utf-8")
+
+
+def test_a_cyclic_unvalidated_plan_renders_with_the_cycle_in_a_last_layer(tmp_path: Path) -> None:
+    cyclic = Plan(
+        nodes=[
+            PlanNode(id="root", tool="t"),
+            PlanNode(id="a", tool="t", deps=["b", "root"]),
+            PlanNode(id="b", tool="t", deps=["a"]),
+            PlanNode(id="stray", tool="t", deps=["missing"]),
+        ]
+    )
+
+    layout = plan_layout(cyclic)
+
+    assert {node_id: depth for node_id, (depth, _) in layout.positions.items()} == {
+        "root": 0,
+        "stray": 0,
+        "a": 1,
+        "b": 1,
+    }
+    assert_valid_png(write_run_report(tmp_path, [], cyclic, [], {}, None, "cyclic").plan_png)
+
+
+def test_plan_depth_is_the_longest_path_from_a_root() -> None:
+    diamond_with_shortcut = Plan(
+        nodes=[
+            PlanNode(id="a", tool="t"),
+            PlanNode(id="b", tool="t", deps=["a"]),
+            PlanNode(id="c", tool="t", deps=["b"]),
+            PlanNode(id="d", tool="t", deps=["a", "c"]),
+        ]
+    )
+
+    layout = plan_layout(diamond_with_shortcut)
+
+    assert [layout.positions[n][0] for n in "abcd"] == [0, 1, 2, 3]
+    assert ("a", "d") in layout.edges and ("c", "d") in layout.edges
+
+
+def test_timeline_times_nodes_from_trace_and_falls_back_to_outcome_times() -> None:
+    trace = [
+        event(10, TraceKind.RUN_START),
+        event(11, TraceKind.NODE_START, "tokyo"),
+        event(12.5, TraceKind.NODE_FAIL, "tokyo"),
+    ]
+    nodes = [
+        outcome("tokyo", "get_population", NodeStatus.FAILED, start=50, finish=60),
+        outcome("late", "t", NodeStatus.DONE, start=12, finish=14),
+        outcome("cached", "t", NodeStatus.DONE, start=11, finish=11, reused=True),
+        outcome("ratio", "divide", NodeStatus.SKIPPED),
+    ]
+
+    spans = {span.node_id: span for span in node_spans(trace, nodes)}
+
+    assert (spans["tokyo"].start, spans["tokyo"].end) == (1.0, 2.5)
+    assert (spans["late"].start, spans["late"].end) == (2.0, 4.0)
+    assert (spans["cached"].start, spans["cached"].end) == (None, 1.0)
+    assert (spans["ratio"].start, spans["ratio"].end) == (None, None)
+    assert spans["tokyo"].label == "tokyo get_population"
+
+
+def test_tokens_come_from_usage_by_role_in_planner_worker_critic_order() -> None:
+    usage = {"critic": TokenUsage(input_tokens=1), "planner": TokenUsage(output_tokens=2)}
+
+    rows = tokens_by_role(usage, four_node_trace())
+
+    assert [(row.role, row.input_tokens, row.output_tokens) for row in rows] == [
+        ("planner", 0, 2),
+        ("critic", 1, 0),
+    ]
+
+
+def test_tokens_fall_back_to_trace_totals_by_role_without_usage_by_role() -> None:
+    rows = tokens_by_role({}, four_node_trace())
+
+    assert [(row.role, row.unsplit) for row in rows] == [
+        ("planner", 600),
+        ("critic", 300),
+        ("FINAL_SYNTHESIS", 900),
+    ]
