@@ -58,7 +58,7 @@ async def test_trace_of_a_run_whose_worker_stopped_is_still_readable(
     await handle.terminate("test finished")
     assert rebuilt.status.phase is RunPhase.EXECUTING
     finished = [e.node_id for e in rebuilt.trace if e.kind == "node.finish"]
-    started = [e.node_id for e in rebuilt.trace if e.kind == "node.start"]
+    started = [e.node_id or "" for e in rebuilt.trace if e.kind == "node.start"]
     assert finished == ["quick"]
     assert sorted(started) == ["quick", "stuck"]
 

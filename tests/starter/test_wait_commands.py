@@ -1,0 +1,159 @@
+"""The wait commands as a user runs them: waits, approve, answer, deliver, cancel, report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from harness.plan import ArgumentBinding, PlanNode
+from harness.run import RunRequest, RunResult
+from harness.waits import WaitStatus
+from tests.starter.test_cli import harness
+from tests.support import collect, delay, running_worker, synthetic_plan
+from workflows import AgentRunWorkflow, search_attributes
+
+
+def _approval_plan_request() -> RunRequest:
+    plan = synthetic_plan(
+        PlanNode(
+            id="change",
+            tool="side_effect",
+            arguments=[ArgumentBinding.literal("target", "prod")],
+        ),
+        collect("final", ["change"]),
+    )
+    return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
+
+
+async def _start(client: Client, task_queue: str, request: RunRequest) -> WorkflowHandle[Any, Any]:
+    return await client.start_workflow(
+        AgentRunWorkflow.run,
+        request,
+        id=f"cli-wait-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+        search_attributes=search_attributes.initial(request.scenario, "CREATED"),
+    )
+
+
+async def _until_pending(handle: WorkflowHandle[Any, Any], wait_id: str) -> None:
+    for _ in range(200):
+        waits = await handle.query(AgentRunWorkflow.waits)
+        if any(w.id == wait_id and w.status is WaitStatus.PENDING for w in waits):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{wait_id} never became pending")
+
+
+async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_human_approves(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await _start(client, task_queue, _approval_plan_request())
+        await _until_pending(handle, "approve-change")
+        listed: tuple[int, str, str] = (0, "", "")
+        for _ in range(50):  # the pending-waits search attribute is eventually visible
+            listed = await harness("waits", client=client, task_queue=task_queue)
+            if handle.id in listed[1]:
+                break
+            await asyncio.sleep(0.1)
+        refused = await harness(
+            "approve",
+            handle.id,
+            "approve-change",
+            "--actor",
+            "agent:planner",
+            client=client,
+            task_queue=task_queue,
+        )
+        still = await harness("waits", handle.id, "--json", client=client, task_queue=task_queue)
+        approved = await harness(
+            "approve",
+            handle.id,
+            "approve-change",
+            "--actor",
+            "human:ops",
+            client=client,
+            task_queue=task_queue,
+        )
+        result: RunResult = await handle.result()
+    assert handle.id in listed[1] and "APPROVAL" in listed[1]
+    assert refused[0] == 1
+    assert "refused: agent:planner is an agent; agents can never approve" in refused[1]
+    pending = json.loads(still[1])[handle.id]
+    assert [(w["id"], w["status"]) for w in pending] == [("approve-change", "PENDING")]
+    assert approved[0] == 0 and approved[1].startswith("accepted")
+    assert result.status.value == "SUCCEEDED"
+
+
+async def test_deliver_by_operation_and_cancel_from_the_cli(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        PlanNode(id="job", tool="start_job", arguments=[ArgumentBinding.literal("job", "x")]),
+        collect("final", ["job"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(
+            client, task_queue, RunRequest(goal="job", scenario="synthetic", plan=plan)
+        )
+        await _until_pending(handle, "op-job")
+        waits = await handle.query(AgentRunWorkflow.waits)
+        delivered = await harness(
+            "deliver",
+            handle.id,
+            "--operation",
+            str(waits[0].operation_id),
+            "--data",
+            '{"status": "done"}',
+            client=client,
+            task_queue=task_queue,
+        )
+        first: RunResult = await handle.result()
+        slow = synthetic_plan(delay("long", 600_000), collect("final", ["long"]))
+        second = await _start(
+            client, task_queue, RunRequest(goal="slow", scenario="synthetic", plan=slow)
+        )
+        await asyncio.sleep(0.5)
+        cancelled = await harness("cancel", second.id, client=client, task_queue=task_queue)
+        second_result: RunResult = await second.result()
+    assert delivered[0] == 0, delivered
+    assert first.status.value == "SUCCEEDED"
+    assert cancelled[0] == 0
+    assert second_result.status.value == "CANCELLED"
+    assert second_result.error is not None and "cancelled from the CLI" in second_result.error
+
+
+async def test_bad_data_for_deliver_gets_a_clear_error(client: Client, task_queue: str) -> None:
+    code, _, err = await harness(
+        "deliver", "some-run", "w1", "--data", "{oops", client=client, task_queue=task_queue
+    )
+    assert code == 2 and "--data is not valid JSON" in err and "Traceback" not in err
+    code, _, err = await harness(
+        "approve", "some-run", "w1", "--actor", "robot", client=client, task_queue=task_queue
+    )
+    assert code == 2 and "human:NAME, system:NAME or agent:NAME" in err
+
+
+async def test_report_writes_three_charts_a_plan_graph_and_an_html_page(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    run_id = f"report-{uuid.uuid4().hex[:8]}"
+    async with running_worker(client, task_queue):
+        code, _, err = await harness(
+            "run", "Compare Paris and Tokyo", "--id", run_id, client=client, task_queue=task_queue
+        )
+        assert code == 0, err
+        code, out, err = await harness(
+            "report", run_id, "--out", str(tmp_path), client=client, task_queue=task_queue
+        )
+    assert code == 0, err
+    names = sorted(Path(line).name for line in out.splitlines())
+    assert names == ["index.html", "plan.png", "pressure.png", "timeline.png", "tokens.png"]
+    for name in names[1:]:
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "City comparison" in (tmp_path / "index.html").read_text()
