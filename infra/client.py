@@ -6,9 +6,11 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from infra.settings import Settings
+from infra.telemetry import tracing_interceptors
 
 
-async def connect(settings: Settings | None = None) -> Client:
+async def connect(settings: Settings | None = None, *, tracing: bool = False) -> Client:
+    """`tracing` adds the OpenTelemetry interceptor when an OTLP endpoint is configured."""
     settings = settings or Settings.from_env()
     return await Client.connect(
         settings.temporal_address,
@@ -16,4 +18,5 @@ async def connect(settings: Settings | None = None) -> Client:
         api_key=settings.temporal_api_key,
         tls=settings.temporal_tls,
         data_converter=pydantic_data_converter,
+        interceptors=tracing_interceptors() if tracing else [],
     )

@@ -20,7 +20,7 @@ log = structlog.get_logger()
 async def serve(settings: Settings) -> None:
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
-    client = await connect(settings)
+    client = await connect(settings, tracing=True)
     worker = build_worker(client, settings.task_queue, providers)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
