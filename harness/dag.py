@@ -38,27 +38,39 @@ class DagState:
                 self.dependents[dep].append(node.id)
         self.remaining: dict[str, int] = {node.id: len(set(node.deps)) for node in plan.nodes}
         self.status: dict[str, NodeStatus] = dict.fromkeys(self._order, NodeStatus.PENDING)
+        self._unfinished = len(self._order)
         self._ready: list[int] = [
             self._index[node_id] for node_id in self._order if self.remaining[node_id] == 0
         ]
         heapq.heapify(self._ready)
 
+    def has_ready(self) -> bool:
+        return bool(self._ready)
+
     def ready(self) -> list[str]:
         """Nodes whose dependencies are all DONE and that have not started, in plan order."""
         return [self._order[i] for i in sorted(self._ready)]
+
+    def ready_count(self) -> int:
+        return len(self._ready)
+
+    def take(self, node_id: str) -> None:
+        """Mark one specific ready node RUNNING (for callers that pick nodes themselves)."""
+        self._discard_ready(node_id)
+        self._set(node_id, NodeStatus.RUNNING)
 
     def pop_ready(self, limit: int) -> list[str]:
         """Take up to `limit` ready nodes (plan order) and mark them RUNNING."""
         taken: list[str] = []
         while self._ready and len(taken) < limit:
             node_id = self._order[heapq.heappop(self._ready)]
-            self.status[node_id] = NodeStatus.RUNNING
+            self._set(node_id, NodeStatus.RUNNING)
             taken.append(node_id)
         return taken
 
     def complete(self, node_id: str) -> list[str]:
         """Mark `node_id` DONE; return the dependents that became ready."""
-        self.status[node_id] = NodeStatus.DONE
+        self._set(node_id, NodeStatus.DONE)
         newly_ready = []
         for dependent in self.dependents[node_id]:
             self.remaining[dependent] -= 1
@@ -69,17 +81,22 @@ class DagState:
 
     def fail(self, node_id: str) -> list[str]:
         """Mark `node_id` FAILED; return every transitive dependent now SKIPPED, in plan order."""
-        self.status[node_id] = NodeStatus.FAILED
+        self._set(node_id, NodeStatus.FAILED)
         return self._skip_dependents_of(node_id)
 
     def skip(self, node_id: str) -> list[str]:
         """Mark a pending or running `node_id` SKIPPED; return it and its skipped dependents."""
         self._discard_ready(node_id)
-        self.status[node_id] = NodeStatus.SKIPPED
+        self._set(node_id, NodeStatus.SKIPPED)
         return [node_id, *self._skip_dependents_of(node_id)]
 
     def is_finished(self) -> bool:
-        return all(status in FINISHED_STATUSES for status in self.status.values())
+        return self._unfinished == 0
+
+    def _set(self, node_id: str, status: NodeStatus) -> None:
+        was_finished = self.status[node_id] in FINISHED_STATUSES
+        self.status[node_id] = status
+        self._unfinished += int(was_finished) - int(status in FINISHED_STATUSES)
 
     def running(self) -> list[str]:
         return [n for n in self._order if self.status[n] is NodeStatus.RUNNING]
@@ -95,7 +112,7 @@ class DagState:
             if self.status[dependent] is not NodeStatus.PENDING:
                 continue
             self._discard_ready(dependent)
-            self.status[dependent] = NodeStatus.SKIPPED
+            self._set(dependent, NodeStatus.SKIPPED)
             skipped.add(dependent)
             frontier.extend(self.dependents[dependent])
         return sorted(skipped, key=self._index.__getitem__)

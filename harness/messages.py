@@ -77,3 +77,34 @@ class JudgeCallResult(BaseModel):
     reasons: list[str]
     model: str
     usage: TokenUsage
+
+
+class BatchCall(BaseModel):
+    node_id: str
+    tool: str
+    arguments: dict[str, JsonValue]
+    summary: str
+    fault: FaultSpec | None = None
+
+
+class NodeBatchRequest(BaseModel):
+    """Independent, already-resolved tool calls that one child workflow runs, so that a very
+    wide plan spreads its history over several runs instead of one."""
+
+    run_id: str
+    scenario: str
+    provider: str | None = None
+    max_concurrency: int
+    calls: list[BatchCall]
+
+
+class BatchCallOutcome(BaseModel):
+    node_id: str
+    call: ToolCallResult | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    attempts: int = 0
+
+
+class NodeBatchResult(BaseModel):
+    outcomes: list[BatchCallOutcome]

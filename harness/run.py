@@ -76,6 +76,7 @@ class RunRequest(BaseModel):
         default=True, description="Ask the user when the goal lacks information the plan needs."
     )
     wait_timeouts: WaitTimeouts = Field(default_factory=lambda: WaitTimeouts())
+    scale: ScaleOptions = Field(default_factory=lambda: ScaleOptions())
 
 
 class WaitTimeouts(BaseModel):
@@ -86,6 +87,15 @@ class WaitTimeouts(BaseModel):
     async_operation: float = Field(default=3600, gt=0)
     external_event: float = Field(default=24 * 3600, gt=0)
     reconcile: float = Field(default=7 * 24 * 3600, gt=0)
+
+
+class ScaleOptions(BaseModel):
+    """When a plan is wider than one run's history should hold, ready nodes run in batches of
+    child workflows (about three history events per node land in the child, not the parent)."""
+
+    batch_plan_nodes: int = Field(default=1000, ge=1, description="Batch plans larger than this.")
+    batch_min_ready: int = Field(default=100, ge=1, description="Batch when this many are ready.")
+    batch_size: int = Field(default=1500, ge=1, le=3000, description="Nodes per child workflow.")
 
 
 class NodeOutcome(BaseModel):

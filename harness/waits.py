@@ -94,13 +94,44 @@ class DeliveryReceipt(BaseModel):
     reason: str
 
 
+MAX_PARKED = 100
+
+
 class WaitBook:
     def __init__(self) -> None:
         self.waits: dict[str, Wait] = {}
+        self.parked: list[Delivery] = []
+
+    def free_id(self, wanted: str) -> str:
+        """`wanted`, or `wanted-2`, `wanted-3`... when a wait of an earlier attempt has it."""
+        if wanted not in self.waits:
+            return wanted
+        number = 2
+        while f"{wanted}-{number}" in self.waits:
+            number += 1
+        return f"{wanted}-{number}"
 
     def open(self, wait: Wait) -> Wait:
         self.waits[wait.id] = wait
         return wait
+
+    def park(self, delivery: Delivery) -> DeliveryReceipt:
+        """A result for an operation whose wait is not open yet (the callback beat the tool's
+        own completion): keep it, bounded, until the wait opens."""
+        if len(self.parked) >= MAX_PARKED:
+            return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
+        self.parked.append(delivery)
+        return DeliveryReceipt(
+            accepted=True,
+            reason=f"operation '{delivery.operation_id}' is not awaited yet; parked until it is",
+        )
+
+    def unpark(self, wait: Wait) -> Delivery | None:
+        for delivery in self.parked:
+            if wait.operation_id is not None and delivery.operation_id == wait.operation_id:
+                self.parked.remove(delivery)
+                return delivery
+        return None
 
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
@@ -124,6 +155,8 @@ class WaitBook:
         wait = self.find(delivery)
         target = delivery.wait_id or delivery.operation_id or delivery.event
         if wait is None:
+            if delivery.operation_id is not None and delivery.wait_id is None:
+                return self.park(delivery)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
         problem = _problem(wait, delivery)
         if problem is not None:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import difflib
 
-from scenarios import cities, games, incidents, synthetic
+from scenarios import cities, games, incidents, refunds, synthetic
 from scenarios.base import Scenario
 
 _REGISTRY: dict[str, Scenario] = {
     scenario.name: scenario
-    for scenario in (cities.SCENARIO, games.SCENARIO, incidents.SCENARIO, synthetic.SCENARIO)
+    for scenario in (
+        cities.SCENARIO,
+        games.SCENARIO,
+        incidents.SCENARIO,
+        refunds.SCENARIO,
+        synthetic.SCENARIO,
+    )
 }
 
 

@@ -338,9 +338,11 @@ class AgentRunWorkflow:
             desk=self._desk,
             approve_side_effects=self._request.approve_side_effects,
             timeouts=self._request.wait_timeouts,
+            scale=self._request.scale,
         )
         await self._executor.run(self._seconds_left())
         executor = self._executor
+        self._reusable.update(executor.reusable_next)
         self._charge("worker", executor.usage)
         record = self._attempts[-1]
         if executor.budget_skips:
@@ -541,13 +543,6 @@ class AgentRunWorkflow:
             f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
             f"nodes: {counts.done} done, {counts.failed} failed, {counts.skipped} skipped "
             f"of {counts.nodes}; pending waits: {pending}; replans: {counts.replans}; "
-            f"budget pressure: {self._budget.pressure():.2f}"
-        )
-        counts = self._counts()
-        workflow.set_current_details(
-            f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
-            f"nodes: {counts.done} done, {counts.failed} failed, {counts.skipped} skipped "
-            f"of {counts.nodes}; replans: {counts.replans}; "
             f"budget pressure: {self._budget.pressure():.2f}"
         )
 

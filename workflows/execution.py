@@ -8,6 +8,7 @@ level-by-level barrier and no extra round trip per completion.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import timedelta
 
 from temporalio import workflow
@@ -21,6 +22,7 @@ from workflows.activity_options import (
     ActivityFailure,
     tool_call_summary,
 )
+from workflows.node_batch import NodeBatchWorkflow
 from workflows.recorder import TraceRecorder
 from workflows.waiting import WaitDesk
 
@@ -31,12 +33,12 @@ with workflow.unsafe.imports_passed_through():
     from harness.binding import BindingError, resolve_arguments
     from harness.budget import Budget, Degradation, degradation
     from harness.dag import DagState, NodeStatus
-    from harness.errors import ErrorClass, ErrorCode, FailureContext, classify
+    from harness.errors import ErrorClass, ErrorCode, FailureContext, classify, parse_error_code
     from harness.faults import FaultSpec
-    from harness.messages import ToolCallRequest, ToolCallResult
+    from harness.messages import BatchCall, NodeBatchRequest, ToolCallRequest, ToolCallResult
     from harness.plan import Plan
     from harness.reuse import call_key
-    from harness.run import NodeOutcome, WaitTimeouts
+    from harness.run import NodeOutcome, ScaleOptions, WaitTimeouts
     from harness.tools import NativeWait, ToolCatalog, ToolCompletion
     from harness.trace import TraceKind
     from harness.usage import TokenUsage
@@ -59,12 +61,13 @@ class PlanExecutor:
         max_concurrency: int,
         budget: Budget,
         recorder: TraceRecorder,
-        reusable: dict[str, ToolCallResult],
+        reusable: Mapping[str, ToolCallResult],
         faults: list[FaultSpec],
         provider: str | None,
         desk: WaitDesk,
         approve_side_effects: bool,
         timeouts: WaitTimeouts,
+        scale: ScaleOptions,
     ) -> None:
         self._run_id = run_id
         self._scenario = scenario
@@ -80,11 +83,17 @@ class PlanExecutor:
         self._approve_side_effects = approve_side_effects
         self._timeouts = timeouts
         self.dag = DagState(plan)
+        self._nodes = {node.id: node for node in plan.nodes}
+        self._specs = {spec.name: spec for spec in catalog.tools}
+        self._scale = scale
+        self._batching = len(plan.nodes) > scale.batch_plan_nodes
+        self._batches = 0
         self.outcomes = {
             node.id: NodeOutcome(id=node.id, tool=node.tool, role=self._role(node.tool))
             for node in plan.nodes
         }
         self.results: dict[str, JsonValue] = {}
+        self.reusable_next: dict[str, ToolCallResult] = {}
         self.failures: list[FailureContext] = []
         self.usage = TokenUsage()
         self.budget_skips = 0
@@ -128,7 +137,7 @@ class PlanExecutor:
         return spec.role.value if spec else "UNKNOWN"
 
     def _launch_ready(self) -> None:
-        while self._in_flight < self._max_concurrency and self.dag.ready():
+        while self._in_flight < self._max_concurrency and self.dag.has_ready():
             self._budget.set_elapsed(self._recorder.elapsed_seconds())
             if self._stop_reason is not None:
                 return
@@ -141,14 +150,25 @@ class PlanExecutor:
                 for node_id in self.dag.ready():
                     self._skip(self.dag.skip(node_id), BUDGET_EXHAUSTED_REASON, budget=True)
                 return
+            if (
+                self._batching
+                and self._in_flight == 0
+                and self.dag.ready_count() >= (self._scale.batch_min_ready)
+            ):
+                self._launch_batch()
+                continue
             (node_id,) = self.dag.pop_ready(1)
-            self._admit(node_id)
+            arguments = self._prepare(node_id)
+            if arguments is not None:
+                self._in_flight += 1
+                task = asyncio.create_task(self._run_node(node_id, arguments), name=node_id)
+                self._tasks[node_id] = task
 
-    def _admit(self, node_id: str) -> None:
-        """Resolve arguments; reuse an identical earlier result or start the activity."""
-        node = self._plan.node(node_id)
-        spec = self._catalog.get(node.tool) if node else None
-        assert node is not None and spec is not None, "the plan was validated"
+    def _prepare(self, node_id: str) -> dict[str, JsonValue] | None:
+        """Resolve the node's arguments and charge its call; None when it is already settled
+        (a binding error fails it, an identical earlier result is reused)."""
+        node = self._nodes[node_id]
+        spec = self._specs[node.tool]
         outcome = self.outcomes[node_id]
         outcome.status = NodeStatus.RUNNING
         outcome.started_at = workflow.now()
@@ -156,15 +176,97 @@ class PlanExecutor:
             arguments = resolve_arguments(node, spec, self.results)
         except BindingError as error:
             self._fail(node_id, {}, ErrorCode.INVALID_ARGUMENT, str(error), attempts=0)
-            return
+            return None
         key = call_key(node.tool, arguments)
         if key in self._reusable and not spec.side_effects:
             self._complete(node_id, self._reusable[key], reused=True)
-            return
+            return None
         self._budget.charge_tool_call()
-        self._in_flight += 1
-        task = asyncio.create_task(self._run_node(node_id, arguments), name=f"node {node_id}")
-        self._tasks[node_id] = task
+        return arguments
+
+    def _batchable(self, node_id: str) -> bool:
+        spec = self._specs[self._nodes[node_id].tool]
+        return (
+            spec.native_wait is None
+            and not spec.side_effects
+            and not spec.requires_approval
+            and spec.completion is ToolCompletion.SYNC
+        )
+
+    def _launch_batch(self) -> None:
+        """Hand many ready, independent plain nodes to one child workflow. While the batch
+        runs it holds every concurrency slot; the child keeps to the same cap."""
+        calls: list[BatchCall] = []
+        for node_id in self.dag.ready():
+            if len(calls) >= self._scale.batch_size:
+                break
+            if not self._batchable(node_id) or self._exhausted():
+                continue
+            self.dag.take(node_id)
+            arguments = self._prepare(node_id)
+            if arguments is None:
+                continue
+            tool = self._nodes[node_id].tool
+            self._recorder.emit(
+                TraceKind.NODE_START, role=self.outcomes[node_id].role, node_id=node_id, tool=tool
+            )
+            calls.append(
+                BatchCall(
+                    node_id=node_id,
+                    tool=tool,
+                    arguments=arguments,
+                    summary=tool_call_summary(node_id, tool, arguments),
+                    fault=next((f for f in self._faults if f.matches(tool, arguments)), None),
+                )
+            )
+        if not calls:
+            self._batching = False  # nothing batchable is ready; fall back to single nodes
+            return
+        self._in_flight += self._max_concurrency
+        self._batches += 1
+        task = asyncio.create_task(self._run_batch(calls, self._batches))
+        for call in calls:
+            self._tasks[call.node_id] = task
+
+    def _exhausted(self) -> bool:
+        return degradation(self._budget.pressure()) is Degradation.EXHAUSTED
+
+    async def _run_batch(self, calls: list[BatchCall], number: int) -> None:
+        try:
+            result = await workflow.execute_child_workflow(
+                NodeBatchWorkflow.run,
+                NodeBatchRequest(
+                    run_id=self._run_id,
+                    scenario=self._scenario,
+                    provider=self._provider,
+                    max_concurrency=self._max_concurrency,
+                    calls=calls,
+                ),
+                id=f"{self._run_id}-batch-{number}",
+                static_summary=f"batch {number}: {len(calls)} nodes",
+            )
+            for outcome in result.outcomes:
+                self._record_retries(outcome.node_id, outcome.attempts)
+                if outcome.call is not None:
+                    self._complete(outcome.node_id, outcome.call, reused=False)
+                    self.reusable_next[call_key_of(calls, outcome.node_id)] = outcome.call
+                else:
+                    code = parse_error_code(outcome.error_type)
+                    arguments = next(c.arguments for c in calls if c.node_id == outcome.node_id)
+                    message = outcome.error_message or "failed"
+                    self._fail(outcome.node_id, arguments, code, message, outcome.attempts)
+        except asyncio.CancelledError:
+            for call in calls:
+                if self.dag.status[call.node_id] is NodeStatus.RUNNING:
+                    self._cancelled(call.node_id)
+        except BaseException as crash:
+            self._crash = crash
+            raise
+        finally:
+            self._in_flight -= self._max_concurrency
+            for call in calls:
+                self._tasks.pop(call.node_id, None)
+        self._launch_ready()
 
     async def _run_node(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         try:
@@ -180,9 +282,8 @@ class PlanExecutor:
         self._launch_ready()
 
     async def _execute_node(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
-        node = self._plan.node(node_id)
-        spec = self._catalog.get(node.tool) if node else None
-        assert node is not None and spec is not None, "the plan was validated"
+        node = self._nodes[node_id]
+        spec = self._specs[node.tool]
         outcome = self.outcomes[node_id]
         if spec.native_wait is not None:
             await self._native_wait(node_id, spec.native_wait, arguments)
@@ -229,7 +330,7 @@ class PlanExecutor:
             await self._await_operation(node_id, arguments, result)
             return
         if not spec.side_effects:
-            self._reusable[call_key(node.tool, arguments)] = result
+            self.reusable_next[call_key(node.tool, arguments)] = result
         self._complete(node_id, result, reused=False)
 
     async def _approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
@@ -448,3 +549,8 @@ class PlanExecutor:
         if outcome.started_at is not None:
             elapsed = outcome.finished_at - outcome.started_at
             outcome.latency_ms = round(elapsed.total_seconds() * 1000, 3)
+
+
+def call_key_of(calls: list[BatchCall], node_id: str) -> str:
+    call = next(c for c in calls if c.node_id == node_id)
+    return call_key(call.tool, call.arguments)

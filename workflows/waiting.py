@@ -37,7 +37,7 @@ class WaitDesk:
         deadline = now + timedelta(seconds=timeout_seconds) if timeout_seconds else None
         wait = self.book.open(
             Wait(
-                id=wait_id,
+                id=self.book.free_id(wait_id),
                 kind=kind,
                 node_id=node_id,
                 prompt=prompt,
@@ -55,6 +55,9 @@ class WaitDesk:
             data=_wait_data(wait),
         )
         self._on_change()
+        parked = self.book.unpark(wait)
+        if parked is not None:
+            self.deliver(parked)
         return wait
 
     async def until_settled(self, wait: Wait) -> Wait:

@@ -351,7 +351,7 @@ async def test_a_tactical_goal_recommends_only_tactical_games_within_its_budget(
 async def test_a_goal_without_preferences_fails_validation_with_the_planners_advice(
     client: Client, task_queue: str
 ) -> None:
-    request = RunRequest(goal="Recommend me a game", scenario="games")
+    request = RunRequest(goal="Recommend me a game", scenario="games", ask_user=False)
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
     assert result.status is RunPhase.FAILED_VALIDATION
@@ -361,7 +361,7 @@ async def test_a_goal_without_preferences_fails_validation_with_the_planners_adv
 async def test_an_impossible_budget_fails_before_any_tool_runs(
     client: Client, task_queue: str
 ) -> None:
-    request = RunRequest(goal="a relaxing game for 1 dollar", scenario="games")
+    request = RunRequest(goal="a relaxing game for 1 dollar", scenario="games", ask_user=False)
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
     assert result.status is RunPhase.FAILED_VALIDATION
@@ -386,7 +386,7 @@ async def test_preferences_no_game_meets_fail_verification_naming_them(
 async def test_preferences_no_game_meets_stop_after_one_replan_with_advice_to_relax_one(
     client: Client, task_queue: str
 ) -> None:
-    request = RunRequest(goal=NO_MATCH, scenario="games")
+    request = RunRequest(goal=NO_MATCH, scenario="games", ask_user=False)
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
     assert result.attempts == 2

@@ -357,7 +357,7 @@ async def test_a_vague_goal_is_replanned_with_the_missing_investigations_and_suc
 async def test_a_goal_naming_no_service_fails_validation_with_the_planners_advice(
     client: Client, task_queue: str
 ) -> None:
-    request = RunRequest(goal="the website feels off", scenario="incidents")
+    request = RunRequest(goal="the website feels off", scenario="incidents", ask_user=False)
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
     assert result.status is RunPhase.FAILED_VALIDATION

@@ -322,3 +322,32 @@ async def test_a_run_waiting_for_approval_survives_a_worker_restart(
         result: RunResult = await handle.result()
     assert receipt.accepted
     assert result.status is RunPhase.SUCCEEDED
+
+
+async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        delay("gate", 1500),
+        PlanNode(
+            id="job",
+            tool="start_job",
+            arguments=[ArgumentBinding.literal("job", "early")],
+            deps=["gate"],
+        ),
+        collect("final", ["job"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await _start(
+            client, task_queue, RunRequest(goal="early", scenario="synthetic", plan=plan)
+        )
+        early = await _update(
+            handle,
+            "deliver_sync",
+            DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True}),
+        )
+        result: RunResult = await handle.result()
+    assert early.accepted and "parked" in early.reason
+    assert result.status is RunPhase.SUCCEEDED
+    job = next(n for n in result.nodes if n.id == "job")
+    assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}

@@ -1,0 +1,134 @@
+"""The refunds scenario's orders, and the refund policy they are judged by.
+
+Dates are fixed, and so is "today" (`AS_OF`), so every policy decision is reproducible. One order
+is eligible (A-1001, a damaged item); the others are outside the window, already refunded or under
+dispute. Any other id is unknown.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+AS_OF = date(2025, 3, 14)
+
+
+class OrderItem(BaseModel):
+    name: str
+    quantity: int = Field(ge=1)
+    unit_price_cents: int = Field(ge=0)
+
+
+class Dispute(BaseModel):
+    case_id: str
+    opened_on: date
+    reason: str
+
+
+class OrderRecord(BaseModel):
+    order_id: str
+    customer: str
+    items: list[OrderItem]
+    ordered_on: date
+    delivered_on: date | None
+    refunded_cents: int = 0
+    refunded_on: date | None = None
+    dispute: Dispute | None = None
+
+    @property
+    def amount_cents(self) -> int:
+        return sum(item.quantity * item.unit_price_cents for item in self.items)
+
+
+ORDERS: tuple[OrderRecord, ...] = (
+    OrderRecord(
+        order_id="A-1001",
+        customer="Dana Whitfield",
+        items=[
+            OrderItem(name="Ceramic pour-over kettle", quantity=1, unit_price_cents=4990),
+            OrderItem(name="Paper filters, 100 pack", quantity=2, unit_price_cents=745),
+        ],
+        ordered_on=date(2025, 3, 3),
+        delivered_on=date(2025, 3, 7),
+    ),
+    OrderRecord(
+        order_id="A-1002",
+        customer="Marcus Oyelaran",
+        items=[OrderItem(name="Wireless headphones", quantity=1, unit_price_cents=12900)],
+        ordered_on=date(2025, 1, 2),
+        delivered_on=date(2025, 1, 6),
+    ),
+    OrderRecord(
+        order_id="A-1003",
+        customer="Priya Raman",
+        items=[OrderItem(name="Linen throw blanket", quantity=1, unit_price_cents=5900)],
+        ordered_on=date(2025, 2, 26),
+        delivered_on=date(2025, 3, 2),
+        refunded_cents=5900,
+        refunded_on=date(2025, 3, 5),
+    ),
+    OrderRecord(
+        order_id="A-1004",
+        customer="Tomás Ribeiro",
+        items=[OrderItem(name="Burr espresso grinder", quantity=1, unit_price_cents=18900)],
+        ordered_on=date(2025, 2, 25),
+        delivered_on=date(2025, 3, 1),
+        dispute=Dispute(
+            case_id="CB-55102", opened_on=date(2025, 3, 9), reason="chargeback: item not received"
+        ),
+    ),
+    OrderRecord(
+        order_id="A-1005",
+        customer="Lena Vogt",
+        items=[
+            OrderItem(name="Brass desk lamp", quantity=1, unit_price_cents=3450),
+            OrderItem(name="LED bulb, warm white", quantity=2, unit_price_cents=499),
+        ],
+        ordered_on=date(2025, 3, 6),
+        delivered_on=date(2025, 3, 10),
+    ),
+)
+
+
+def find_order(order_id: str) -> OrderRecord | None:
+    wanted = order_id.strip().upper()
+    return next((order for order in ORDERS if order.order_id == wanted), None)
+
+
+class ReasonCategory(StrEnum):
+    DAMAGED = "damaged item"
+    WRONG_ITEM = "wrong item"
+    NOT_AS_DESCRIBED = "not as described"
+    CHANGED_MIND = "changed mind"
+    OTHER = "other"
+
+
+_KEYWORDS: tuple[tuple[ReasonCategory, tuple[str, ...]], ...] = (
+    (ReasonCategory.DAMAGED, ("damaged", "broken", "defective", "cracked", "faulty", "dented")),
+    (ReasonCategory.WRONG_ITEM, ("wrong item", "wrong size", "wrong colour", "wrong color")),
+    (ReasonCategory.NOT_AS_DESCRIBED, ("not as described", "different from", "misdescribed")),
+    (ReasonCategory.CHANGED_MIND, ("changed their mind", "changed my mind", "no longer want")),
+)
+
+WINDOW_DAYS: dict[ReasonCategory, int] = {
+    ReasonCategory.DAMAGED: 30,
+    ReasonCategory.WRONG_ITEM: 30,
+    ReasonCategory.NOT_AS_DESCRIBED: 30,
+    ReasonCategory.CHANGED_MIND: 14,
+    ReasonCategory.OTHER: 30,
+}
+
+
+def categorize(reason: str) -> ReasonCategory:
+    text = reason.lower()
+    for category, words in _KEYWORDS:
+        if any(word in text for word in words):
+            return category
+    return ReasonCategory.OTHER
+
+
+def money(cents: int) -> str:
+    """`6480` -> `$64.80`; the one way amounts are written in this scenario."""
+    return f"${cents // 100:,}.{cents % 100:02d}"

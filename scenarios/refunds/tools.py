@@ -1,0 +1,267 @@
+"""The refunds tools: three independent checks, the refund itself (approved, asynchronous,
+idempotent) and the report of what was refunded."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.errors import ErrorCode, ToolError
+from harness.llm import TextRequest
+from harness.tools import ToolCompletion, ToolRole, ToolSpec
+from scenarios.base import Tool, ToolContext
+from scenarios.refunds.data import (
+    AS_OF,
+    WINDOW_DAYS,
+    OrderRecord,
+    ReasonCategory,
+    categorize,
+    find_order,
+    money,
+)
+from scenarios.refunds.models import (
+    DisputeStatus,
+    OrderFacts,
+    PolicyDecision,
+    RefundStarted,
+    SummaryArgs,
+)
+from scenarios.refunds.payments import KeyReuseError, Payment, PaymentService, PaymentStatus
+from scenarios.refunds.report import render_report
+
+PAYMENTS = "payments"
+
+
+class OrderArgs(BaseModel):
+    order_id: str = Field(min_length=1, description="Order id, e.g. 'A-1001'.")
+
+
+class PolicyArgs(OrderArgs):
+    reason: str = Field(min_length=1, description="Why the customer wants a refund, in words.")
+
+
+class RefundArgs(OrderArgs):
+    amount_cents: int = Field(gt=0, description="Amount to refund, in cents.")
+    reason: str = Field(min_length=1, description="Why the refund is made.")
+
+
+def _order(order_id: str) -> OrderRecord:
+    record = find_order(order_id)
+    if record is None:
+        raise ToolError(
+            ErrorCode.MISSING_INFO,
+            f"no order with id '{order_id}'; check the id (orders look like A-1001)",
+            data={"order_id": order_id},
+        )
+    return record
+
+
+def _payments(ctx: ToolContext) -> PaymentService:
+    service = ctx.services.get(PAYMENTS)
+    if not isinstance(service, PaymentService):
+        raise ToolError(
+            ErrorCode.CONFIG_INVALID,
+            f"this worker has no payment service; pass services={{'{PAYMENTS}': ...}} "
+            "to build_worker",
+        )
+    return service
+
+
+def _paid_through_service(record: OrderRecord, ctx: ToolContext) -> list[Payment]:
+    service = ctx.services.get(PAYMENTS)
+    if not isinstance(service, PaymentService):
+        return []
+    return [payment for payment in service.payments() if payment.order_id == record.order_id]
+
+
+def _total(payments: list[Payment]) -> int:
+    return sum(payment.amount_cents for payment in payments)
+
+
+async def lookup_order(args: OrderArgs, ctx: ToolContext) -> JsonValue:
+    record = _order(args.order_id)
+    facts = OrderFacts(
+        order_id=record.order_id,
+        customer=record.customer,
+        items=record.items,
+        amount_cents=record.amount_cents,
+        ordered_on=record.ordered_on.isoformat(),
+        delivered_on=record.delivered_on.isoformat() if record.delivered_on else None,
+    )
+    return facts.model_dump(mode="json")
+
+
+def _within_window(record: OrderRecord, reason: str) -> tuple[ReasonCategory, int, int]:
+    """(category, window, days since delivery) when the reason's window is still open."""
+    category = categorize(reason)
+    window = WINDOW_DAYS[category]
+    event = "delivered" if record.delivered_on else "ordered"
+    days = (AS_OF - (record.delivered_on or record.ordered_on)).days
+    if days > window:
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            f"order {record.order_id} was {event} {days} days ago; refunds for "
+            f"'{category.value}' are allowed within {window} days",
+        )
+    return category, window, days
+
+
+def _not_disputed(record: OrderRecord) -> None:
+    if record.dispute is not None:
+        dispute = record.dispute
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            f"order {record.order_id} is under dispute (case {dispute.case_id}, opened "
+            f"{dispute.opened_on.isoformat()}: {dispute.reason}); the dispute process decides "
+            "any refund",
+        )
+
+
+async def check_refund_policy(args: PolicyArgs, ctx: ToolContext) -> JsonValue:
+    record = _order(args.order_id)
+    category, window, days = _within_window(record, args.reason)
+    # This run's own payment is not an earlier refund: a replan submits it again with the same
+    # idempotency key, and that pays nothing.
+    earlier = [p for p in _paid_through_service(record, ctx) if p.run_id != ctx.run_id]
+    refundable = record.amount_cents - record.refunded_cents - _total(earlier)
+    if refundable <= 0:
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            f"order {record.order_id} has already been refunded in full "
+            f"({money(record.amount_cents)})",
+        )
+    decision = PolicyDecision(
+        order_id=record.order_id,
+        eligible=True,
+        reason_category=category.value,
+        window_days=window,
+        days_since_delivery=days,
+        refundable_cents=refundable,
+    )
+    return decision.model_dump()
+
+
+async def check_dispute_status(args: OrderArgs, ctx: ToolContext) -> JsonValue:
+    record = _order(args.order_id)
+    _not_disputed(record)
+    return DisputeStatus(order_id=record.order_id, open_dispute=False).model_dump()
+
+
+async def submit_refund(args: RefundArgs, ctx: ToolContext) -> JsonValue:
+    """Ask the payment service to pay; its outcome is delivered to the run later.
+
+    The idempotency key is the same for every attempt of this node in this run, so a retried or
+    re-delivered refund is paid at most once. The policy is enforced here too, so a plan that
+    leaves out the checks cannot pay what they would refuse."""
+    record = _order(args.order_id)
+    _within_window(record, args.reason)
+    _not_disputed(record)
+    service = _payments(ctx)
+    key = f"{ctx.run_id}:{ctx.node_id}"
+    others = [p for p in _paid_through_service(record, ctx) if p.idempotency_key != key]
+    refundable = record.amount_cents - record.refunded_cents - _total(others)
+    if args.amount_cents > refundable:
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            f"a refund of {money(args.amount_cents)} exceeds the {money(max(refundable, 0))} "
+            f"left to refund on order {record.order_id}",
+        )
+    try:
+        operation_id = await service.submit(ctx.run_id, key, record.order_id, args.amount_cents)
+    except KeyReuseError as error:
+        raise ToolError(ErrorCode.POLICY_VIOLATION, str(error)) from error
+    started = RefundStarted(
+        operation_id=operation_id,
+        idempotency_key=key,
+        order_id=record.order_id,
+        amount_cents=args.amount_cents,
+    )
+    return started.model_dump()
+
+
+async def summarize_refund(args: SummaryArgs, ctx: ToolContext) -> JsonValue:
+    outcome = args.refund.outcome
+    if outcome.status is not PaymentStatus.PAID:
+        raise ToolError(
+            ErrorCode.TOOL_EXECUTION_FAILED,
+            f"payment operation {args.refund.operation_id} for order {args.order.order_id} "
+            f"failed ({outcome.reason or 'no reason given'}); nothing was refunded",
+        )
+    reply = await ctx.write(
+        TextRequest(
+            system="You write short markdown refund reports for a support team. Use only the "
+            "facts given. State the refund exactly once, as 'Refunded $AMOUNT to CUSTOMER for "
+            "order ORDER_ID', and never call any other amount refunded.",
+            prompt="Write the refund report.\n\n" + args.model_dump_json(indent=2),
+            draft=render_report(args),
+            max_output_tokens=600,
+        )
+    )
+    return reply.text.strip()
+
+
+TOOLS = (
+    Tool(
+        spec=ToolSpec.from_model(
+            "lookup_order",
+            "An order: customer, items, amount in cents, order and delivery dates.",
+            OrderArgs,
+            cost_hint=0.1,
+        ),
+        arguments=OrderArgs,
+        run=lookup_order,
+    ),
+    Tool(
+        spec=ToolSpec.from_model(
+            "check_refund_policy",
+            "Whether the refund policy allows refunding the order for this reason: the window "
+            "for the reason and what is left to refund. Refusals fail with POLICY_VIOLATION.",
+            PolicyArgs,
+            cost_hint=0.1,
+        ),
+        arguments=PolicyArgs,
+        run=check_refund_policy,
+    ),
+    Tool(
+        spec=ToolSpec.from_model(
+            "check_dispute_status",
+            "Whether the order is under dispute (a chargeback); a disputed order fails with "
+            "POLICY_VIOLATION.",
+            OrderArgs,
+            cost_hint=0.1,
+        ),
+        arguments=OrderArgs,
+        run=check_dispute_status,
+    ),
+    Tool(
+        spec=ToolSpec.from_model(
+            "submit_refund",
+            "Refund money to the customer through the payment service. Needs approval; runs as "
+            "an async operation whose outcome the payment service delivers. Depend on the three "
+            "checks and bind amount_cents to lookup_order's amount_cents. To reconcile an "
+            'unknown outcome, deliver {"outcome": "succeeded", "result": {"operation_id": ..., '
+            '"outcome": {"status": "paid", "operation_id": ..., "order_id": ..., '
+            '"amount_cents": ...}}}.',
+            RefundArgs,
+            cost_hint=1.0,
+            side_effects=True,
+            requires_approval=True,
+            completion=ToolCompletion.ASYNC_OPERATION,
+        ),
+        arguments=RefundArgs,
+        run=submit_refund,
+    ),
+    Tool(
+        spec=ToolSpec.from_model(
+            "summarize_refund",
+            "The final report of what was refunded: order, customer, amount, payment operation "
+            "and status. Bind order, policy and refund to the results of lookup_order, "
+            "check_refund_policy and submit_refund.",
+            SummaryArgs,
+            role=ToolRole.FINAL_SYNTHESIS,
+            cost_hint=1.0,
+            uses_llm=True,
+        ),
+        arguments=SummaryArgs,
+        run=summarize_refund,
+    ),
+)

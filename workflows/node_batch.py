@@ -1,0 +1,74 @@
+"""NodeBatchWorkflow: runs a batch of independent tool calls for a wide plan.
+
+A plan with thousands of ready nodes would push one run's history past Temporal's limits (about
+three events per activity). The orchestrator hands such batches to child workflows: each child
+holds the events of its own activities, and the parent records one child per batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from workflows.activity_options import (
+    TOOL_HEARTBEAT_TIMEOUT,
+    TOOL_RETRY,
+    TOOL_TIMEOUT,
+    ActivityFailure,
+)
+
+with workflow.unsafe.imports_passed_through():
+    from activities.tool_runner import ToolActivities
+    from harness.messages import (
+        BatchCall,
+        BatchCallOutcome,
+        NodeBatchRequest,
+        NodeBatchResult,
+        ToolCallRequest,
+    )
+
+BATCH_WORKFLOW_NAME = "AgentRunNodeBatch"
+
+
+@workflow.defn(name=BATCH_WORKFLOW_NAME)
+class NodeBatchWorkflow:
+    @workflow.run
+    async def run(self, request: NodeBatchRequest) -> NodeBatchResult:
+        slots = asyncio.Semaphore(request.max_concurrency)
+        outcomes = await asyncio.gather(
+            *(self._call(request, call, slots) for call in request.calls)
+        )
+        return NodeBatchResult(outcomes=list(outcomes))
+
+    async def _call(
+        self, request: NodeBatchRequest, call: BatchCall, slots: asyncio.Semaphore
+    ) -> BatchCallOutcome:
+        async with slots:
+            try:
+                result = await workflow.execute_activity_method(
+                    ToolActivities.run_tool,
+                    ToolCallRequest(
+                        run_id=request.run_id,
+                        scenario=request.scenario,
+                        node_id=call.node_id,
+                        tool=call.tool,
+                        arguments=call.arguments,
+                        provider=request.provider,
+                        fault=call.fault,
+                    ),
+                    start_to_close_timeout=TOOL_TIMEOUT,
+                    heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+                    retry_policy=TOOL_RETRY,
+                    summary=call.summary,
+                )
+            except ActivityError as error:
+                failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
+                return BatchCallOutcome(
+                    node_id=call.node_id,
+                    error_type=failure.type,
+                    error_message=failure.message,
+                    attempts=failure.attempts,
+                )
+        return BatchCallOutcome(node_id=call.node_id, call=result, attempts=result.attempt)
