@@ -85,6 +85,7 @@ class BatchCall(BaseModel):
     arguments: dict[str, JsonValue]
     summary: str
     fault: FaultSpec | None = None
+    local: bool = False
 
 
 class NodeBatchRequest(BaseModel):

@@ -43,6 +43,11 @@ class ToolSpec(BaseModel):
     requires_approval: bool = False
     completion: ToolCompletion = ToolCompletion.SYNC
     native_wait: NativeWait | None = None
+    local: bool = Field(
+        default=False,
+        description="A cheap in-memory tool: runs as a local activity (one history marker, no "
+        "task-queue round trip) instead of a regular activity.",
+    )
 
     @classmethod
     def from_model(
@@ -58,6 +63,7 @@ class ToolSpec(BaseModel):
         requires_approval: bool = False,
         completion: ToolCompletion = ToolCompletion.SYNC,
         native_wait: NativeWait | None = None,
+        local: bool = False,
     ) -> ToolSpec:
         return cls(
             name=name,
@@ -70,6 +76,7 @@ class ToolSpec(BaseModel):
             requires_approval=requires_approval,
             completion=completion,
             native_wait=native_wait,
+            local=local,
         )
 
     def argument_names(self) -> list[str]:

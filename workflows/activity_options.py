@@ -11,7 +11,9 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
+    from activities.tool_runner import ToolActivities
     from harness.errors import ErrorCode, is_retryable, parse_error_code
+    from harness.messages import ToolCallRequest, ToolCallResult
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
 PLAN_TIMEOUT = timedelta(minutes=3)
@@ -28,6 +30,7 @@ TOOL_RETRY = RetryPolicy(
     non_retryable_error_types=NON_RETRYABLE_CODES,
 )
 SIDE_EFFECT_RETRY = RetryPolicy(maximum_attempts=1)
+LOCAL_TOOL_TIMEOUT = timedelta(seconds=10)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 
 PLAN_RETRY = RetryPolicy(
@@ -62,6 +65,28 @@ class ActivityFailure:
             self.type = ErrorCode.TOOL_EXECUTION_FAILED.value
             self.code = ErrorCode.TOOL_EXECUTION_FAILED
             self.message = str(cause or error)
+
+
+async def run_tool_call(
+    request: ToolCallRequest, *, local: bool, side_effects: bool, summary: str
+) -> ToolCallResult:
+    """One node's tool call: a local activity for cheap in-memory tools, else a regular one."""
+    if local:
+        return await workflow.execute_local_activity_method(
+            ToolActivities.run_tool,
+            request,
+            start_to_close_timeout=LOCAL_TOOL_TIMEOUT,
+            retry_policy=TOOL_RETRY,
+            summary=summary,
+        )
+    return await workflow.execute_activity_method(
+        ToolActivities.run_tool,
+        request,
+        start_to_close_timeout=TOOL_TIMEOUT,
+        heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+        retry_policy=SIDE_EFFECT_RETRY if side_effects else TOOL_RETRY,
+        summary=summary,
+    )
 
 
 def tool_call_summary(node_id: str, tool: str, arguments: dict[str, JsonValue]) -> str:

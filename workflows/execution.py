@@ -15,11 +15,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 from workflows.activity_options import (
-    SIDE_EFFECT_RETRY,
-    TOOL_HEARTBEAT_TIMEOUT,
     TOOL_RETRY,
-    TOOL_TIMEOUT,
     ActivityFailure,
+    run_tool_call,
     tool_call_summary,
 )
 from workflows.node_batch import NodeBatchWorkflow
@@ -29,7 +27,6 @@ from workflows.waiting import WaitDesk
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
-    from activities.tool_runner import ToolActivities
     from harness.binding import BindingError, resolve_arguments
     from harness.budget import Budget, Degradation, degradation
     from harness.dag import DagState, NodeStatus
@@ -217,6 +214,7 @@ class PlanExecutor:
                     arguments=arguments,
                     summary=tool_call_summary(node_id, tool, arguments),
                     fault=next((f for f in self._faults if f.matches(tool, arguments)), None),
+                    local=self._specs[tool].local,
                 )
             )
         if not calls:
@@ -298,8 +296,7 @@ class PlanExecutor:
         )
         fault = next((f for f in self._faults if f.matches(node.tool, arguments)), None)
         try:
-            result: ToolCallResult = await workflow.execute_activity_method(
-                ToolActivities.run_tool,
+            result = await run_tool_call(
                 ToolCallRequest(
                     run_id=self._run_id,
                     scenario=self._scenario,
@@ -309,9 +306,8 @@ class PlanExecutor:
                     provider=self._provider,
                     fault=fault,
                 ),
-                start_to_close_timeout=TOOL_TIMEOUT,
-                heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
-                retry_policy=SIDE_EFFECT_RETRY if spec.side_effects else TOOL_RETRY,
+                local=spec.local,
+                side_effects=spec.side_effects,
                 summary=tool_call_summary(node_id, node.tool, arguments),
             )
         except ActivityError as error:

@@ -12,15 +12,9 @@ import asyncio
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows.activity_options import (
-    TOOL_HEARTBEAT_TIMEOUT,
-    TOOL_RETRY,
-    TOOL_TIMEOUT,
-    ActivityFailure,
-)
+from workflows.activity_options import TOOL_RETRY, ActivityFailure, run_tool_call
 
 with workflow.unsafe.imports_passed_through():
-    from activities.tool_runner import ToolActivities
     from harness.messages import (
         BatchCall,
         BatchCallOutcome,
@@ -47,8 +41,7 @@ class NodeBatchWorkflow:
     ) -> BatchCallOutcome:
         async with slots:
             try:
-                result = await workflow.execute_activity_method(
-                    ToolActivities.run_tool,
+                result = await run_tool_call(
                     ToolCallRequest(
                         run_id=request.run_id,
                         scenario=request.scenario,
@@ -58,9 +51,8 @@ class NodeBatchWorkflow:
                         provider=request.provider,
                         fault=call.fault,
                     ),
-                    start_to_close_timeout=TOOL_TIMEOUT,
-                    heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
-                    retry_policy=TOOL_RETRY,
+                    local=call.local,
+                    side_effects=False,
                     summary=call.summary,
                 )
             except ActivityError as error:

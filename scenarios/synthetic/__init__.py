@@ -53,6 +53,14 @@ class CollectArgs(BaseModel):
     inputs: list[JsonValue] = Field(default_factory=list, description="Results to collect.")
 
 
+class EchoArgs(BaseModel):
+    value: JsonValue = Field(default=None, description="Returned unchanged.")
+
+
+async def echo(args: EchoArgs, ctx: ToolContext) -> JsonValue:
+    return {"value": args.value}
+
+
 async def delay(args: DelayArgs, ctx: ToolContext) -> JsonValue:
     await asyncio.sleep(args.ms / 1000)
     return {"ms": args.ms, "value": args.value}
@@ -103,6 +111,13 @@ SCENARIO = Scenario(
             delay,
         ),
         Tool(ToolSpec.from_model("fail", "Fail with an error code.", FailArgs), FailArgs, fail),
+        Tool(
+            ToolSpec.from_model(
+                "echo", "Return the input at once (a local activity).", EchoArgs, local=True
+            ),
+            EchoArgs,
+            echo,
+        ),
         Tool(
             ToolSpec.from_model(
                 "sleep", "A durable timer.", SleepArgs, native_wait=NativeWait.TIMER

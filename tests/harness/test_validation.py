@@ -103,7 +103,7 @@ def test_unknown_tool_with_no_close_name_lists_the_available_tools() -> None:
 
     assert issue.node_id == "w"
     assert "did you mean" not in issue.message
-    assert "available tools: delay, fail, sleep, await_event, start_job, side_effect, collect" in (
+    assert "available tools: delay, fail, echo, sleep, await_event, start_job, side_effect" in (
         issue.message
     )
 
