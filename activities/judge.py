@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import structlog
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
-from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
-from activities.provider_errors import config_failure, provider_failure
+from activities.llm import ProviderRegistry
+from activities.provider_errors import as_temporal_failures
 from harness.llm import JudgeRequest
 from harness.messages import JudgeCallRequest, JudgeCallResult
-from scenarios import UnknownScenarioError, get_scenario
+from scenarios import get_scenario
 from scenarios.base import CheckInput
 
 log = structlog.get_logger()
@@ -24,7 +23,7 @@ class JudgeActivities:
     @activity.defn(name="harness.judge")
     async def judge(self, request: JudgeCallRequest) -> JudgeCallResult:
         attempt = activity.info().attempt
-        try:
+        with as_temporal_failures(attempt):
             scenario = get_scenario(request.scenario)
             provider = self._providers.get(request.provider)
             rubric = scenario.rubric(
@@ -38,14 +37,6 @@ class JudgeActivities:
                     evidence_terms=rubric.evidence_terms,
                 )
             )
-        except UnknownScenarioError as error:
-            raise ApplicationError(
-                str(error), type="UNKNOWN_SCENARIO", non_retryable=True
-            ) from error
-        except ProviderConfigError as error:
-            raise config_failure(error, attempt) from error
-        except ProviderError as error:
-            raise provider_failure(error, attempt) from error
         log.info("judge.finish", run_id=request.run_id, passed=reply.passed, score=reply.score)
         return JudgeCallResult(
             passed=reply.passed,

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
+import structlog
 from temporalio.exceptions import ApplicationError
 
 from activities.llm import ProviderConfigError, ProviderError
 from harness.errors import ErrorCode, is_retryable
+from scenarios import UnknownScenarioError
+
+log = structlog.get_logger()
 
 
 def provider_failure(error: ProviderError, attempt: int) -> ApplicationError:
@@ -25,3 +31,18 @@ def config_failure(error: ProviderConfigError, attempt: int) -> ApplicationError
     return ApplicationError(
         str(error), {"attempt": attempt}, type=ErrorCode.CONFIG_INVALID.value, non_retryable=True
     )
+
+
+@contextmanager
+def as_temporal_failures(attempt: int) -> Iterator[None]:
+    """Predictable failures of scenario lookup and model calls, as non-retryable or retryable
+    ApplicationErrors typed with our error codes."""
+    try:
+        yield
+    except UnknownScenarioError as error:
+        raise ApplicationError(str(error), type="UNKNOWN_SCENARIO", non_retryable=True) from error
+    except ProviderConfigError as error:
+        raise config_failure(error, attempt) from error
+    except ProviderError as error:
+        log.warning("activity.provider_error", code=error.code.value, reason=error.message)
+        raise provider_failure(error, attempt) from error

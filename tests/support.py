@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+from pydantic import BaseModel
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.run import RunRequest, RunResult
+from harness.waits import DeliveryReceipt, Wait, WaitStatus
 from worker.app import build_worker
-from workflows import AgentRunWorkflow
+from workflows import AgentRunWorkflow, search_attributes
 
 
 @asynccontextmanager
@@ -75,3 +79,38 @@ def collect(node_id: str, deps: list[str]) -> PlanNode:
 
 def synthetic_plan(*nodes: PlanNode) -> Plan:
     return Plan(nodes=list(nodes))
+
+
+async def start_run(
+    client: Client, task_queue: str, request: RunRequest, *, searchable: bool = False
+) -> WorkflowHandle[Any, Any]:
+    """Start a run without waiting; `searchable` adds the Harness* search attributes."""
+    return await client.start_workflow(
+        AgentRunWorkflow.run,
+        request,
+        id=f"run-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
+        search_attributes=(
+            search_attributes.initial(request.scenario, "CREATED") if searchable else None
+        ),
+    )
+
+
+async def pending_wait(handle: WorkflowHandle[Any, Any], wait_id: str) -> Wait:
+    """The wait once it is PENDING (polls the `waits` query for up to ten seconds)."""
+    for _ in range(200):
+        waits = await handle.query(AgentRunWorkflow.waits)
+        found = [w for w in waits if w.id == wait_id and w.status is WaitStatus.PENDING]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"wait {wait_id} never became pending")
+
+
+async def deliver_update(
+    handle: WorkflowHandle[Any, Any], name: str, request: BaseModel
+) -> DeliveryReceipt:
+    receipt: DeliveryReceipt = await handle.execute_update(
+        name, request, result_type=DeliveryReceipt
+    )
+    return receipt

@@ -6,16 +6,21 @@ import asyncio
 import json
 import uuid
 from pathlib import Path
-from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 
 from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunRequest, RunResult
-from harness.waits import WaitStatus
 from tests.starter.test_cli import harness
-from tests.support import collect, delay, running_worker, synthetic_plan
-from workflows import AgentRunWorkflow, search_attributes
+from tests.support import (
+    collect,
+    delay,
+    pending_wait,
+    running_worker,
+    start_run,
+    synthetic_plan,
+)
+from workflows import AgentRunWorkflow
 
 
 def _approval_plan_request() -> RunRequest:
@@ -30,31 +35,14 @@ def _approval_plan_request() -> RunRequest:
     return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
 
 
-async def _start(client: Client, task_queue: str, request: RunRequest) -> WorkflowHandle[Any, Any]:
-    return await client.start_workflow(
-        AgentRunWorkflow.run,
-        request,
-        id=f"cli-wait-{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue,
-        search_attributes=search_attributes.initial(request.scenario, "CREATED"),
-    )
-
-
-async def _until_pending(handle: WorkflowHandle[Any, Any], wait_id: str) -> None:
-    for _ in range(200):
-        waits = await handle.query(AgentRunWorkflow.waits)
-        if any(w.id == wait_id and w.status is WaitStatus.PENDING for w in waits):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{wait_id} never became pending")
-
-
 async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_human_approves(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_plan_request())
-        await _until_pending(handle, "approve-change")
+        handle = await start_run(
+            client, task_queue, searchable=True, request=_approval_plan_request()
+        )
+        await pending_wait(handle, "approve-change")
         listed: tuple[int, str, str] = (0, "", "")
         for _ in range(50):  # the pending-waits search attribute is eventually visible
             listed = await harness("waits", client=client, task_queue=task_queue)
@@ -98,10 +86,13 @@ async def test_deliver_by_operation_and_cancel_from_the_cli(
         collect("final", ["job"]),
     )
     async with running_worker(client, task_queue):
-        handle = await _start(
-            client, task_queue, RunRequest(goal="job", scenario="synthetic", plan=plan)
+        handle = await start_run(
+            client,
+            task_queue,
+            searchable=True,
+            request=RunRequest(goal="job", scenario="synthetic", plan=plan),
         )
-        await _until_pending(handle, "op-job")
+        await pending_wait(handle, "op-job")
         waits = await handle.query(AgentRunWorkflow.waits)
         delivered = await harness(
             "deliver",
@@ -115,8 +106,11 @@ async def test_deliver_by_operation_and_cancel_from_the_cli(
         )
         first: RunResult = await handle.result()
         slow = synthetic_plan(delay("long", 600_000), collect("final", ["long"]))
-        second = await _start(
-            client, task_queue, RunRequest(goal="slow", scenario="synthetic", plan=slow)
+        second = await start_run(
+            client,
+            task_queue,
+            searchable=True,
+            request=RunRequest(goal="slow", scenario="synthetic", plan=slow),
         )
         await asyncio.sleep(0.5)
         cancelled = await harness("cancel", second.id, client=client, task_queue=task_queue)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 
 from harness.dag import NodeStatus
 from harness.plan import ArgumentBinding, PlanNode
@@ -16,40 +15,23 @@ from harness.waits import (
     ApprovalRequest,
     Decision,
     DeliverRequest,
-    DeliveryReceipt,
-    Wait,
     WaitStatus,
 )
-from tests.support import collect, delay, running_worker, synthetic_plan
+from tests.support import (
+    collect,
+    delay,
+    deliver_update,
+    pending_wait,
+    running_worker,
+    start_run,
+    synthetic_plan,
+)
 from workflows import AgentRunWorkflow
 
 
 def _node(node_id: str, tool: str, deps: list[str] | None = None, **args: Any) -> PlanNode:
     arguments = [ArgumentBinding.literal(name, value) for name, value in args.items()]
     return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=deps or [])
-
-
-async def _start(client: Client, task_queue: str, request: RunRequest) -> WorkflowHandle[Any, Any]:
-    return await client.start_workflow(
-        AgentRunWorkflow.run, request, id=f"wait-{uuid.uuid4().hex[:8]}", task_queue=task_queue
-    )
-
-
-async def _pending(handle: WorkflowHandle[Any, Any], wait_id: str) -> Wait:
-    for _ in range(200):
-        waits = await handle.query(AgentRunWorkflow.waits)
-        found = [w for w in waits if w.id == wait_id and w.status is WaitStatus.PENDING]
-        if found:
-            return found[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"wait {wait_id} never became pending")
-
-
-async def _update(handle: WorkflowHandle[Any, Any], name: str, request: Any) -> DeliveryReceipt:
-    receipt: DeliveryReceipt = await handle.execute_update(
-        name, request, result_type=DeliveryReceipt
-    )
-    return receipt
 
 
 def _approval_request(**limits: float) -> RunRequest:
@@ -67,8 +49,8 @@ async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request())
-        await _pending(handle, "approve-change")
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
         status = await handle.query(AgentRunWorkflow.status)
         assert status.phase is RunPhase.WAITING
         independent = next(n for n in status.nodes if n.id == "independent")
@@ -79,7 +61,7 @@ async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
             status = await handle.query(AgentRunWorkflow.status)
             independent = next(n for n in status.nodes if n.id == "independent")
         assert independent.status is NodeStatus.DONE
-        receipt = await _update(
+        receipt = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
         result: RunResult = await handle.result()
@@ -93,12 +75,12 @@ async def test_rejection_fails_the_node_with_policy_violation(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request())
-        await _pending(handle, "approve-change")
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
         rejection = ApprovalRequest(
             wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment="no"
         )
-        await _update(handle, "approve_sync", rejection)
+        await deliver_update(handle, "approve_sync", rejection)
         result: RunResult = await handle.result()
     assert result.status is RunPhase.FAILED_EXECUTION
     change = next(n for n in result.nodes if n.id == "change")
@@ -110,25 +92,25 @@ async def test_bad_deliveries_are_refused_recorded_and_change_nothing(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request())
-        await _pending(handle, "approve-change")
-        agent = await _update(
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
+        agent = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="agent:bot")
         )
-        unknown = await _update(
+        unknown = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-nope", actor="human:ops")
         )
-        wrong_kind = await _update(
+        wrong_kind = await deliver_update(
             handle, "answer_sync", AnswerRequest(wait_id="approve-change", text="yes")
         )
-        still = await _pending(handle, "approve-change")
-        first = await _update(
+        still = await pending_wait(handle, "approve-change")
+        first = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
-        again = await _update(
+        again = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
-        conflicting = await _update(
+        conflicting = await deliver_update(
             handle,
             "approve_sync",
             ApprovalRequest(wait_id="approve-change", decision=Decision.REJECT, actor="human:x"),
@@ -150,7 +132,7 @@ async def test_an_expired_approval_is_a_rejection_and_a_late_delivery_is_quarant
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request(approval=1))
+        handle = await start_run(client, task_queue, _approval_request(approval=1))
         result: RunResult = await handle.result()
     assert result.status is RunPhase.FAILED_EXECUTION
     approval = next(w for w in result.waits if w.id == "approve-change")
@@ -169,15 +151,15 @@ async def test_parallel_async_operations_complete_in_either_delivery_order(
         collect("final", ["job_a", "job_b"]),
     )
     async with running_worker(client, task_queue):
-        handle = await _start(
+        handle = await start_run(
             client, task_queue, RunRequest(goal="two jobs", scenario="synthetic", plan=plan)
         )
-        wait_a = await _pending(handle, "op-job_a")
-        wait_b = await _pending(handle, "op-job_b")
+        wait_a = await pending_wait(handle, "op-job_a")
+        wait_b = await pending_wait(handle, "op-job_b")
         by_operation = DeliverRequest(operation_id=wait_b.operation_id, data={"b": 2})
         by_wait = DeliverRequest(wait_id=wait_a.id, data={"a": 1})
-        assert (await _update(handle, "deliver_sync", by_operation)).accepted
-        assert (await _update(handle, "deliver_sync", by_wait)).accepted
+        assert (await deliver_update(handle, "deliver_sync", by_operation)).accepted
+        assert (await deliver_update(handle, "deliver_sync", by_wait)).accepted
         result: RunResult = await handle.result()
     assert result.status is RunPhase.SUCCEEDED
     outcomes = {n.id: n.result for n in result.nodes if n.id.startswith("job_")}
@@ -194,10 +176,10 @@ async def test_external_event_and_timer_waits_complete_the_run(
         collect("final", ["nap", "signal"]),
     )
     async with running_worker(client, task_queue):
-        handle = await _start(
+        handle = await start_run(
             client, task_queue, RunRequest(goal="events", scenario="synthetic", plan=plan)
         )
-        await _pending(handle, "event-signal")
+        await pending_wait(handle, "event-signal")
         await handle.signal(
             AgentRunWorkflow.deliver, DeliverRequest(event="deploy.done", data={"ok": True})
         )
@@ -214,10 +196,10 @@ async def test_a_goal_without_cities_asks_and_the_answer_leads_to_success(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, RunRequest(goal="Compare some cities"))
-        question = await _pending(handle, "question-1")
+        handle = await start_run(client, task_queue, RunRequest(goal="Compare some cities"))
+        question = await pending_wait(handle, "question-1")
         assert "names no city" in question.prompt
-        receipt = await _update(
+        receipt = await deliver_update(
             handle, "answer_sync", AnswerRequest(wait_id="question-1", text="Paris and Tokyo")
         )
         result: RunResult = await handle.result()
@@ -233,7 +215,7 @@ async def test_cancel_ends_the_run_cancelled_and_keeps_finished_results(
         delay("done_first", 10), delay("long", 600_000), collect("final", ["done_first", "long"])
     )
     async with running_worker(client, task_queue):
-        handle = await _start(
+        handle = await start_run(
             client, task_queue, RunRequest(goal="cancel me", scenario="synthetic", plan=plan)
         )
         for _ in range(200):
@@ -263,14 +245,14 @@ async def test_a_late_result_after_expiry_is_quarantined_and_not_applied(
         goal="late", scenario="synthetic", plan=plan, wait_timeouts=WaitTimeouts(async_operation=1)
     )
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, request)
-        wait = await _pending(handle, "op-job")
+        handle = await start_run(client, task_queue, request)
+        wait = await pending_wait(handle, "op-job")
         for _ in range(100):
             waits = await handle.query(AgentRunWorkflow.waits)
             if waits[0].status is WaitStatus.EXPIRED:
                 break
             await asyncio.sleep(0.1)
-        late = await _update(
+        late = await deliver_update(
             handle, "deliver_sync", DeliverRequest(operation_id=wait.operation_id, data={"x": 1})
         )
         result: RunResult = await handle.result()
@@ -286,8 +268,8 @@ async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
     from starter.dev_server import temporal_binary
 
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request())
-        await _pending(handle, "approve-change")
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
         process = await asyncio.create_subprocess_exec(
             temporal_binary(),
             "workflow",
@@ -313,10 +295,10 @@ async def test_a_run_waiting_for_approval_survives_a_worker_restart(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await _start(client, task_queue, _approval_request())
-        await _pending(handle, "approve-change")
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
     async with running_worker(client, task_queue):
-        receipt = await _update(
+        receipt = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
         result: RunResult = await handle.result()
@@ -338,10 +320,10 @@ async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied
         collect("final", ["job"]),
     )
     async with running_worker(client, task_queue):
-        handle = await _start(
+        handle = await start_run(
             client, task_queue, RunRequest(goal="early", scenario="synthetic", plan=plan)
         )
-        early = await _update(
+        early = await deliver_update(
             handle,
             "deliver_sync",
             DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True}),
