@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
+from infra.converter import DATA_CONVERTER
 from infra.settings import Settings
 from infra.telemetry import tracing_interceptors
 
@@ -17,6 +17,6 @@ async def connect(settings: Settings | None = None, *, tracing: bool = False) ->
         namespace=settings.temporal_namespace,
         api_key=settings.temporal_api_key,
         tls=settings.temporal_tls,
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         interceptors=tracing_interceptors() if tracing else [],
     )

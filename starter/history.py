@@ -12,7 +12,6 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.worker import (
     ExecuteWorkflowInput,
@@ -25,6 +24,7 @@ from temporalio.worker import (
 
 from harness.run import RunStatus
 from harness.trace import TraceEvent
+from infra.converter import DATA_CONVERTER
 from starter.errors import CliError
 from workflows import AgentRunWorkflow
 
@@ -58,7 +58,7 @@ async def replay_run(history: WorkflowHistory) -> ReplayedRun:
     instances: list[Any] = []
     replayer = Replayer(
         workflows=[AgentRunWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         interceptors=[_KeepInstance(instances)],
         workflow_runner=UnsandboxedWorkflowRunner(),
     )

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from harness.run import RunRequest
+from infra.converter import DATA_CONVERTER
 from starter.dev_server import temporal_binary
 from tests.support import collect, delay, execute_run, running_worker, synthetic_plan
 from tests.workflows.test_replay import HISTORIES
@@ -32,7 +32,7 @@ CASES = {
 
 async def main() -> None:
     env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter
+        dev_server_existing_path=temporal_binary(), data_converter=DATA_CONVERTER
     )
     async with env:
         task_queue = f"record-{uuid.uuid4().hex[:8]}"

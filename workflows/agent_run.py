@@ -206,7 +206,7 @@ class AgentRunWorkflow:
 
     async def _load_catalog(self) -> RunPhase:
         try:
-            self._catalog = await workflow.execute_activity(
+            self._catalog = await workflow.execute_local_activity(
                 list_tools,
                 CatalogRequest(scenario=self._request.scenario),
                 start_to_close_timeout=CATALOG_TIMEOUT,
@@ -403,7 +403,7 @@ class AgentRunWorkflow:
     async def _scenario_check(
         self, verdict: Verdict, report: str, results: dict[str, JsonValue]
     ) -> Verdict:
-        check = await workflow.execute_activity(
+        check = await workflow.execute_local_activity(
             check_report,
             ReportCheckRequest(
                 scenario=self._request.scenario,

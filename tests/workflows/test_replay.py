@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from harness.run import RunRequest
+from infra.converter import DATA_CONVERTER
 from tests.support import execute_run, running_worker
 from workflows import AgentRunWorkflow
 
@@ -17,7 +17,7 @@ HISTORIES = Path(__file__).parent.parent / "histories"
 
 
 def _replayer() -> Replayer:
-    return Replayer(workflows=[AgentRunWorkflow], data_converter=pydantic_data_converter)
+    return Replayer(workflows=[AgentRunWorkflow], data_converter=DATA_CONVERTER)
 
 
 async def test_a_finished_run_replays_without_nondeterminism(

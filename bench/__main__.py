@@ -1,0 +1,97 @@
+"""`python -m bench NAME [SIZE] [--repeat K]`: skew | fanout [N] | chain [N] | runs [M] | replay |
+all. JSON lines (one per measurement) and a table on stdout; progress on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable
+
+from bench import chain, fanout, replay, runs, skew
+from bench.env import BenchError, log
+from bench.report import Measurement, emit, keep_stdout_for_results
+from infra.process import exit_now
+
+DEFAULTS = {"fanout": fanout.DEFAULT_NODES, "chain": chain.DEFAULT_STEPS, "runs": runs.DEFAULT_RUNS}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("name", choices=["skew", "fanout", "chain", "runs", "replay", "all"])
+    parser.add_argument(
+        "size", nargs="?", type=int, help="N nodes (fanout, replay), N steps (chain), M runs"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="skew, fanout, chain: alternate harness and naive K times, report the median run",
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=None,
+        help="fanout: max activities in flight, harness and naive (default: min(N+1, 1000))",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="replay: profile the harness workflow's replay (top functions on stderr)",
+    )
+    return parser
+
+
+def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
+    size: int = args.size or DEFAULTS.get(args.name, 0)
+    if args.name == "skew":
+        return skew.run(args.repeat)
+    if args.name == "fanout":
+        return fanout.run(size, args.max_concurrency, args.repeat)
+    if args.name == "chain":
+        return chain.run(size, args.repeat)
+    if args.name == "runs":
+        return runs.run(size)
+    return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
+
+
+async def _all(repeat: int) -> int:
+    """Each bench once at its default size; fanout 1000's histories are the replay's input."""
+    failures = await _guarded(skew.run(repeat))
+    try:
+        rows, comparison = await fanout.measure_fanout(fanout.DEFAULT_NODES, repeat=repeat)
+    except BenchError as error:
+        log(f"failed: {error}")
+        failures += 1
+    else:
+        emit(rows)
+        failures += await _guarded(replay.run(comparison))
+    failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
+    failures += await _guarded(runs.run(runs.DEFAULT_RUNS))
+    return failures
+
+
+async def _guarded(bench: Awaitable[list[Measurement]]) -> int:
+    try:
+        emit(await bench)
+    except BenchError as error:
+        log(f"failed: {error}")
+        return 1
+    return 0
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    if (args.size is not None and args.size < 1) or args.repeat < 1:
+        print("size and --repeat must be at least 1", file=sys.stderr)
+        exit_now(2)
+    keep_stdout_for_results()
+    if args.name == "all":
+        failures = asyncio.run(_all(args.repeat))
+    else:
+        failures = asyncio.run(_guarded(_bench(args)))
+    exit_now(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""`python -m bench fanout N`: N zero-latency nodes plus a final node; overhead per node."""
+
+from __future__ import annotations
+
+from bench import plans
+from bench.dagrun import Comparison, compare
+from bench.report import Measurement, measure
+from bench.rows import (
+    history_rows,
+    overhead_rows,
+    repeats,
+    resource_rows,
+    wall_rows,
+)
+
+OVERHEAD_TARGET_MS = 1.5  # and at least 2.5x less than the naive workflow
+EVENTS_TARGET = 3.5  # history events per node
+DEFAULT_NODES = 1000
+
+
+async def run(count: int, max_concurrency: int | None = None, repeat: int = 1) -> list[Measurement]:
+    measurements, _ = await measure_fanout(count, max_concurrency, repeat)
+    return measurements
+
+
+async def measure_fanout(
+    count: int, max_concurrency: int | None = None, repeat: int = 1
+) -> tuple[list[Measurement], Comparison]:
+    bench = f"fanout{count}"
+    cmp = await compare(plans.fanout(count), max_concurrency=max_concurrency, repeat=repeat)
+    completed = cmp.harness.error is None
+    rows = [
+        measure(
+            bench,
+            "harness.completed",
+            1.0 if completed else 0.0,
+            "bool",
+            target="completes",
+            met=completed,
+            note=cmp.harness.error,
+        ),
+        repeats(bench, cmp),
+        measure(bench, "harness.max_concurrency", cmp.max_concurrency, "nodes"),
+        *wall_rows(bench, cmp),
+        *overhead_rows(bench, cmp, target_ms=OVERHEAD_TARGET_MS),
+        *history_rows(bench, cmp, events_target=EVENTS_TARGET),
+        *resource_rows(bench, cmp),
+    ]
+    return rows, cmp

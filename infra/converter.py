@@ -1,0 +1,50 @@
+"""The one data converter: pydantic JSON, with large payloads compressed.
+
+Payloads under the threshold stay plain JSON, so the Temporal UI and the `temporal` CLI read
+them as they are and external systems can send plain JSON signals. Larger ones (the result of a
+run with thousands of nodes, a wide batch's input) are zlib-compressed, which keeps them far
+below Temporal's 2 MB payload limit. Every client, worker and replayer must use this converter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Sequence
+
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter, PayloadCodec
+
+COMPRESS_ABOVE_BYTES = 128 * 1024
+ENCODING = b"binary/zlib"
+
+
+class CompressLargePayloads(PayloadCodec):
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [self._encode(payload) for payload in payloads]
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [self._decode(payload) for payload in payloads]
+
+    @staticmethod
+    def _encode(payload: Payload) -> Payload:
+        if payload.ByteSize() < COMPRESS_ABOVE_BYTES:
+            return payload
+        return Payload(
+            metadata={"encoding": ENCODING},
+            data=zlib.compress(payload.SerializeToString(), level=6),
+        )
+
+    @staticmethod
+    def _decode(payload: Payload) -> Payload:
+        if payload.metadata.get("encoding") != ENCODING:
+            return payload
+        original = Payload()
+        original.ParseFromString(zlib.decompress(payload.data))
+        return original
+
+
+DATA_CONVERTER: DataConverter = dataclasses.replace(
+    pydantic_data_converter, payload_codec=CompressLargePayloads()
+)
