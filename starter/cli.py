@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
-import os
+import signal
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,13 +23,14 @@ from harness.run import (
 )
 from harness.validation import ValidationReport, validate_plan
 from harness.waits import DeliverRequest
+from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from scenarios import scenario_names
 from starter import deliveries, history, output, runs
 from starter.charts import write_run_report
-from starter.dev_server import DEFAULT_DB, dev_server_command
-from starter.errors import EXIT_FAILED_RUN, CliError
+from starter.dev_server import DEFAULT_DB, dev_server_command, register_search_attributes
+from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
 
 
@@ -330,8 +333,43 @@ def _server(args: argparse.Namespace, settings: Settings) -> int:
         f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
         f"data in {args.db} (Ctrl-C stops it)"
     )
-    sys.stdout.flush()
-    os.execv(command[0], command)
+    server = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+    try:
+        address = dataclasses.replace(settings, temporal_address=f"127.0.0.1:{args.port}")
+        asyncio.run(_register_when_up(address, server))
+        return server.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop(server)
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """Never leave the dev server behind: terminate, then kill if it will not stop."""
+    if server.poll() is None:
+        server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes]) -> None:
+    for _ in range(120):
+        if server.poll() is not None:
+            raise CliError(f"the dev server exited with code {server.returncode}", 1)
+        try:
+            client = await connect(settings)
+        except RuntimeError:
+            await asyncio.sleep(0.5)
+            continue
+        added = await register_search_attributes(client, settings.temporal_namespace)
+        if added:
+            output.note(f"registered search attributes: {', '.join(added)}")
+        return
+    raise CliError("the dev server did not answer within 60 s", EXIT_UNAVAILABLE)
 
 
 def dispatch(args: argparse.Namespace) -> int:

@@ -51,7 +51,14 @@ def read_data(text: str) -> JsonValue:
 
 async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wait]]:
     """Pending waits of one run, or of every running run that has any (a visibility query)."""
-    run_ids = [run_id] if run_id else [wf.id async for wf in client.list_workflows(PENDING_QUERY)]
+    try:
+        listed = [] if run_id else [wf.id async for wf in client.list_workflows(PENDING_QUERY)]
+    except RPCError as error:
+        raise CliError(
+            f"cannot list runs with pending waits ({error.message}); name a run id, or start "
+            "the server with `harness server`, which registers the Harness* search attributes"
+        ) from error
+    run_ids = [run_id] if run_id else listed
     found: dict[str, list[Wait]] = {}
     for rid in run_ids:
         try:

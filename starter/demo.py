@@ -18,7 +18,7 @@ from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings
 from starter import cli, runs
-from starter.dev_server import DEFAULT_DB, dev_server_command
+from starter.dev_server import DEFAULT_DB, dev_server_command, register_search_attributes
 from starter.errors import EXIT_UNAVAILABLE, CliError
 
 STARTUP_SECONDS = 60
@@ -62,6 +62,9 @@ async def ensure_services(settings: Settings) -> None:
         _spawn("server", command, settings.state_dir)
         await _wait_until("the Temporal dev server", lambda: _reachable(settings))
     client = await connect(settings)
+    added = await register_search_attributes(client, settings.temporal_namespace)
+    if added:
+        print(f"registered search attributes: {', '.join(added)}", file=sys.stderr)
     if not await runs.has_worker(client, settings):
         _spawn("worker", [sys.executable, "-m", "worker"], settings.state_dir)
         await _wait_until("the worker", lambda: runs.has_worker(client, settings))

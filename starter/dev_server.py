@@ -6,6 +6,13 @@ import shutil
 import sys
 from pathlib import Path
 
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.client import Client
+
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from workflows import search_attributes
 
@@ -55,3 +62,25 @@ def search_attribute_flags() -> list[str]:
     for key in search_attributes.ALL_KEYS:
         flags += ["--search-attribute", f"{key.name}={kinds[key.indexed_value_type.name]}"]
     return flags
+
+
+async def register_search_attributes(client: Client, namespace: str) -> list[str]:
+    """Register the Harness* search attributes the server lacks; returns the names added.
+
+    `--search-attribute` flags only take effect on a fresh database, so a dev server started on
+    an existing `--db-filename` (or any other server) is brought up to date here.
+    """
+    existing = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=namespace)
+    )
+    known = set(existing.custom_attributes) | set(existing.system_attributes)
+    missing = {
+        key.name: IndexedValueType.ValueType(key.indexed_value_type.value)
+        for key in search_attributes.ALL_KEYS
+        if key.name not in known
+    }
+    if missing:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(namespace=namespace, search_attributes=missing)
+        )
+    return sorted(missing)
