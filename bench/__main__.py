@@ -1,5 +1,6 @@
-"""`python -m bench NAME [SIZE] [--repeat K]`: skew | fanout [N] | chain [N] | runs [M] | replay |
-all. JSON lines (one per measurement) and a table on stdout; progress on stderr."""
+"""`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo]`: skew | fanout [N] | chain [N] |
+runs [M] | replay | all. JSON lines (one per measurement) and a table on stdout; progress on
+stderr."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
         help="fanout: max activities in flight, harness and naive (default: min(N+1, 1000))",
     )
     parser.add_argument(
+        "--tool",
+        choices=fanout.TOOLS,
+        default="delay",
+        help="fanout: the leaves' tool; echo runs them as local activities in the harness "
+        "(the naive baseline keeps regular activities)",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="replay: profile the harness workflow's replay (top functions on stderr)",
@@ -47,7 +55,7 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
     if args.name == "skew":
         return skew.run(args.repeat)
     if args.name == "fanout":
-        return fanout.run(size, args.max_concurrency, args.repeat)
+        return fanout.run(size, args.max_concurrency, args.repeat, args.tool)
     if args.name == "chain":
         return chain.run(size, args.repeat)
     if args.name == "runs":

@@ -16,18 +16,22 @@ from bench.rows import (
 OVERHEAD_TARGET_MS = 1.5  # and at least 2.5x less than the naive workflow
 EVENTS_TARGET = 3.5  # history events per node
 DEFAULT_NODES = 1000
+TOOLS = ("delay", "echo")  # echo: the harness's leaves run as local activities
 
 
-async def run(count: int, max_concurrency: int | None = None, repeat: int = 1) -> list[Measurement]:
-    measurements, _ = await measure_fanout(count, max_concurrency, repeat)
+async def run(
+    count: int, max_concurrency: int | None = None, repeat: int = 1, tool: str = "delay"
+) -> list[Measurement]:
+    measurements, _ = await measure_fanout(count, max_concurrency, repeat, tool)
     return measurements
 
 
 async def measure_fanout(
-    count: int, max_concurrency: int | None = None, repeat: int = 1
+    count: int, max_concurrency: int | None = None, repeat: int = 1, tool: str = "delay"
 ) -> tuple[list[Measurement], Comparison]:
-    bench = f"fanout{count}"
-    cmp = await compare(plans.fanout(count), max_concurrency=max_concurrency, repeat=repeat)
+    dag = plans.fanout(count, tool=tool)
+    bench = dag.name
+    cmp = await compare(dag, max_concurrency=max_concurrency, repeat=repeat)
     completed = cmp.harness.error is None
     rows = [
         measure(

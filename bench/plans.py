@@ -23,6 +23,7 @@ class DagNode:
     deps: tuple[str, ...] = ()
     binds: tuple[str, ...] = ()
     final: bool = False
+    tool: str = "delay"  # or "echo": no sleep, a local activity in the harness
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class BenchDag:
         return {node.id: node.ms for node in self.nodes}
 
     def to_plan(self) -> Plan:
-        """`delay` nodes (a single bind feeds `value`) and a final zero-latency `collect`."""
+        """`delay` or `echo` nodes (one bind feeds `value`) and a final zero-latency `collect`."""
         return Plan(nodes=[_plan_node(node) for node in self.nodes])
 
 
@@ -67,12 +68,18 @@ def _plan_node(node: DagNode) -> PlanNode:
         arguments = [ArgumentBinding.node_result("inputs", dep) for dep in node.binds]
         return PlanNode(id=node.id, tool="collect", arguments=arguments, deps=list(node.deps))
     if len(node.binds) > 1:
-        raise ValueError(f"{node.id}: a `delay` node binds at most one result")
+        raise ValueError(f"{node.id}: a `{node.tool}` node binds at most one result")
     value = (
         ArgumentBinding.node_result("value", node.binds[0])
         if node.binds
         else ArgumentBinding.literal("value", node.id)
     )
+    if node.tool == "echo":
+        if node.ms:
+            raise ValueError(f"{node.id}: an `echo` node cannot take time")
+        return PlanNode(id=node.id, tool="echo", arguments=[value], deps=list(node.deps))
+    if node.tool != "delay":
+        raise ValueError(f"{node.id}: unknown bench tool {node.tool!r}")
     arguments = [ArgumentBinding.literal("ms", node.ms), value]
     return PlanNode(id=node.id, tool="delay", arguments=arguments, deps=list(node.deps))
 
@@ -93,10 +100,15 @@ def skew() -> BenchDag:
     return BenchDag("skew", tuple(nodes))
 
 
-def fanout(count: int, ms: int = 0) -> BenchDag:
-    """`count` independent nodes, then the final node that depends on all of them."""
-    leaves = [DagNode(f"n{index}", ms) for index in range(count)]
-    return BenchDag(f"fanout{count}", (*leaves, _final([leaf.id for leaf in leaves])))
+def fanout(count: int, ms: int = 0, tool: str = "delay") -> BenchDag:
+    """`count` independent nodes, then the final node that depends on all of them.
+
+    With `tool="echo"` the harness runs each leaf as a local activity (each echoes its own id);
+    the naive workflow still runs one regular activity per node.
+    """
+    leaves = [DagNode(f"n{index}", ms, tool=tool) for index in range(count)]
+    name = f"fanout{count}" if tool == "delay" else f"fanout{count}-{tool}"
+    return BenchDag(name, (*leaves, _final([leaf.id for leaf in leaves])))
 
 
 def chain(steps: int, ms: int = 0) -> BenchDag:

@@ -74,6 +74,7 @@ with workflow.unsafe.imports_passed_through():
 
 WORKFLOW_NAME = "AgentRun"
 VERIFICATION_FAILED = "VERIFICATION_FAILED"
+PLAN_DETAILS_NODES = 20
 _SEVERITY = [ErrorClass.FATAL, ErrorClass.VALIDATION, ErrorClass.MISSING_INFO, ErrorClass.TRANSIENT]
 
 Handler = Callable[[], Awaitable[RunPhase]]
@@ -543,8 +544,22 @@ class AgentRunWorkflow:
             f"**{phase.value}** (attempt {self._recorder.attempt})\n\n"
             f"nodes: {counts.done} done, {counts.failed} failed, {counts.skipped} skipped "
             f"of {counts.nodes}; pending waits: {pending}; replans: {counts.replans}; "
-            f"budget pressure: {self._budget.pressure():.2f}"
+            f"budget pressure: {self._budget.pressure():.2f}" + self._plan_details()
         )
+
+    def _plan_details(self) -> str:
+        """The plan as the UI's current details show it: the first nodes and their statuses."""
+        if self._plan is None:
+            return ""
+        shown = self._plan.nodes[:PLAN_DETAILS_NODES]
+        statuses = self._executor.dag.status if self._executor is not None else {}
+        lines = [
+            f"- `{node.id}` {node.tool} ({statuses.get(node.id, 'PLANNED')})" for node in shown
+        ]
+        more = len(self._plan.nodes) - len(shown)
+        if more > 0:
+            lines.append(f"- … and {more} more")
+        return "\n\nplan:\n" + "\n".join(lines)
 
     def _final_node_id(self) -> str | None:
         assert self._plan is not None and self._catalog is not None

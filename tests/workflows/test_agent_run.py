@@ -148,3 +148,17 @@ async def test_status_query_reports_phase_plan_and_counts(client: Client, task_q
     assert status.plan == result.plan
     assert status.counts.done == 7
     assert [node.id for node in status.nodes] == [node.id for node in result.nodes]
+
+
+async def test_current_details_show_phase_counts_and_the_plan(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
+        metadata = await client.get_workflow_handle(result.run_id).query(
+            "__temporal_workflow_metadata"
+        )
+    details = metadata.current_details
+    assert details.startswith("**SUCCEEDED**")
+    assert "nodes: 7 done, 0 failed, 0 skipped of 7" in details
+    assert "- `pop_paris` get_population (DONE)" in details
