@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from infra.client import connect
@@ -42,10 +43,10 @@ async def _reachable(settings: Settings) -> bool:
     return True
 
 
-async def _wait_until(check_name: str, check: object) -> None:
+async def _wait_until(check_name: str, check: Callable[[], Awaitable[bool]]) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
-        if await check():  # type: ignore[operator]
+        if await check():
             return
         await asyncio.sleep(0.5)
     raise CliError(f"{check_name} did not come up within {STARTUP_SECONDS} s", EXIT_UNAVAILABLE)
