@@ -75,6 +75,7 @@ with workflow.unsafe.imports_passed_through():
 WORKFLOW_NAME = "AgentRun"
 VERIFICATION_FAILED = "VERIFICATION_FAILED"
 PLAN_DETAILS_NODES = 20
+MAX_QUESTIONS = 3
 _SEVERITY = [ErrorClass.FATAL, ErrorClass.VALIDATION, ErrorClass.MISSING_INFO, ErrorClass.TRANSIENT]
 
 Handler = Callable[[], Awaitable[RunPhase]]
@@ -231,15 +232,15 @@ class AgentRunWorkflow:
             if response is None:
                 record.outcome = RunPhase.FAILED_VALIDATION
                 failure_class = classify(parse_error_code(self._failures[0].code))
-                if failure_class is ErrorClass.MISSING_INFO and self._request.ask_user:
+                if failure_class is not ErrorClass.MISSING_INFO:
+                    return self._recover(RunPhase.FAILED_VALIDATION, failure_class)
+                if self._request.ask_user and len(self._answers) < MAX_QUESTIONS:
                     return await self._ask_user(self._failures[0].message)
-                if failure_class is not ErrorClass.VALIDATION:
-                    return self._recover(
-                        RunPhase.FAILED_VALIDATION,
-                        failure_class,
-                        halt_reason="the planner needs information the goal does not give",
-                    )
-                return self._recover(RunPhase.FAILED_VALIDATION, failure_class)
+                return self._recover(
+                    RunPhase.FAILED_VALIDATION,
+                    failure_class,
+                    halt_reason="the planner needs information the goal does not give",
+                )
             record.plan, record.planned_by = response.plan, response.planned_by
         self._plan = record.plan
         self._recorder.emit(
@@ -471,6 +472,8 @@ class AgentRunWorkflow:
             max_replans=self._request.max_replans,
             budget_allows=degradation(self._budget.pressure()) is not Degradation.EXHAUSTED,
         )
+        if decision.action is RecoveryAction.RETRY:
+            halt_reason = "retries exhausted under Temporal's retry policy"
         if halt_reason is not None:
             decision = RecoveryDecision(
                 error_class=error_class, action=RecoveryAction.HALT, reason=halt_reason

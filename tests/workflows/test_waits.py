@@ -333,3 +333,20 @@ async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied
     assert result.status is RunPhase.SUCCEEDED
     job = next(n for n in result.nodes if n.id == "job")
     assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
+
+
+async def test_answers_that_do_not_help_stop_after_three_questions(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, RunRequest(goal="Compare some cities"))
+        for number in (1, 2, 3):
+            await pending_wait(handle, f"question-{number}")
+            await deliver_update(
+                handle, "answer_sync", AnswerRequest(wait_id=f"question-{number}", text="dunno")
+            )
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.FAILED_VALIDATION
+    assert [w.id for w in result.waits] == ["question-1", "question-2", "question-3"]
+    decision = [e for e in result.trace if e.kind == "recovery.decide"][-1]
+    assert decision.data["action"] == "HALT"
