@@ -121,16 +121,20 @@ class WaitBook:
         if len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
         self.parked.append(delivery)
+        target = delivery.operation_id or delivery.event
         return DeliveryReceipt(
-            accepted=True,
-            reason=f"operation '{delivery.operation_id}' is not awaited yet; parked until it is",
+            accepted=True, reason=f"'{target}' is not awaited yet; parked until it is"
         )
 
     def unpark(self, wait: Wait) -> Delivery | None:
         for delivery in self.parked:
-            if wait.operation_id is not None and delivery.operation_id == wait.operation_id:
+            by_operation = (
+                wait.operation_id is not None and delivery.operation_id == wait.operation_id
+            )
+            by_event = wait.event is not None and delivery.event == wait.event
+            if by_operation or by_event:
                 self.parked.remove(delivery)
-                return delivery
+                return delivery.model_copy(update={"kind": wait.kind})
         return None
 
     def pending(self) -> list[Wait]:
@@ -155,7 +159,7 @@ class WaitBook:
         wait = self.find(delivery)
         target = delivery.wait_id or delivery.operation_id or delivery.event
         if wait is None:
-            if delivery.operation_id is not None and delivery.wait_id is None:
+            if delivery.wait_id is None and (delivery.operation_id or delivery.event):
                 return self.park(delivery)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
         problem = _problem(wait, delivery)

@@ -76,7 +76,7 @@ async def run_tool_call(
             ToolActivities.run_tool,
             request,
             start_to_close_timeout=LOCAL_TOOL_TIMEOUT,
-            retry_policy=TOOL_RETRY,
+            retry_policy=SIDE_EFFECT_RETRY if side_effects else TOOL_RETRY,
             summary=summary,
         )
     return await workflow.execute_activity_method(

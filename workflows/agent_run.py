@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, CancelledError
 
 from workflows import search_attributes
 from workflows.activity_options import (
@@ -107,6 +107,7 @@ class AgentRunWorkflow:
         self._answers: list[str] = []
         self._main_task: asyncio.Task[Any] | None = None
         self._cancel_reason: str | None = None
+        self._cancelling = False
         self._transitions: dict[RunPhase, Handler] = {
             RunPhase.CREATED: self._load_catalog,
             RunPhase.PLANNING: self._make_plan,
@@ -170,7 +171,7 @@ class AgentRunWorkflow:
 
     @workflow.signal(name="cancel")
     def cancel(self, request: CancelRequest) -> None:
-        if self._phase.is_terminal or self._cancel_reason is not None:
+        if self._phase.is_terminal or self._cancel_reason is not None or self._cancelling:
             return
         self._cancel_reason = f"{request.reason} (by {request.actor})"
         if self._main_task is not None:
@@ -216,6 +217,7 @@ class AgentRunWorkflow:
                 summary=f"catalog of {self._request.scenario}",
             )
         except ActivityError as error:
+            _raise_if_cancelled(error)
             self._error = ActivityFailure(error, 1).message
             return RunPhase.FAILED_VALIDATION
         return RunPhase.PLANNING
@@ -292,6 +294,7 @@ class AgentRunWorkflow:
                 summary=f"plan attempt {attempt}",
             )
         except ActivityError as error:
+            _raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
             self._error = f"planning failed: {failure.message}"
             self._failures = [FailureContext(code=failure.type, message=failure.message)]
@@ -405,18 +408,24 @@ class AgentRunWorkflow:
     async def _scenario_check(
         self, verdict: Verdict, report: str, results: dict[str, JsonValue]
     ) -> Verdict:
-        check = await workflow.execute_local_activity(
-            check_report,
-            ReportCheckRequest(
-                scenario=self._request.scenario,
-                goal=self._goal(),
-                report=report,
-                results=results,
-            ),
-            start_to_close_timeout=CHECK_TIMEOUT,
-            retry_policy=SHORT_RETRY,
-            summary=f"check report ({self._request.scenario})",
-        )
+        try:
+            check = await workflow.execute_local_activity(
+                check_report,
+                ReportCheckRequest(
+                    scenario=self._request.scenario,
+                    goal=self._goal(),
+                    report=report,
+                    results=results,
+                ),
+                start_to_close_timeout=CHECK_TIMEOUT,
+                retry_policy=SHORT_RETRY,
+                summary=f"check report ({self._request.scenario})",
+            )
+        except ActivityError as error:
+            _raise_if_cancelled(error)
+            failure = ActivityFailure(error, SHORT_RETRY.maximum_attempts or 1)
+            reasons = [f"the scenario check could not run: {failure.message}"]
+            return Verdict(passed=False, reasons=reasons, checked_by=verdict.checked_by)
         return Verdict(
             passed=check.passed,
             reasons=check.problems,
@@ -445,6 +454,7 @@ class AgentRunWorkflow:
                 summary="judge the report",
             )
         except ActivityError as error:
+            _raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
             reason = f"judge unavailable ({failure.type}): {failure.message}"
             return verdict.model_copy(update={"judge_skipped_reason": reason})
@@ -525,9 +535,13 @@ class AgentRunWorkflow:
     async def _cancel_run(self, reason: str) -> None:
         """End the run CANCELLED: pending waits close, running nodes are cancelled (their
         activities see it through heartbeats), finished results are kept."""
+        self._cancelling = True
         self._desk.cancel_pending(f"run cancelled: {reason}")
-        if self._executor is not None and not self._executor.dag.is_finished():
-            await self._executor.stop(f"run cancelled: {reason}")
+        while self._executor is not None and not self._executor.dag.is_finished():
+            try:
+                await self._executor.stop(f"run cancelled: {reason}")
+            except asyncio.CancelledError:
+                continue  # a second cancel request while stopping changes nothing
         self._error = f"cancelled: {reason}"
         if self._attempts:
             self._attempts[-1].outcome = RunPhase.CANCELLED
@@ -621,3 +635,10 @@ class AgentRunWorkflow:
 def _worst_class(classes: list[ErrorClass]) -> ErrorClass:
     """A run with several failures recovers as its most severe one demands (FATAL first)."""
     return min(classes, key=_SEVERITY.index)
+
+
+def _raise_if_cancelled(error: ActivityError) -> None:
+    """An activity the run cancelled surfaces as ActivityError; turn it back into the run's
+    cancellation so it ends CANCELLED, not as a failed phase."""
+    if isinstance(error.cause, CancelledError):
+        raise asyncio.CancelledError from error

@@ -8,13 +8,14 @@ level-by-level barrier and no extra round trip per completion.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, CancelledError
+from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 
 from workflows.activity_options import (
+    SIDE_EFFECT_RETRY,
     TOOL_RETRY,
     ActivityFailure,
     run_tool_call,
@@ -159,6 +160,7 @@ class PlanExecutor(NodeWaits):
             if arguments is not None:
                 self._in_flight += 1
                 task = asyncio.create_task(self._run_node(node_id, arguments), name=node_id)
+                task.add_done_callback(self._settle_unstarted([node_id], 1))
                 self._tasks[node_id] = task
 
     def _prepare(self, node_id: str) -> dict[str, JsonValue] | None:
@@ -223,8 +225,27 @@ class PlanExecutor(NodeWaits):
         self._in_flight += self._max_concurrency
         self._batches += 1
         task = asyncio.create_task(self._run_batch(calls, self._batches))
-        for call in calls:
-            self._tasks[call.node_id] = task
+        node_ids = [call.node_id for call in calls]
+        task.add_done_callback(self._settle_unstarted(node_ids, self._max_concurrency))
+        for node_id in node_ids:
+            self._tasks[node_id] = task
+
+    def _settle_unstarted(
+        self, node_ids: list[str], slots: int
+    ) -> Callable[[asyncio.Task[None]], None]:
+        """A task cancelled before its first step never runs its own except/finally blocks;
+        settle its nodes and free its slots here so `stop()` can finish."""
+
+        def settle(task: asyncio.Task[None]) -> None:
+            if not task.cancelled():
+                return
+            for node_id in node_ids:
+                self._tasks.pop(node_id, None)
+                if self.dag.status[node_id] is NodeStatus.RUNNING:
+                    self._cancelled(node_id)
+            self._in_flight -= slots
+
+        return settle
 
     def _exhausted(self) -> bool:
         return degradation(self._budget.pressure()) is Degradation.EXHAUSTED
@@ -254,9 +275,10 @@ class PlanExecutor(NodeWaits):
                     message = outcome.error_message or "failed"
                     self._fail(outcome.node_id, arguments, code, message, outcome.attempts)
         except asyncio.CancelledError:
-            for call in calls:
-                if self.dag.status[call.node_id] is NodeStatus.RUNNING:
-                    self._cancelled(call.node_id)
+            self._settle_batch(calls, f"batch {number} cancelled", cancelled=True)
+        except ChildWorkflowError as error:
+            cancelled = isinstance(error.cause, CancelledError)
+            self._settle_batch(calls, f"batch {number} failed: {error.cause}", cancelled)
         except BaseException as crash:
             self._crash = crash
             raise
@@ -265,6 +287,18 @@ class PlanExecutor(NodeWaits):
             for call in calls:
                 self._tasks.pop(call.node_id, None)
         self._launch_ready()
+
+    def _settle_batch(self, calls: list[BatchCall], message: str, cancelled: bool) -> None:
+        """A batch that did not return: its unfinished nodes are cancelled when the run is
+        stopping, and fail otherwise (one child's failure is not the whole run's)."""
+        for call in calls:
+            if self.dag.status[call.node_id] is not NodeStatus.RUNNING:
+                continue
+            if cancelled and self._stop_reason is not None:
+                self._cancelled(call.node_id)
+            else:
+                code = ErrorCode.TOOL_EXECUTION_FAILED
+                self._fail(call.node_id, call.arguments, code, message, attempts=0)
 
     async def _run_node(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         try:
@@ -314,7 +348,8 @@ class PlanExecutor(NodeWaits):
             if self._stop_reason is not None and isinstance(error.cause, CancelledError):
                 self._cancelled(node_id)
                 return
-            failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
+            policy = SIDE_EFFECT_RETRY if spec.side_effects else TOOL_RETRY
+            failure = ActivityFailure(error, policy.maximum_attempts or 1)
             self._record_retries(node_id, failure.attempts)
             if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
                 await self._reconcile(node_id, node.tool, arguments, failure.message)
@@ -393,6 +428,7 @@ class PlanExecutor(NodeWaits):
         )
         if classify(code) is ErrorClass.FATAL and self.halted_by is None:
             self.halted_by = f"node '{node_id}' failed with {code.value}"
+            self._stop_waiting_nodes(f"run halted: {self.halted_by}")
         skipped = self.dag.fail(node_id)
         self._recorder.emit(
             TraceKind.NODE_FAIL,
@@ -406,10 +442,26 @@ class PlanExecutor(NodeWaits):
         )
         self._skip(skipped, f"dependency '{node_id}' failed", budget=False)
 
+    def _stop_waiting_nodes(self, reason: str) -> None:
+        """After a HALT, nodes parked on a wait would only hold the run open until their
+        deadlines; cancel them now (running activities are left to finish)."""
+        waiting = [
+            node_id
+            for node_id in self.dag.running()
+            if self.outcomes[node_id].status in (NodeStatus.WAITING, NodeStatus.UNKNOWN)
+        ]
+        if waiting:
+            self._stop_reason = self._stop_reason or reason
+        for node_id in waiting:
+            task = self._tasks.get(node_id)
+            if task is not None:
+                task.cancel()
+
     def _cancelled(self, node_id: str) -> None:
         outcome = self.outcomes[node_id]
         self._finish_timing(outcome)
         reason = self._stop_reason or "cancelled"
+        self._desk.cancel_pending(reason, node_id=node_id)
         self._skip(self.dag.skip(node_id), reason, budget=reason == OUT_OF_TIME_REASON)
 
     def _skip(self, node_ids: list[str], reason: str, *, budget: bool) -> None:

@@ -96,8 +96,11 @@ class WaitDesk:
         )
         self._on_change()
 
-    def cancel_pending(self, reason: str) -> None:
+    def cancel_pending(self, reason: str, *, node_id: str | None = None) -> None:
+        """Close pending waits (of one node, or all) as CANCELLED; later deliveries are refused."""
         for wait in self.book.pending():
+            if node_id is not None and wait.node_id != node_id:
+                continue
             self.book.close(wait.id, WaitStatus.CANCELLED)
             self._recorder.emit(
                 TraceKind.WAIT_REJECT,

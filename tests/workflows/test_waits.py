@@ -7,6 +7,7 @@ from typing import Any
 
 from temporalio.client import Client
 
+from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
@@ -21,6 +22,7 @@ from tests.support import (
     collect,
     delay,
     deliver_update,
+    execute_run,
     pending_wait,
     running_worker,
     start_run,
@@ -350,3 +352,55 @@ async def test_answers_that_do_not_help_stop_after_three_questions(
     assert [w.id for w in result.waits] == ["question-1", "question-2", "question-3"]
     decision = [e for e in result.trace if e.kind == "recovery.decide"][-1]
     assert decision.data["action"] == "HALT"
+
+
+async def test_a_wall_clock_stop_closes_the_waits_of_the_nodes_it_cancels(
+    client: Client, task_queue: str
+) -> None:
+    request = _approval_request().model_copy(update={"limits": BudgetLimits(max_seconds=1)})
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.BUDGET_EXHAUSTED
+    approval = next(w for w in result.waits if w.id == "approve-change")
+    assert approval.status is WaitStatus.CANCELLED
+
+
+async def test_a_fatal_failure_ends_the_run_without_waiting_out_pending_approvals(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        _node("change", "side_effect", target="prod"),
+        _node("broken", "fail", code="TOOL_EXECUTION_FAILED"),
+        collect("final", ["change", "broken"]),
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(
+            client, task_queue, RunRequest(goal="halt", scenario="synthetic", plan=plan)
+        )
+    assert result.status is RunPhase.FAILED_EXECUTION
+    approval = next(w for w in result.waits if w.id == "approve-change")
+    assert approval.status is WaitStatus.CANCELLED
+    change = next(n for n in result.nodes if n.id == "change")
+    assert change.status is NodeStatus.SKIPPED
+    assert (change.error_message or "").startswith("run halted")
+
+
+async def test_an_event_that_arrives_before_its_wait_opens_is_parked_and_applied(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        delay("gate", 1500),
+        _node("signal", "await_event", deps=["gate"], event="ready"),
+        collect("final", ["signal"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(
+            client, task_queue, RunRequest(goal="early event", scenario="synthetic", plan=plan)
+        )
+        early = await deliver_update(
+            handle, "deliver_sync", DeliverRequest(event="ready", data={"go": True})
+        )
+        result: RunResult = await handle.result()
+    assert early.accepted and "parked" in early.reason
+    assert result.status is RunPhase.SUCCEEDED
+    assert next(n for n in result.nodes if n.id == "signal").result == {"go": True}
