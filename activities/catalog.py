@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
+from activities.provider_errors import as_temporal_failures
 from harness.messages import CatalogRequest
 from harness.tools import ToolCatalog
-from scenarios import UnknownScenarioError, get_scenario
+from scenarios import get_scenario
 
 
 @activity.defn(name="harness.list_tools")
 async def list_tools(request: CatalogRequest) -> ToolCatalog:
-    try:
+    with as_temporal_failures(activity.info().attempt):
         return get_scenario(request.scenario).catalog()
-    except UnknownScenarioError as error:
-        raise ApplicationError(str(error), type="UNKNOWN_SCENARIO", non_retryable=True) from error

@@ -1,4 +1,4 @@
-"""Turning provider failures into Temporal failures that carry our error codes."""
+"""Turning scenario and provider failures into Temporal failures that carry our error codes."""
 
 from __future__ import annotations
 

