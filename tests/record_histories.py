@@ -1,48 +1,382 @@
-"""Record workflow histories for the replay tests: `python -m tests.record_histories`.
+"""Record workflow histories for the replay tests: `python -m tests.record_histories [OUTDIR]`.
 
-Run it when a release changes the workflow on purpose (behind `workflow.patched`), and keep the
-older files: every history recorded here must go on replaying.
+Each case drives one run the way production does (started with the Harness* search attributes
+by `starter.runs.start_run`, on a dev server that has them registered, worked by the offline
+ScriptedProvider) to a terminal phase, and its history is written to OUTDIR/<case>.json. OUTDIR
+defaults to tests/histories/v<version in pyproject.toml>: the histories of a release are
+recorded with that release's code. An existing file is never overwritten; the case is skipped.
+
+Run it from a checkout of the release being recorded (e.g. a git worktree of its tag): the
+workflow code that runs is the code of the checkout this module sits in, and it refuses to run
+otherwise. Keep every older folder: every history recorded here must go on replaying.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import uuid
+import sys
+import tomllib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from harness.run import RunRequest
-from infra.converter import DATA_CONVERTER
+import workflows
+from activities.tool_runner import HEARTBEAT_EVERY_SECONDS
+from harness.budget import BudgetLimits
+from harness.dag import NodeStatus
+from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from infra.plugin import HarnessPlugin
+from infra.settings import Settings
 from starter.dev_server import temporal_binary
-from tests.support import collect, delay, execute_run, running_worker, synthetic_plan
-from tests.workflows.test_replay import HISTORIES
+from starter.runs import new_run_id, start_run
+from tests.support import collect, delay, pending_wait, running_worker
+from tests.support import synthetic_plan as plan_of
+from workflows import AgentRunWorkflow, search_attributes
 
-CASES = {
-    "cities_three": RunRequest(goal="Compare Paris, Tokyo and New York"),
-    "cities_unknown_city_replans": RunRequest(goal="Compare Paris, Atlantis and Tokyo"),
-    "synthetic_diamond": RunRequest(
-        goal="diamond",
-        scenario="synthetic",
-        plan=synthetic_plan(
-            delay("a", 10), delay("b", 30, ["a"]), delay("c", 20, ["a"]), collect("d", ["b", "c"])
+CHECKOUT = Path(__file__).resolve().parent.parent
+HISTORIES = CHECKOUT / "tests" / "histories"
+POLL_SECONDS = 0.05
+POLL_TIMES = 200
+
+Handle = WorkflowHandle[AgentRunWorkflow, RunResult]
+Payload = dict[str, Any]  # deliveries travel as JSON, the shape external callers send
+Start = Callable[[RunRequest], Awaitable[Handle]]
+Drive = Callable[[Start], Awaitable[Handle]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recorded history: `drive` starts a run and takes it to its end; the run must finish
+    in `expect`. `children` names extra files for child workflows: file name -> id suffix.
+    `settle` is how long the worker keeps running after the run ends, so that activities the
+    run cancelled without waiting see it at their next heartbeat and finish in a live worker
+    (shutting the worker down under them can crash the interpreter at exit)."""
+
+    name: str
+    expect: RunPhase
+    drive: Drive
+    children: dict[str, str] = field(default_factory=dict)
+    settle: float = 0.0
+
+
+def release_folder() -> Path:
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())
+    return HISTORIES / f"v{project['project']['version']}"
+
+
+# -- plans and requests ---------------------------------------------------------------------
+
+
+def _node(node_id: str, tool: str, deps: list[str] | None = None, **args: Any) -> PlanNode:
+    arguments = [ArgumentBinding.literal(name, value) for name, value in args.items()]
+    return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=deps or [])
+
+
+def _approval_request(goal: str = "change prod") -> RunRequest:
+    plan = plan_of(
+        _node("change", "side_effect", target="prod"),
+        delay("independent", 10),
+        collect("final", ["change", "independent"]),
+    )
+    return RunRequest(goal=goal, scenario="synthetic", plan=plan)
+
+
+def _fan_out(width: int) -> Plan:
+    leaves = [
+        PlanNode(
+            id=f"n{i}",
+            tool="delay",
+            arguments=[ArgumentBinding.literal("ms", 0), ArgumentBinding.literal("value", i)],
+        )
+        for i in range(width)
+    ]
+    final = collect("final", [leaf.id for leaf in leaves])
+    return Plan(nodes=[*leaves, final])
+
+
+THREE_CITIES = "Compare Paris, Tokyo and New York"
+NO_CITIES = "Compare some cities"
+VAGUE_INCIDENT = "checkout is slow"
+
+
+# -- drivers: each starts its run, waits (by query) for what it delivers to, delivers ----------
+
+
+def _to_the_end(request: RunRequest) -> Drive:
+    async def drive(start: Start) -> Handle:
+        return await start(request)
+
+    return drive
+
+
+async def _node_status(handle: Handle, node_id: str, *wanted: NodeStatus) -> None:
+    for _ in range(POLL_TIMES):
+        status = await handle.query(AgentRunWorkflow.status)
+        if any(n.id == node_id and n.status in wanted for n in status.nodes):
+            return
+        await asyncio.sleep(POLL_SECONDS)
+    raise AssertionError(f"node {node_id} never became {'/'.join(wanted)}")
+
+
+async def _update(handle: Handle, name: str, payload: Payload) -> Payload:
+    """Deliver by update and return the receipt; the delivery must be accepted."""
+    receipt: Payload = await handle.execute_update(name, payload, result_type=dict)
+    assert receipt["accepted"], f"{name} {payload} refused: {receipt['reason']}"
+    return receipt
+
+
+APPROVE_CHANGE: Payload = {"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}
+REJECT_CHANGE: Payload = {**APPROVE_CHANGE, "decision": "reject", "comment": "no"}
+ANSWER_CITIES: Payload = {"wait_id": "question-1", "text": "Paris and Tokyo"}
+
+
+async def approval_by_signal(start: Start) -> Handle:
+    handle = await start(_approval_request())
+    await pending_wait(handle, "approve-change")
+    await handle.signal("approve", APPROVE_CHANGE)
+    return handle
+
+
+async def approval_rejected_by_update(start: Start) -> Handle:
+    handle = await start(_approval_request())
+    await pending_wait(handle, "approve-change")
+    await _update(handle, "approve_sync", REJECT_CHANGE)
+    return handle
+
+
+async def answer_by_update(start: Start) -> Handle:
+    handle = await start(RunRequest(goal=NO_CITIES))
+    await pending_wait(handle, "question-1")
+    await _update(handle, "answer_sync", ANSWER_CITIES)
+    return handle
+
+
+async def answer_by_signal(start: Start) -> Handle:
+    handle = await start(RunRequest(goal=NO_CITIES))
+    await pending_wait(handle, "question-1")
+    await handle.signal("answer", ANSWER_CITIES)
+    return handle
+
+
+async def async_result_delivered_early(start: Start) -> Handle:
+    """The result arrives while the node is still behind its 1.5 s gate: parked, then applied."""
+    plan = plan_of(
+        delay("gate", 1500),
+        _node("job", "start_job", deps=["gate"], job="early"),
+        collect("final", ["job"]),
+    )
+    handle = await start(RunRequest(goal="early", scenario="synthetic", plan=plan))
+    early = {"operation_id": f"{handle.id}:job:early", "data": {"done": True}}
+    receipt = await _update(handle, "deliver_sync", early)
+    assert "parked" in receipt["reason"], receipt
+    return handle
+
+
+async def cancel_by_signal(start: Start) -> Handle:
+    """Cancelled while one node waits for approval and another runs; a third has finished."""
+    plan = plan_of(
+        _node("change", "side_effect", target="prod"),
+        delay("done_first", 10),
+        delay("long", 600_000),
+        collect("final", ["change", "done_first", "long"]),
+    )
+    handle = await start(RunRequest(goal="cancel me", scenario="synthetic", plan=plan))
+    await pending_wait(handle, "approve-change")
+    await _node_status(handle, "done_first", NodeStatus.DONE)
+    await _node_status(handle, "long", NodeStatus.RUNNING)
+    await handle.signal("cancel", {"reason": "no longer needed", "actor": "human:ops"})
+    return handle
+
+
+async def event_and_timer(start: Start) -> Handle:
+    plan = plan_of(
+        _node("nap", "sleep", seconds=0.2),
+        _node("signal", "await_event", event="deploy.done"),
+        collect("final", ["nap", "signal"]),
+    )
+    handle = await start(RunRequest(goal="events", scenario="synthetic", plan=plan))
+    await pending_wait(handle, "event-signal")
+    await handle.signal("deliver", {"event": "deploy.done", "data": {"ok": True}})
+    return handle
+
+
+CASES: tuple[Case, ...] = (
+    # the first recordings (kept from before the release folders)
+    Case("cities_three", RunPhase.SUCCEEDED, _to_the_end(RunRequest(goal=THREE_CITIES))),
+    Case(
+        "cities_unknown_city_replans",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris, Atlantis and Tokyo")),
+    ),
+    Case(
+        "synthetic_diamond",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="diamond",
+                scenario="synthetic",
+                plan=plan_of(
+                    delay("a", 10),
+                    delay("b", 30, ["a"]),
+                    delay("c", 20, ["a"]),
+                    collect("d", ["b", "c"]),
+                ),
+            )
         ),
     ),
-}
+    # durable waits, each delivery route
+    Case("approval_by_signal", RunPhase.SUCCEEDED, approval_by_signal),
+    Case("approval_rejected_by_update", RunPhase.FAILED_EXECUTION, approval_rejected_by_update),
+    Case("answer_by_update", RunPhase.SUCCEEDED, answer_by_update),
+    Case("answer_by_signal", RunPhase.SUCCEEDED, answer_by_signal),
+    Case("async_result_delivered_early", RunPhase.SUCCEEDED, async_result_delivered_early),
+    Case("event_and_timer", RunPhase.SUCCEEDED, event_and_timer),
+    Case(
+        "cancel_by_signal",
+        RunPhase.CANCELLED,
+        cancel_by_signal,
+        settle=HEARTBEAT_EVERY_SECONDS + 1,
+    ),
+    # scale, budget, recovery
+    Case(
+        "child_batches",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="wide",
+                scenario="synthetic",
+                plan=_fan_out(12),
+                max_concurrency=4,
+                scale=ScaleOptions(batch_plan_nodes=10, batch_min_ready=5, batch_size=5),
+            )
+        ),
+        children={"child_batches_node_batch": "-batch-1"},
+    ),
+    Case(
+        "budget_exhausted_tool_calls",
+        RunPhase.BUDGET_EXHAUSTED,
+        _to_the_end(RunRequest(goal=THREE_CITIES, limits=BudgetLimits(max_tool_calls=4))),
+    ),
+    Case(
+        "incidents_verification_replans",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal=VAGUE_INCIDENT, scenario="incidents")),
+    ),
+)
 
 
-async def main() -> None:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(), data_converter=DATA_CONVERTER
+# -- recording ------------------------------------------------------------------------------
+
+
+def _upserts(history: WorkflowHistory) -> int:
+    kind = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
+    return sum(1 for event in history.events if event.event_type == kind)
+
+
+def _write_new(path: Path, history: WorkflowHistory) -> None:
+    with path.open("x") as out:  # "x": never overwrite, even a file that appeared meanwhile
+        out.write(history.to_json())
+
+
+async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> bool:
+    """Run the case and write its histories; False (and nothing written) when it went wrong."""
+    settings = Settings(task_queue=task_queue)
+
+    async def start(request: RunRequest) -> Handle:
+        run_id = new_run_id()
+        await start_run(client, settings, request, run_id)
+        return client.get_workflow_handle_for(AgentRunWorkflow.run, run_id)
+
+    try:
+        handle = await case.drive(start)
+        result = await handle.result()
+        history = await handle.fetch_history()
+        await asyncio.sleep(case.settle)
+    except Exception as error:
+        print(f"{case.name}: {type(error).__name__}: {error}: NOT written")
+        return False
+    if result.status is not case.expect:
+        print(f"{case.name}: ended {result.status.value}, not {case.expect.value}: NOT written")
+        return False
+    if _upserts(history) == 0:
+        print(f"{case.name}: no search attribute upserts in its history: NOT written")
+        return False
+    files = {case.name: history}
+    for name, suffix in case.children.items():
+        files[name] = await client.get_workflow_handle(handle.id + suffix).fetch_history()
+    for name, recorded in files.items():
+        _write_new(outdir / f"{name}.json", recorded)
+        events = len(recorded.events)
+        print(f"{name}: {recorded.workflow_id} ({result.status.value}), {events} events")
+    return True
+
+
+def _existing(case: Case, outdir: Path) -> list[Path]:
+    names = [case.name, *case.children]
+    return [outdir / f"{name}.json" for name in names if (outdir / f"{name}.json").exists()]
+
+
+def _check_checkout() -> None:
+    """The workflow code imported must be this checkout's, not another one's editable install."""
+    imported = Path(workflows.__file__).resolve().parent.parent
+    if imported != CHECKOUT:
+        raise SystemExit(
+            f"workflows is imported from {imported}, not from {CHECKOUT}: run from {CHECKOUT} "
+            f"or set PYTHONPATH={CHECKOUT}"
+        )
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.record_histories")
+    parser.add_argument(
+        "outdir",
+        nargs="?",
+        type=Path,
+        default=release_folder(),
+        help="release folder to write to (default: %(default)s)",
     )
+    parser.add_argument("--only", nargs="+", metavar="CASE", help="record only these cases")
+    args = parser.parse_args(argv)
+    _check_checkout()
+    outdir: Path = args.outdir
+    known = {case.name for case in CASES}
+    unknown = sorted(set(args.only or []) - known)
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    cases = [case for case in CASES if args.only is None or case.name in args.only]
+    todo = []
+    for case in cases:
+        existing = _existing(case, outdir)
+        if existing:
+            print(f"{case.name}: skipped, already recorded: {', '.join(str(p) for p in existing)}")
+        else:
+            todo.append(case)
+    if not todo:
+        return 0
+    print(f"recording {len(todo)} case(s) into {outdir} with the code in {CHECKOUT}")
+    outdir.mkdir(parents=True, exist_ok=True)
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        plugins=[HarnessPlugin()],
+        dev_server_log_level="warn",
+        search_attributes=search_attributes.ALL_KEYS,
+    )
+    failed = 0
     async with env:
-        task_queue = f"record-{uuid.uuid4().hex[:8]}"
+        task_queue = f"record-{new_run_id()[4:12]}"
         async with running_worker(env.client, task_queue):
-            for name, request in CASES.items():
-                result = await execute_run(env.client, task_queue, request)
-                history = await env.client.get_workflow_handle(result.run_id).fetch_history()
-                (HISTORIES / f"{name}.json").write_text(history.to_json())
-                print(f"{name}: {result.status.value}, {len(history.events)} events")
+            for case in todo:
+                if not await record(env.client, task_queue, case, outdir):
+                    failed += 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(asyncio.run(main()))

@@ -1,23 +1,52 @@
-"""Workflow code changes must keep recorded histories replaying without nondeterminism."""
+"""Workflow code changes must keep recorded histories replaying without nondeterminism.
+
+tests/histories holds one folder per release (v0.1.0/, ...), each with the histories recorded by
+`python -m tests.record_histories` with that release's code. Every file of every release must
+go on replaying with the current code; none may be removed.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
 from harness.run import RunRequest
-from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 from tests.support import execute_run, running_worker
-from workflows import AgentRunWorkflow
 
 HISTORIES = Path(__file__).parent.parent / "histories"
+RECORDED = sorted(HISTORIES.glob("*/**/*.json"))
+MIN_RECORDED = 11
+CLOSED = {
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+}
 
 
 def _replayer() -> Replayer:
-    return Replayer(workflows=[AgentRunWorkflow], data_converter=DATA_CONVERTER)
+    return Replayer(workflows=[], plugins=[HarnessPlugin()])
+
+
+def _history_id(path: Path) -> str:
+    return path.relative_to(HISTORIES).with_suffix("").as_posix()
+
+
+def _load(path: Path) -> WorkflowHistory:
+    """The history under its recorded workflow id: the workflow derives ids from it (a child
+    batch is `<run id>-batch-<n>`), so replaying under another id would not be the same run."""
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    started = history.events[0].workflow_execution_started_event_attributes
+    if started.workflow_id:
+        history = WorkflowHistory(started.workflow_id, history.events)
+    return history
 
 
 async def test_a_finished_run_replays_without_nondeterminism(
@@ -32,8 +61,18 @@ async def test_a_finished_run_replays_without_nondeterminism(
     assert replay.replay_failure is None
 
 
-@pytest.mark.parametrize("path", sorted(HISTORIES.glob("*.json")), ids=lambda p: p.stem)
+def test_no_recorded_history_has_gone_missing() -> None:
+    stray = sorted(path.name for path in HISTORIES.glob("*.json"))
+    assert not stray, f"histories belong in a release folder (tests/histories/vX.Y.Z/): {stray}"
+    assert len(RECORDED) >= MIN_RECORDED, (
+        f"{len(RECORDED)} recorded histories under {HISTORIES}, expected at least "
+        f"{MIN_RECORDED}: {[_history_id(path) for path in RECORDED]}"
+    )
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=_history_id)
 async def test_recorded_history_replays(path: Path) -> None:
-    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    history = _load(path)
+    assert history.events[-1].event_type in CLOSED, f"{_history_id(path)} is of an unfinished run"
     replay = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert replay.replay_failure is None
