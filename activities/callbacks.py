@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import JsonValue
 from temporalio.client import Client, WorkflowHandle
 
-from harness.waits import DeliverRequest, Wait
+from harness.deliveries import DeliverRequest
+from harness.wait_book import Wait
 
 DeliveryCallback = Callable[[str, str, JsonValue], Awaitable[None]]
 """Called as (run_id, operation_id, outcome)."""

@@ -8,6 +8,7 @@ from temporalio import activity
 
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
+from harness.contracts import JUDGE_ACTIVITY
 from harness.llm import JudgeRequest
 from harness.messages import JudgeCallRequest, JudgeCallResult
 from scenarios import get_scenario
@@ -20,7 +21,7 @@ class JudgeActivities:
     def __init__(self, providers: ProviderRegistry) -> None:
         self._providers = providers
 
-    @activity.defn(name="harness.judge")
+    @activity.defn(name=JUDGE_ACTIVITY)
     async def judge(self, request: JudgeCallRequest) -> JudgeCallResult:
         attempt = activity.info().attempt
         with as_temporal_failures(attempt):

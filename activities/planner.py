@@ -8,6 +8,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
+from harness.contracts import PLAN_ACTIVITY
 from harness.errors import ErrorCode
 from harness.messages import PlanRequest, PlanResponse
 from scenarios import get_scenario
@@ -20,7 +21,7 @@ class PlannerActivities:
     def __init__(self, providers: ProviderRegistry) -> None:
         self._providers = providers
 
-    @activity.defn(name="harness.plan")
+    @activity.defn(name=PLAN_ACTIVITY)
     async def plan(self, request: PlanRequest) -> PlanResponse:
         attempt = activity.info().attempt
         logger = log.bind(run_id=request.run_id, attempt=attempt, role="planner")

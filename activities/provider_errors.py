@@ -40,7 +40,9 @@ def as_temporal_failures(attempt: int) -> Iterator[None]:
     try:
         yield
     except UnknownScenarioError as error:
-        raise ApplicationError(str(error), type="UNKNOWN_SCENARIO", non_retryable=True) from error
+        raise ApplicationError(
+            str(error), type=ErrorCode.UNKNOWN_SCENARIO.value, non_retryable=True
+        ) from error
     except ProviderConfigError as error:
         raise config_failure(error, attempt) from error
     except ProviderError as error:

@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.provider_errors import config_failure, provider_failure
+from harness.contracts import RUN_TOOL_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
 from harness.messages import ToolCallRequest, ToolCallResult
 from scenarios import UnknownScenarioError, get_scenario
@@ -50,7 +51,7 @@ class ToolActivities:
         self._providers = providers
         self._services = dict(services or {})
 
-    @activity.defn(name="harness.run_tool")
+    @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
         attempt = activity.info().attempt
         logger = log.bind(

@@ -21,7 +21,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ async def dev_server() -> AsyncIterator[Server]:
     environment = await WorkflowEnvironment.start_local(
         port=port,
         dev_server_existing_path=temporal_binary(),
-        data_converter=DATA_CONVERTER,
+        plugins=[HarnessPlugin()],
         dev_server_log_level="error",
     )
     async with environment:

@@ -13,26 +13,16 @@ from concurrent.futures import ThreadPoolExecutor
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-import workflows
 from bench.dagrun import Comparison
 from bench.env import BenchError, log
 from bench.fanout import measure_fanout
 from bench.naive import NaiveLevelsWorkflow
 from bench.report import Measurement, measure
 from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 
 NODES = 1000
 TARGET_S = 3.0
-
-
-def _harness_workflows() -> list[type]:
-    """Every workflow class the `workflows` package exports (children, if any, replay too)."""
-    found = [
-        value
-        for value in vars(workflows).values()
-        if isinstance(value, type) and hasattr(value, "__temporal_workflow_definition")
-    ]
-    return found or [workflows.AgentRunWorkflow]
 
 
 async def _replay(replayer: Replayer, histories: Sequence[WorkflowHistory]) -> list[float]:
@@ -66,11 +56,7 @@ async def run(
     executor = ThreadPoolExecutor(1, initializer=profiler.enable if profiler else None)
     try:
         harness_s = await _replay(
-            Replayer(
-                workflows=_harness_workflows(),
-                data_converter=converter,
-                workflow_task_executor=executor,
-            ),
+            Replayer(workflows=[], plugins=[HarnessPlugin()], workflow_task_executor=executor),
             harness,
         )
         if profiler is not None:

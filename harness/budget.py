@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
@@ -27,37 +28,61 @@ class BudgetSnapshot(BaseModel):
     pressure: float
 
 
-class Budget:
-    """Charges usage and reports pressure: the highest utilisation across limited dimensions."""
+def _no_clock() -> float:
+    return 0.0
 
-    def __init__(self, limits: BudgetLimits) -> None:
+
+class Budget:
+    """Charges usage and reports pressure: the highest utilisation across limited dimensions.
+
+    Elapsed time is read from `elapsed_seconds` whenever it is needed, so pressure never depends
+    on when something last wrote the time down."""
+
+    def __init__(
+        self, limits: BudgetLimits, elapsed_seconds: Callable[[], float] = _no_clock
+    ) -> None:
         self.limits = limits
-        self.usage = BudgetUsage()
+        self._elapsed_seconds = elapsed_seconds
+        self._tokens = 0
+        self._tool_calls = 0
+        self._cost_usd = 0.0
 
     def charge_tokens(self, tokens: int, cost_usd: float = 0.0) -> None:
-        self.usage.tokens += tokens
-        self.usage.cost_usd += cost_usd
+        self._tokens += tokens
+        self._cost_usd += cost_usd
 
     def charge_tool_call(self) -> None:
-        self.usage.tool_calls += 1
+        self._tool_calls += 1
 
-    def set_elapsed(self, seconds: float) -> None:
-        self.usage.seconds = seconds
+    @property
+    def usage(self) -> BudgetUsage:
+        return BudgetUsage(
+            tokens=self._tokens,
+            tool_calls=self._tool_calls,
+            seconds=self._elapsed_seconds(),
+            cost_usd=self._cost_usd,
+        )
+
+    def seconds_left(self) -> float | None:
+        limit = self.limits.max_seconds
+        return None if limit is None else limit - self._elapsed_seconds()
 
     def pressure(self) -> float:
+        usage = self.usage
         pairs: list[tuple[float, float | None]] = [
-            (self.usage.tokens, self.limits.max_tokens),
-            (self.usage.tool_calls, self.limits.max_tool_calls),
-            (self.usage.seconds, self.limits.max_seconds),
-            (self.usage.cost_usd, self.limits.max_cost_usd),
+            (usage.tokens, self.limits.max_tokens),
+            (usage.tool_calls, self.limits.max_tool_calls),
+            (usage.seconds, self.limits.max_seconds),
+            (usage.cost_usd, self.limits.max_cost_usd),
         ]
         return max((used / limit for used, limit in pairs if limit), default=0.0)
 
+    def degradation(self) -> Degradation:
+        return degradation(self.pressure())
+
     def snapshot(self) -> BudgetSnapshot:
         return BudgetSnapshot(
-            limits=self.limits,
-            usage=self.usage.model_copy(),
-            pressure=round(self.pressure(), 4),
+            limits=self.limits, usage=self.usage, pressure=round(self.pressure(), 4)
         )
 
 

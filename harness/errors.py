@@ -19,6 +19,7 @@ class ErrorCode(StrEnum):
     INVALID_MODEL_OUTPUT = "INVALID_MODEL_OUTPUT"
     AUTH_FAILED = "AUTH_FAILED"
     CONFIG_INVALID = "CONFIG_INVALID"
+    UNKNOWN_SCENARIO = "UNKNOWN_SCENARIO"
 
 
 class ErrorClass(StrEnum):
@@ -40,11 +41,20 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.INVALID_MODEL_OUTPUT: ErrorClass.VALIDATION,
     ErrorCode.AUTH_FAILED: ErrorClass.FATAL,
     ErrorCode.CONFIG_INVALID: ErrorClass.FATAL,
+    ErrorCode.UNKNOWN_SCENARIO: ErrorClass.FATAL,
 }
 
 
 def classify(code: ErrorCode) -> ErrorClass:
     return _CLASS_OF[code]
+
+
+_SEVERITY = [ErrorClass.FATAL, ErrorClass.VALIDATION, ErrorClass.MISSING_INFO, ErrorClass.TRANSIENT]
+
+
+def worst_class(codes: list[str]) -> ErrorClass:
+    """Several failures recover as the most severe of them demands (FATAL first)."""
+    return min((classify(parse_error_code(code)) for code in codes), key=_SEVERITY.index)
 
 
 def is_retryable(code: ErrorCode) -> bool:

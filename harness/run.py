@@ -15,7 +15,7 @@ from harness.plan import Plan
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
 from harness.validation import DEFAULT_MAX_NODES, ValidationIssue
-from harness.waits import Wait
+from harness.wait_book import Wait
 
 DEFAULT_SCENARIO = "cities"
 DEFAULT_MAX_REPLANS = 2
@@ -96,6 +96,35 @@ class ScaleOptions(BaseModel):
     batch_plan_nodes: int = Field(default=1000, ge=1, description="Batch plans larger than this.")
     batch_min_ready: int = Field(default=100, ge=1, description="Batch when this many are ready.")
     batch_size: int = Field(default=1500, ge=1, le=3000, description="Nodes per child workflow.")
+
+
+class ExecutionOptions(BaseModel):
+    """How one attempt's plan is executed: everything the scheduler and its helpers need from
+    the request, travelling as one model."""
+
+    run_id: str
+    scenario: str
+    attempt: int = Field(ge=1)
+    max_concurrency: int = Field(ge=1)
+    provider: str | None = None
+    faults: list[FaultSpec] = Field(default_factory=list)
+    approve_side_effects: bool = True
+    wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)
+    scale: ScaleOptions = Field(default_factory=ScaleOptions)
+
+    @classmethod
+    def of(cls, run_id: str, request: RunRequest, attempt: int) -> ExecutionOptions:
+        return cls(
+            run_id=run_id,
+            scenario=request.scenario,
+            attempt=attempt,
+            max_concurrency=request.max_concurrency,
+            provider=request.provider,
+            faults=request.faults,
+            approve_side_effects=request.approve_side_effects,
+            wait_timeouts=request.wait_timeouts,
+            scale=request.scale,
+        )
 
 
 class NodeOutcome(BaseModel):

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.plan import Plan, PlanNode
+
 
 class ToolRole(StrEnum):
     """DATA tools gather or transform facts; the single FINAL_SYNTHESIS tool writes the report."""
@@ -95,3 +97,15 @@ class ToolCatalog(BaseModel):
 
     def names(self) -> list[str]:
         return [tool.name for tool in self.tools]
+
+    def final_synthesis_nodes(self, plan: Plan) -> list[PlanNode]:
+        """The plan's nodes whose tool writes the report; a valid plan has exactly one."""
+        return [
+            node
+            for node in plan.nodes
+            if (tool := self.get(node.tool)) is not None and tool.role is ToolRole.FINAL_SYNTHESIS
+        ]
+
+    def final_synthesis_node(self, plan: Plan) -> PlanNode | None:
+        finals = self.final_synthesis_nodes(plan)
+        return finals[0] if finals else None

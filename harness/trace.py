@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.budget import BudgetUsage
+from harness.budget import Budget, BudgetUsage
 
 
 class TraceKind(StrEnum):
@@ -45,3 +46,59 @@ class TraceEvent(BaseModel):
     pressure: float = 0.0
     budget: BudgetUsage | None = None
     data: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class TraceLog:
+    """The run's flight recorder: events stamped by the run's clock with the budget's state.
+
+    `clock` is the run's notion of now (workflow time in a workflow), so the log is replay-safe
+    and testable without a server. Emitting an event reads the budget; it never changes it."""
+
+    def __init__(
+        self,
+        run_id: str,
+        session_id: str | None,
+        budget: Budget,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._run_id = run_id
+        self._session_id = session_id
+        self._budget = budget
+        self._clock = clock
+        self.attempt = 0
+        self.events: list[TraceEvent] = []
+
+    def emit(
+        self,
+        kind: TraceKind,
+        *,
+        role: str | None = None,
+        node_id: str | None = None,
+        tool: str | None = None,
+        status: str | None = None,
+        latency_ms: float | None = None,
+        tokens: int | None = None,
+        cost_usd: float | None = None,
+        message: str | None = None,
+        data: dict[str, JsonValue] | None = None,
+    ) -> None:
+        self.events.append(
+            TraceEvent(
+                at=self._clock(),
+                run_id=self._run_id,
+                session_id=self._session_id,
+                kind=kind,
+                attempt=self.attempt,
+                role=role,
+                node_id=node_id,
+                tool=tool,
+                status=status,
+                latency_ms=latency_ms,
+                tokens=tokens,
+                cost_usd=cost_usd,
+                message=message,
+                pressure=round(self._budget.pressure(), 4),
+                budget=self._budget.usage,
+                data=data or {},
+            )
+        )

@@ -232,11 +232,7 @@ def _cycle_issues(plan: Plan) -> list[ValidationIssue]:
 
 
 def _final_synthesis_issues(plan: Plan, catalog: ToolCatalog) -> list[ValidationIssue]:
-    finals = [
-        node
-        for node in plan.nodes
-        if (tool := catalog.get(node.tool)) is not None and tool.role is ToolRole.FINAL_SYNTHESIS
-    ]
+    finals = catalog.final_synthesis_nodes(plan)
     if len(finals) != 1:
         names = ", ".join(node.id for node in finals) or "none"
         final_tools = [t.name for t in catalog.tools if t.role is ToolRole.FINAL_SYNTHESIS]

@@ -6,18 +6,14 @@ from collections.abc import Mapping
 
 from harness.dag import NodeStatus
 from harness.plan import Plan
-from harness.tools import ToolCatalog, ToolRole
+from harness.tools import ToolCatalog
 
 
 def structural_problems(
     plan: Plan, catalog: ToolCatalog, statuses: Mapping[str, NodeStatus], report: str | None
 ) -> list[str]:
     """Exactly one final-synthesis node, DONE, all its dependencies DONE, and a non-empty report."""
-    finals = [
-        node
-        for node in plan.nodes
-        if (tool := catalog.get(node.tool)) is not None and tool.role is ToolRole.FINAL_SYNTHESIS
-    ]
+    finals = catalog.final_synthesis_nodes(plan)
     if len(finals) != 1:
         return [f"expected exactly one final-synthesis node, found {len(finals)}"]
     final = finals[0]

@@ -1,10 +1,10 @@
-"""The one Temporal client factory: pydantic data converter, address, namespace, TLS, API key."""
+"""The one Temporal client factory: the harness plugin, address, namespace, TLS, API key."""
 
 from __future__ import annotations
 
 from temporalio.client import Client
 
-from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.telemetry import tracing_interceptors
 
@@ -17,6 +17,6 @@ async def connect(settings: Settings | None = None, *, tracing: bool = False) ->
         namespace=settings.temporal_namespace,
         api_key=settings.temporal_api_key,
         tls=settings.temporal_tls,
-        data_converter=DATA_CONVERTER,
+        plugins=[HarnessPlugin()],
         interceptors=tracing_interceptors() if tracing else [],
     )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.budget import BudgetLimits
+from harness.deliveries import DeliverRequest
 from harness.faults import FaultSpec
 from harness.run import (
     DEFAULT_MAX_CONCURRENCY,
@@ -22,7 +23,6 @@ from harness.run import (
     RunResult,
 )
 from harness.validation import ValidationReport, validate_plan
-from harness.waits import DeliverRequest
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError

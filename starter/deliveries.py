@@ -9,17 +9,9 @@ from pydantic import JsonValue
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from harness.waits import (
-    AnswerRequest,
-    ApprovalRequest,
-    CancelRequest,
-    Decision,
-    DeliverRequest,
-    DeliveryReceipt,
-    Wait,
-    WaitStatus,
-    parse_actor,
-)
+from harness.actors import parse_actor
+from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from starter.errors import EXIT_FAILED_RUN, CliError
 from workflows import AgentRunWorkflow
 

@@ -24,7 +24,7 @@ from temporalio.worker import (
 
 from harness.run import RunStatus
 from harness.trace import TraceEvent
-from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 from starter.errors import CliError
 from workflows import AgentRunWorkflow
 
@@ -57,8 +57,8 @@ class ReplayedRun:
 async def replay_run(history: WorkflowHistory) -> ReplayedRun:
     instances: list[Any] = []
     replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=DATA_CONVERTER,
+        workflows=[],
+        plugins=[HarnessPlugin()],
         interceptors=[_KeepInstance(instances)],
         workflow_runner=UnsandboxedWorkflowRunner(),
     )

@@ -11,7 +11,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
-from harness.waits import WaitStatus
+from harness.wait_book import WaitStatus
 from infra.client import connect
 from infra.settings import Settings
 from starter.deliveries import describe_wait

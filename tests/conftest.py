@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from infra.converter import DATA_CONVERTER
+from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 from workflows import search_attributes
 
@@ -19,7 +19,7 @@ from workflows import search_attributes
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
-        data_converter=DATA_CONVERTER,
+        plugins=[HarnessPlugin()],
         dev_server_log_level="warn",
         search_attributes=search_attributes.ALL_KEYS,
     )

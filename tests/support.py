@@ -16,7 +16,7 @@ from temporalio.client import Client, WorkflowHandle
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.run import RunRequest, RunResult
-from harness.waits import DeliveryReceipt, Wait, WaitStatus
+from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 

@@ -1,4 +1,5 @@
-"""Builds the worker: one task queue, the orchestrator workflow and every activity."""
+"""Builds the worker: one task queue, the workflows (from the client's harness plugin) and every
+activity."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from temporalio.worker import Worker
 from activities import JudgeActivities, PlannerActivities, ToolActivities, check_report, list_tools
 from activities.callbacks import signal_delivery
 from activities.llm import ProviderRegistry
+from infra.plugin import HarnessPlugin
 from scenarios.refunds.payments import FakePaymentService
-from workflows import AgentRunWorkflow, NodeBatchWorkflow
 
 MAX_CONCURRENT_ACTIVITIES = 200
 
@@ -28,13 +29,14 @@ def build_worker(
     providers: ProviderRegistry,
     services: Mapping[str, object] | None = None,
 ) -> Worker:
+    if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
+        raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
     tools = ToolActivities(providers, default_services(client) if services is None else services)
     critic = JudgeActivities(providers)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[AgentRunWorkflow, NodeBatchWorkflow],
         activities=[list_tools, planner.plan, tools.run_tool, critic.judge, check_report],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )

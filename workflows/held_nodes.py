@@ -1,55 +1,34 @@
-"""Nodes that wait: approvals before side effects, async operations, reconciles of uncertain
-side effects, and the workflow-native timer and event tools.
+"""Held nodes: nodes parked on a durable wait. Approvals before side effects, results of async
+operations, reconciles of uncertain side effects, and the workflow-native timer and event tools.
 
-A mixin of PlanExecutor, kept apart so the scheduler reads on one screen.
+Each settles its node in the ledger when the wait ends.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pydantic import JsonValue
 from temporalio import workflow
 
-from workflows.activity_options import tool_call_summary
-
-with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue
-
-    from harness.dag import NodeStatus
-    from harness.errors import ErrorCode
-    from harness.messages import ToolCallResult
-    from harness.run import NodeOutcome, WaitTimeouts
-    from harness.tools import NativeWait
-    from harness.waits import Decision, WaitKind, WaitStatus
-
-if TYPE_CHECKING:
-    from workflows.waiting import WaitDesk
+from harness.dag import NodeStatus
+from harness.errors import ErrorCode
+from harness.messages import ToolCallResult
+from harness.node_ledger import NodeLedger
+from harness.run import WaitTimeouts
+from harness.tools import NativeWait
+from harness.wait_book import Decision, WaitKind, WaitStatus
+from workflows.activity_calls import tool_call_summary
+from workflows.wait_desk import WaitDesk
 
 
-class NodeWaits:
-    """Needs from its host: outcomes, a wait desk, wait timeouts, `_fail` and `_complete`."""
+class HeldNodes:
+    def __init__(self, ledger: NodeLedger, desk: WaitDesk, timeouts: WaitTimeouts) -> None:
+        self._ledger = ledger
+        self._desk = desk
+        self._timeouts = timeouts
 
-    outcomes: dict[str, NodeOutcome]
-    _desk: WaitDesk
-    _timeouts: WaitTimeouts
-
-    def _fail(
-        self,
-        node_id: str,
-        arguments: dict[str, JsonValue],
-        code: ErrorCode,
-        message: str,
-        attempts: int,
-    ) -> None:
-        raise NotImplementedError
-
-    def _complete(self, node_id: str, call: ToolCallResult, *, reused: bool) -> None:
-        raise NotImplementedError
-
-    async def _approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
+    async def approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
         """Hold the node until a person or system approves it; anything else fails it."""
-        outcome = self.outcomes[node_id]
-        outcome.status = NodeStatus.WAITING
+        self._ledger.hold(node_id, NodeStatus.WAITING)
         wait = self._desk.open(
             f"approve-{node_id}",
             WaitKind.APPROVAL,
@@ -58,7 +37,7 @@ class NodeWaits:
             node_id=node_id,
         )
         await self._desk.until_settled(wait)
-        outcome.status = NodeStatus.RUNNING
+        self._ledger.hold(node_id, NodeStatus.RUNNING)
         if wait.status is WaitStatus.DELIVERED and wait.decision is Decision.APPROVE:
             return True
         if wait.status is WaitStatus.DELIVERED:
@@ -66,10 +45,10 @@ class NodeWaits:
             reason += f": {wait.comment}" if wait.comment else ""
         else:
             reason = f"approval {wait.status.value.lower()} without a decision; treated as rejected"
-        self._fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
+        self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
         return False
 
-    async def _await_operation(
+    async def await_operation(
         self, node_id: str, arguments: dict[str, JsonValue], started: ToolCallResult
     ) -> None:
         """The tool started an external operation; wait for its result to be delivered."""
@@ -77,11 +56,11 @@ class NodeWaits:
         operation_id = begun.get("operation_id")
         if not isinstance(operation_id, str):
             message = "an ASYNC_OPERATION tool must return {'operation_id': ...}"
-            self._fail(
+            self._ledger.fail(
                 node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, started.attempt
             )
             return
-        self.outcomes[node_id].status = NodeStatus.WAITING
+        self._ledger.hold(node_id, NodeStatus.WAITING)
         wait = self._desk.open(
             f"op-{node_id}",
             WaitKind.ASYNC_OPERATION,
@@ -93,19 +72,17 @@ class NodeWaits:
         await self._desk.until_settled(wait)
         if wait.status is not WaitStatus.DELIVERED:
             message = f"operation {operation_id} did not report back ({wait.status.value})"
-            self._fail(node_id, arguments, ErrorCode.TIMEOUT, message, started.attempt)
+            self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, message, started.attempt)
             return
         result = {"operation_id": operation_id, "started": started.result, "outcome": wait.payload}
-        self._complete(node_id, started.model_copy(update={"result": result}), reused=False)
+        self._ledger.complete(node_id, started.model_copy(update={"result": result}))
 
-    async def _reconcile(
+    async def reconcile(
         self, node_id: str, tool: str, arguments: dict[str, JsonValue], reason: str
     ) -> None:
         """A side effect whose outcome is uncertain is never retried blindly: it is UNKNOWN
         until someone delivers what really happened."""
-        outcome = self.outcomes[node_id]
-        outcome.status = NodeStatus.UNKNOWN
-        outcome.error_message = f"outcome unknown: {reason}"
+        self._ledger.hold(node_id, NodeStatus.UNKNOWN, note=f"outcome unknown: {reason}")
         wait = self._desk.open(
             f"reconcile-{node_id}",
             WaitKind.RECONCILE,
@@ -118,19 +95,19 @@ class NodeWaits:
         payload = wait.payload if isinstance(wait.payload, dict) else {}
         if wait.status is WaitStatus.DELIVERED and payload.get("outcome") == "succeeded":
             reconciled = ToolCallResult(result=payload.get("result"), attempt=1, latency_ms=0.0)
-            self._complete(node_id, reconciled, reused=False)
+            self._ledger.complete(node_id, reconciled)
             return
         if wait.delivered_by:
             message = f"reconciled as not done by {wait.delivered_by}"
         else:
             message = f"no reconcile delivery ({wait.status.value})"
-        self._fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, attempts=1)
+        self._ledger.fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, attempts=1)
 
-    async def _native_wait(
+    async def native_wait(
         self, node_id: str, kind: NativeWait, arguments: dict[str, JsonValue]
     ) -> None:
         """Timers and external events are durable waits in the workflow, not activities."""
-        self.outcomes[node_id].status = NodeStatus.WAITING
+        self._ledger.hold(node_id, NodeStatus.WAITING)
         if kind is NativeWait.TIMER:
             seconds = float(str(arguments.get("seconds", 0)))
             wait = self._desk.open(
@@ -152,7 +129,7 @@ class NodeWaits:
             await self._desk.until_settled(wait)
             if wait.status is not WaitStatus.DELIVERED:
                 message = f"event '{event}' did not arrive ({wait.status.value})"
-                self._fail(node_id, arguments, ErrorCode.TIMEOUT, message, attempts=0)
+                self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, message, attempts=0)
                 return
         result = ToolCallResult(result=wait.payload, attempt=1, latency_ms=0.0)
-        self._complete(node_id, result, reused=False)
+        self._ledger.complete(node_id, result)

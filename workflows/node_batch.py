@@ -12,21 +12,18 @@ import asyncio
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows.activity_options import TOOL_RETRY, ActivityFailure, run_tool_call
-
-with workflow.unsafe.imports_passed_through():
-    from harness.messages import (
-        BatchCall,
-        BatchCallOutcome,
-        NodeBatchRequest,
-        NodeBatchResult,
-        ToolCallRequest,
-    )
-
-BATCH_WORKFLOW_NAME = "AgentRunNodeBatch"
+from harness.contracts import BATCH_WORKFLOW
+from harness.messages import (
+    BatchCall,
+    BatchCallOutcome,
+    NodeBatchRequest,
+    NodeBatchResult,
+    ToolCallRequest,
+)
+from workflows.activity_calls import TOOL_RETRY, ActivityFailure, run_tool_call
 
 
-@workflow.defn(name=BATCH_WORKFLOW_NAME)
+@workflow.defn(name=BATCH_WORKFLOW)
 class NodeBatchWorkflow:
     @workflow.run
     async def run(self, request: NodeBatchRequest) -> NodeBatchResult:

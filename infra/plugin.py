@@ -1,0 +1,39 @@
+"""The one Temporal plugin: what every client, worker and replayer of the harness must share.
+
+It sets the data converter (pydantic JSON, large payloads compressed), registers the workflows,
+and runs them in a sandbox that passes the pure domain and pydantic through instead of
+re-importing them for every run. A client connected with it hands it on to its workers.
+"""
+
+from __future__ import annotations
+
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from infra.converter import DATA_CONVERTER
+from workflows import AgentRunWorkflow, NodeBatchWorkflow
+
+PLUGIN_NAME = "durable-harness"
+PASSTHROUGH_MODULES = ("harness", "pydantic", "pydantic_core", "annotated_types")
+
+_SANDBOX = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
+)
+
+
+def _workflow_runner(configured: WorkflowRunner | None) -> WorkflowRunner:
+    """The harness sandbox, unless the caller chose to run unsandboxed (the trace replayer)."""
+    if isinstance(configured, UnsandboxedWorkflowRunner):
+        return configured
+    return _SANDBOX
+
+
+class HarnessPlugin(SimplePlugin):
+    def __init__(self) -> None:
+        super().__init__(
+            PLUGIN_NAME,
+            data_converter=DATA_CONVERTER,
+            workflows=[AgentRunWorkflow, NodeBatchWorkflow],
+            workflow_runner=_workflow_runner,
+        )

@@ -1,0 +1,187 @@
+"""The workflow's calls to its activities, by contract: a fixed name, a request model in and a
+result model out. Nothing here imports the activities themselves, so loading the workflows
+loads no LLM SDK, no scenario data and no telemetry.
+
+Also: the timeouts and retry policies of each call, and the decoding of a failed call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from pydantic import JsonValue
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
+
+from harness.contracts import (
+    CHECK_REPORT_ACTIVITY,
+    JUDGE_ACTIVITY,
+    LIST_TOOLS_ACTIVITY,
+    PLAN_ACTIVITY,
+    RUN_TOOL_ACTIVITY,
+)
+from harness.errors import ErrorCode, is_retryable, parse_error_code
+from harness.messages import (
+    CatalogRequest,
+    JudgeCallRequest,
+    JudgeCallResult,
+    PlanRequest,
+    PlanResponse,
+    ReportCheckRequest,
+    ReportCheckResult,
+    ToolCallRequest,
+    ToolCallResult,
+)
+from harness.tools import ToolCatalog
+
+CATALOG_TIMEOUT = timedelta(seconds=30)
+PLAN_TIMEOUT = timedelta(minutes=3)
+TOOL_TIMEOUT = timedelta(minutes=2)
+CHECK_TIMEOUT = timedelta(seconds=60)
+LOCAL_TOOL_TIMEOUT = timedelta(seconds=10)
+TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+
+NON_RETRYABLE_CODES = [code.value for code in ErrorCode if not is_retryable(code)]
+
+TOOL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=3,
+    non_retryable_error_types=NON_RETRYABLE_CODES,
+)
+SIDE_EFFECT_RETRY = RetryPolicy(maximum_attempts=1)
+PLAN_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_attempts=3,
+    non_retryable_error_types=NON_RETRYABLE_CODES,
+)
+SHORT_RETRY = RetryPolicy(
+    maximum_attempts=3, non_retryable_error_types=[ErrorCode.UNKNOWN_SCENARIO.value]
+)
+
+_SUMMARY_VALUE_CHARS = 40
+_SUMMARY_CHARS = 200
+
+
+class ActivityFailure:
+    """What a failed activity tells the workflow: a code, a message, how many attempts ran."""
+
+    def __init__(self, error: ActivityError, max_attempts: int) -> None:
+        cause = error.cause
+        self.attempts = max_attempts
+        if isinstance(cause, ApplicationError):
+            self.type = cause.type
+            self.code = parse_error_code(cause.type)
+            self.message = cause.message
+            details = cause.details
+            if details and isinstance(details[0], dict) and "attempt" in details[0]:
+                self.attempts = int(details[0]["attempt"])
+        elif isinstance(cause, TimeoutError):
+            self.type = ErrorCode.TIMEOUT.value
+            self.code = ErrorCode.TIMEOUT
+            self.message = f"timed out ({cause.type.name if cause.type else 'unknown'})"
+        else:
+            self.type = ErrorCode.TOOL_EXECUTION_FAILED.value
+            self.code = ErrorCode.TOOL_EXECUTION_FAILED
+            self.message = str(cause or error)
+
+
+def raise_if_cancelled(error: ActivityError) -> None:
+    """An activity the run cancelled surfaces as ActivityError; turn it back into the run's
+    cancellation so it ends CANCELLED, not as a failed phase."""
+    if isinstance(error.cause, CancelledError):
+        raise asyncio.CancelledError from error
+
+
+async def load_catalog(scenario: str) -> ToolCatalog:
+    result: ToolCatalog = await workflow.execute_local_activity(
+        LIST_TOOLS_ACTIVITY,
+        CatalogRequest(scenario=scenario),
+        result_type=ToolCatalog,
+        start_to_close_timeout=CATALOG_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"catalog of {scenario}",
+    )
+    return result
+
+
+async def make_plan(request: PlanRequest) -> PlanResponse:
+    result: PlanResponse = await workflow.execute_activity(
+        PLAN_ACTIVITY,
+        request,
+        result_type=PlanResponse,
+        start_to_close_timeout=PLAN_TIMEOUT,
+        retry_policy=PLAN_RETRY,
+        summary=f"plan attempt {request.attempt}",
+    )
+    return result
+
+
+async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
+    result: ReportCheckResult = await workflow.execute_local_activity(
+        CHECK_REPORT_ACTIVITY,
+        request,
+        result_type=ReportCheckResult,
+        start_to_close_timeout=CHECK_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"check report ({request.scenario})",
+    )
+    return result
+
+
+async def judge(request: JudgeCallRequest) -> JudgeCallResult:
+    result: JudgeCallResult = await workflow.execute_activity(
+        JUDGE_ACTIVITY,
+        request,
+        result_type=JudgeCallResult,
+        start_to_close_timeout=PLAN_TIMEOUT,
+        retry_policy=PLAN_RETRY,
+        summary="judge the report",
+    )
+    return result
+
+
+async def run_tool_call(
+    request: ToolCallRequest, *, local: bool, side_effects: bool, summary: str
+) -> ToolCallResult:
+    """One node's tool call: a local activity for cheap in-memory tools, else a regular one."""
+    retry = SIDE_EFFECT_RETRY if side_effects else TOOL_RETRY
+    if local:
+        result: ToolCallResult = await workflow.execute_local_activity(
+            RUN_TOOL_ACTIVITY,
+            request,
+            result_type=ToolCallResult,
+            start_to_close_timeout=LOCAL_TOOL_TIMEOUT,
+            retry_policy=retry,
+            summary=summary,
+        )
+        return result
+    remote: ToolCallResult = await workflow.execute_activity(
+        RUN_TOOL_ACTIVITY,
+        request,
+        result_type=ToolCallResult,
+        start_to_close_timeout=TOOL_TIMEOUT,
+        heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+        retry_policy=retry,
+        summary=summary,
+    )
+    return remote
+
+
+def tool_call_summary(node_id: str, tool: str, arguments: dict[str, JsonValue]) -> str:
+    """`n3 get_population(city=Tokyo)`: what the Temporal UI shows for a node's activity."""
+    shown = ", ".join(f"{name}={_short(value)}" for name, value in arguments.items())
+    summary = f"{node_id} {tool}({shown})"
+    return summary if len(summary) <= _SUMMARY_CHARS else summary[: _SUMMARY_CHARS - 1] + "…"
+
+
+def _short(value: JsonValue) -> str:
+    if isinstance(value, list):
+        return f"[{len(value)} items]"
+    if isinstance(value, dict):
+        return f"{{{len(value)} fields}}"
+    text = str(value)
+    return text if len(text) <= _SUMMARY_VALUE_CHARS else text[: _SUMMARY_VALUE_CHARS - 1] + "…"

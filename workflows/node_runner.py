@@ -1,0 +1,129 @@
+"""The node runner: carries one admitted node to its end, or a batch of them to a child workflow.
+
+For one node: a native wait, or an approval when the tool needs one, then the tool's activity,
+the decoding of its failure, and what its completion asks for (an async operation's result, a
+reconcile of an uncertain side effect). Every outcome is settled in the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from pydantic import JsonValue
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, CancelledError
+
+from harness.contracts import BATCH_WORKFLOW
+from harness.errors import ErrorCode
+from harness.messages import BatchCall, NodeBatchRequest, NodeBatchResult, ToolCallRequest
+from harness.node_ledger import NodeLedger
+from harness.run import ExecutionOptions
+from harness.tools import ToolCompletion
+from workflows.activity_calls import (
+    SIDE_EFFECT_RETRY,
+    TOOL_RETRY,
+    ActivityFailure,
+    run_tool_call,
+    tool_call_summary,
+)
+from workflows.held_nodes import HeldNodes
+
+BATCH_ID_PATCH = "batch-id-names-the-attempt"
+
+
+class NodeRunner:
+    def __init__(
+        self,
+        ledger: NodeLedger,
+        held: HeldNodes,
+        options: ExecutionOptions,
+        stopping: Callable[[], bool],
+    ) -> None:
+        self._ledger = ledger
+        self._held = held
+        self._options = options
+        self._stopping = stopping
+
+    async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
+        node = self._ledger.node(node_id)
+        spec = self._ledger.spec(node_id)
+        if spec.native_wait is not None:
+            await self._held.native_wait(node_id, spec.native_wait, arguments)
+            return
+        needs_approval = spec.requires_approval or (
+            spec.side_effects and self._options.approve_side_effects
+        )
+        if needs_approval and not await self._held.approved(node_id, node.tool, arguments):
+            return
+        self._ledger.call_started(node_id)
+        fault = next((f for f in self._options.faults if f.matches(node.tool, arguments)), None)
+        try:
+            result = await run_tool_call(
+                ToolCallRequest(
+                    run_id=self._options.run_id,
+                    scenario=self._options.scenario,
+                    node_id=node_id,
+                    tool=node.tool,
+                    arguments=arguments,
+                    provider=self._options.provider,
+                    fault=fault,
+                ),
+                local=spec.local,
+                side_effects=spec.side_effects,
+                summary=tool_call_summary(node_id, node.tool, arguments),
+            )
+        except ActivityError as error:
+            await self._failed(node_id, arguments, error)
+            return
+        self._ledger.retried(node_id, result.attempt)
+        if spec.completion is ToolCompletion.ASYNC_OPERATION:
+            await self._held.await_operation(node_id, arguments, result)
+            return
+        self._ledger.complete(node_id, result, arguments=None if spec.side_effects else arguments)
+
+    async def _failed(
+        self, node_id: str, arguments: dict[str, JsonValue], error: ActivityError
+    ) -> None:
+        if self._stopping() and isinstance(error.cause, CancelledError):
+            raise asyncio.CancelledError from error  # the run stopped it: not the node's failure
+        spec = self._ledger.spec(node_id)
+        policy = SIDE_EFFECT_RETRY if spec.side_effects else TOOL_RETRY
+        failure = ActivityFailure(error, policy.maximum_attempts or 1)
+        self._ledger.retried(node_id, failure.attempts)
+        if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
+            await self._held.reconcile(node_id, spec.name, arguments, failure.message)
+            return
+        self._ledger.fail(node_id, arguments, failure.code, failure.message, failure.attempts)
+
+    def batch_call(self, node_id: str, arguments: dict[str, JsonValue]) -> BatchCall:
+        tool = self._ledger.node(node_id).tool
+        return BatchCall(
+            node_id=node_id,
+            tool=tool,
+            arguments=arguments,
+            summary=tool_call_summary(node_id, tool, arguments),
+            fault=next((f for f in self._options.faults if f.matches(tool, arguments)), None),
+            local=self._ledger.spec(node_id).local,
+        )
+
+    async def run_batch(self, calls: list[BatchCall], number: int) -> NodeBatchResult:
+        """Hand `calls` to one child workflow; its outcomes are the caller's to settle."""
+        options = self._options
+        batch_id = f"{options.run_id}-batch-{number}"
+        if workflow.patched(BATCH_ID_PATCH):
+            batch_id = f"{options.run_id}-attempt-{options.attempt}-batch-{number}"
+        result: NodeBatchResult = await workflow.execute_child_workflow(
+            BATCH_WORKFLOW,
+            NodeBatchRequest(
+                run_id=options.run_id,
+                scenario=options.scenario,
+                provider=options.provider,
+                max_concurrency=options.max_concurrency,
+                calls=calls,
+            ),
+            id=batch_id,
+            result_type=NodeBatchResult,
+            static_summary=f"batch {number}: {len(calls)} nodes",
+        )
+        return result

@@ -1,0 +1,211 @@
+"""The run's phase handlers: each does its phase's work on the run context and returns the
+phase the run enters next. Recovery after a failure is the pure table of `harness.recovery`;
+the handler only records its decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from temporalio.exceptions import ActivityError
+
+from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
+from harness.messages import PlanRequest, PlanResponse
+from harness.node_ledger import NodeLedger
+from harness.recovery import FailedPhase, decide
+from harness.run import ExecutionOptions, RunPhase
+from harness.trace import TraceKind
+from harness.validation import validate_plan
+from harness.wait_book import WaitKind, WaitStatus
+from workflows import activity_calls
+from workflows.activity_calls import PLAN_RETRY, ActivityFailure, raise_if_cancelled
+from workflows.run_context import RunContext
+from workflows.scheduler import Scheduler
+from workflows.verification import verify
+
+Handler = Callable[[], Awaitable[RunPhase]]
+
+
+class RunPhases:
+    def __init__(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+        self.handlers: dict[RunPhase, Handler] = {
+            RunPhase.CREATED: self.load_catalog,
+            RunPhase.PLANNING: self.plan,
+            RunPhase.WAITING: self.ask_user,
+            RunPhase.VALIDATING: self.validate,
+            RunPhase.EXECUTING: self.execute,
+            RunPhase.VERIFYING: self.verify,
+            RunPhase.REPLANNING: self.replan,
+        }
+
+    async def load_catalog(self) -> RunPhase:
+        state = self._ctx.state
+        try:
+            state.catalog = await activity_calls.load_catalog(state.request.scenario)
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            state.error = ActivityFailure(error, 1).message
+            return RunPhase.FAILED_VALIDATION
+        return RunPhase.PLANNING
+
+    async def plan(self) -> RunPhase:
+        state, trace = self._ctx.state, self._ctx.trace
+        record = state.begin_attempt()
+        trace.attempt = record.attempt
+        if record.attempt == 1 and state.request.plan is not None:
+            state.planned(state.request.plan, "request")
+        else:
+            response = await self._ask_planner(record.attempt)
+            if response is None:
+                failure_class = classify(parse_error_code(state.failures[0].code))
+                return self.recover(FailedPhase.PLANNING, failure_class)
+            state.planned(response.plan, response.planned_by)
+        nodes, planned_by = len(record.plan.nodes if record.plan else []), record.planned_by
+        trace.emit(
+            TraceKind.PLANNING_FINISH,
+            role="planner",
+            message=f"{nodes} nodes planned by {planned_by}",
+            data={"nodes": nodes, "planned_by": planned_by},
+        )
+        return RunPhase.VALIDATING
+
+    async def _ask_planner(self, attempt: int) -> PlanResponse | None:
+        state = self._ctx.state
+        assert state.catalog is not None
+        request = PlanRequest(
+            run_id=state.run_id,
+            goal=state.goal(),
+            scenario=state.request.scenario,
+            attempt=attempt,
+            catalog=state.catalog,
+            failures=state.failures,
+            previous_plan=state.plan,
+            provider=state.request.provider,
+        )
+        try:
+            response = await activity_calls.make_plan(request)
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+            failures = [FailureContext(code=failure.type, message=failure.message)]
+            state.failed(
+                RunPhase.FAILED_VALIDATION, f"planning failed: {failure.message}", failures
+            )
+            return None
+        self._charge("planner", response)
+        return response
+
+    async def ask_user(self) -> RunPhase:
+        """The goal lacks what the plan needs: ask, wait for the answer, then plan again."""
+        state, desk = self._ctx.state, self._ctx.desk
+        question = state.failures[0].message
+        wait = desk.open(
+            f"question-{len(state.attempts)}",
+            WaitKind.USER_INPUT,
+            question,
+            state.request.wait_timeouts.user_input,
+        )
+        await desk.until_settled(wait)
+        if wait.status is not WaitStatus.DELIVERED:
+            state.error = f"no answer to: {question} ({wait.status.value})"
+            return RunPhase.FAILED_VALIDATION
+        state.answered(str(wait.payload))
+        return RunPhase.PLANNING
+
+    async def validate(self) -> RunPhase:
+        state, trace = self._ctx.state, self._ctx.trace
+        assert state.plan is not None and state.catalog is not None
+        issues = validate_plan(state.plan, state.catalog, state.request.max_nodes)
+        state.attempt.validation_issues = issues
+        described = "; ".join(issue.describe() for issue in issues)
+        trace.emit(
+            TraceKind.VALIDATION_FINISH,
+            status="valid" if not issues else "invalid",
+            message=described or None,
+            data={"issues": len(issues)},
+        )
+        if not issues:
+            return RunPhase.EXECUTING
+        failures = [
+            FailureContext(node_id=issue.node_id, code=issue.code.value, message=issue.message)
+            for issue in issues
+        ]
+        error = f"the plan has {len(issues)} problem(s): {described}"
+        state.failed(RunPhase.FAILED_VALIDATION, error, failures)
+        return self.recover(FailedPhase.VALIDATING, ErrorClass.VALIDATION)
+
+    async def execute(self) -> RunPhase:
+        ctx = self._ctx
+        state = ctx.state
+        assert state.plan is not None and state.catalog is not None
+        options = ExecutionOptions.of(state.run_id, state.request, len(state.attempts))
+        ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
+        ctx.ledger = ledger
+        ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
+        await ctx.scheduler.run(ctx.budget.seconds_left())
+        state.reusable.update(ledger.fresh_results)
+        state.charge("worker", ledger.usage)
+        if ledger.budget_skips:
+            error = f"budget exhausted: {ledger.budget_skips} node(s) not run"
+            state.failed(RunPhase.BUDGET_EXHAUSTED, error)
+            state.report = self._final_report()
+            return RunPhase.BUDGET_EXHAUSTED
+        if ledger.failures:
+            first = ledger.failures[0]
+            error = f"node '{first.node_id}' ({first.tool}) failed: {first.code}: {first.message}"
+            state.failed(RunPhase.FAILED_EXECUTION, error, ledger.failures)
+            worst = worst_class([failure.code for failure in ledger.failures])
+            return self.recover(FailedPhase.EXECUTING, worst)
+        return RunPhase.VERIFYING
+
+    async def verify(self) -> RunPhase:
+        ctx = self._ctx
+        ctx.state.report = self._final_report()
+        verdict = await verify(ctx, ctx.state.report)
+        ctx.state.verdict = verdict
+        if verdict.passed:
+            ctx.state.attempt.outcome = RunPhase.SUCCEEDED
+            return RunPhase.SUCCEEDED
+        failures = [FailureContext(code="VERIFICATION_FAILED", message=r) for r in verdict.reasons]
+        error = "verification failed: " + "; ".join(verdict.reasons)
+        ctx.state.failed(RunPhase.FAILED_VERIFICATION, error, failures)
+        return self.recover(FailedPhase.VERIFYING, ErrorClass.VALIDATION)
+
+    async def replan(self) -> RunPhase:
+        self._ctx.state.replans += 1
+        return RunPhase.PLANNING
+
+    def recover(self, failed: FailedPhase, error_class: ErrorClass) -> RunPhase:
+        """Decide with the recovery table, record the decision, follow it."""
+        ctx = self._ctx
+        state = ctx.state
+        facts = state.recovery_input(error_class, failed, ctx.budget.degradation())
+        decision = decide(facts)
+        ctx.trace.emit(
+            TraceKind.RECOVERY_DECIDE,
+            status=decision.action.value,
+            message=f"{decision.reason}: {state.error}",
+            data={
+                "error_class": decision.error_class.value,
+                "action": decision.action.value,
+                "failed_phase": failed.value,
+                "next_phase": decision.next_phase.value,
+                "replans_used": facts.replans_used,
+                "max_replans": facts.max_replans,
+                "degradation": facts.degradation.value,
+                "pressure": round(ctx.budget.pressure(), 4),
+            },
+        )
+        return decision.next_phase
+
+    def _final_report(self) -> str | None:
+        state, ledger = self._ctx.state, self._ctx.ledger
+        assert state.plan is not None and state.catalog is not None
+        final = state.catalog.final_synthesis_node(state.plan)
+        report = ledger.results.get(final.id) if final and ledger else None
+        return report if isinstance(report, str) else None
+
+    def _charge(self, role: str, response: PlanResponse) -> None:
+        self._ctx.state.charge(role, response.usage)
+        self._ctx.budget.charge_tokens(response.usage.total_tokens, response.usage.cost_usd)

@@ -1,0 +1,89 @@
+"""Everything one run holds while it runs, in one place: the run's state, its budget and trace,
+its wait desk, and the current attempt's node ledger and scheduler.
+
+Phase handlers change it; the workflow's queries and the UI read it through the views here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from temporalio import workflow
+
+from harness.budget import Budget
+from harness.node_ledger import NodeLedger
+from harness.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
+from harness.run_state import RunState
+from harness.trace import TraceLog
+from workflows import search_attributes
+from workflows.clock import RunClock
+from workflows.details import current_details
+from workflows.scheduler import Scheduler
+from workflows.wait_desk import WaitDesk
+
+
+@dataclass
+class RunContext:
+    clock: RunClock
+    state: RunState
+    budget: Budget
+    trace: TraceLog
+    desk: WaitDesk
+    ledger: NodeLedger | None = None
+    scheduler: Scheduler | None = None
+
+    def enter(self, phase: RunPhase) -> None:
+        previous = self.state.phase
+        if self.state.enter(phase):
+            workflow.logger.info("phase %s -> %s", previous.value, phase.value)
+            self.publish()
+
+    def display_phase(self) -> RunPhase:
+        """WAITING while anything waits on a person or a system, else the run's phase."""
+        if not self.state.phase.is_terminal and self.desk.book.pending():
+            return RunPhase.WAITING
+        return self.state.phase
+
+    def nodes(self) -> list[NodeOutcome]:
+        return list(self.ledger.outcomes.values()) if self.ledger is not None else []
+
+    def counts(self) -> RunCounts:
+        if self.ledger is None:
+            return RunCounts(replans=self.state.replans, tool_calls=self.budget.usage.tool_calls)
+        return self.ledger.counts(replans=self.state.replans)
+
+    def status(self) -> RunStatus:
+        return self.state.status(
+            phase=self.display_phase(),
+            nodes=self.nodes(),
+            counts=self.counts(),
+            budget=self.budget.snapshot(),
+            waits=list(self.desk.book.waits.values()),
+        )
+
+    def result(self) -> RunResult:
+        return self.state.result(
+            finished_at=self.clock.now(),
+            nodes=self.nodes(),
+            counts=self.counts(),
+            budget=self.budget.snapshot(),
+            waits=list(self.desk.book.waits.values()),
+            trace=self.trace.events,
+        )
+
+    def publish(self) -> None:
+        """What the UI shows: search attributes to filter by and the current details."""
+        pending = len(self.desk.book.pending())
+        phase = self.display_phase()
+        search_attributes.upsert(phase.value, self.budget.pressure(), pending_waits=pending)
+        workflow.set_current_details(
+            current_details(
+                phase,
+                attempt=len(self.state.attempts),
+                counts=self.counts(),
+                pending_waits=pending,
+                pressure=self.budget.pressure(),
+                plan=self.state.plan,
+                statuses=self.ledger.statuses() if self.ledger is not None else {},
+            )
+        )

@@ -1,0 +1,261 @@
+"""The event-driven DAG scheduler: a node starts the moment its own dependencies are DONE.
+
+It decides admission (budget, halts, stops), holds the concurrency slots and hands wide plans
+to child batches; the node runner carries each node, the ledger records what happened.
+Completions that arrive in the same workflow task are handled in one activation, and the nodes
+they unblock are scheduled in that same task: no level-by-level barrier, no extra round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+
+from pydantic import JsonValue
+from temporalio import workflow
+from temporalio.exceptions import CancelledError, ChildWorkflowError
+
+from harness.binding import BindingError, resolve_arguments
+from harness.budget import Budget, Degradation
+from harness.errors import ErrorCode, parse_error_code
+from harness.messages import BatchCall, ToolCallResult
+from harness.node_ledger import NodeLedger
+from harness.reuse import call_key
+from harness.run import ExecutionOptions
+from harness.tools import ToolCompletion
+from workflows.held_nodes import HeldNodes
+from workflows.node_runner import NodeRunner
+from workflows.wait_desk import WaitDesk
+
+BUDGET_EXHAUSTED_REASON = "budget exhausted"
+OUT_OF_TIME_REASON = "budget exhausted: wall-clock limit reached"
+
+
+class Scheduler:
+    """Runs one validated plan to the end: every node DONE, FAILED or SKIPPED."""
+
+    def __init__(
+        self,
+        ledger: NodeLedger,
+        desk: WaitDesk,
+        budget: Budget,
+        options: ExecutionOptions,
+        reusable: dict[str, ToolCallResult],
+    ) -> None:
+        self._ledger = ledger
+        self._desk = desk
+        self._budget = budget
+        self._options = options
+        self._reusable = reusable
+        held = HeldNodes(ledger, desk, options.wait_timeouts)
+        self._runner = NodeRunner(ledger, held, options, lambda: self._stop_reason is not None)
+        self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
+        self._batches = 0
+        self._in_flight = 0
+        self._crash: BaseException | None = None
+        self._stop_reason: str | None = None
+        self._halt_applied = False
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def run(self, seconds_left: float | None) -> None:
+        """Run until every node has finished, or the wall-clock budget runs out."""
+        self._launch_ready()
+        timeout = None if seconds_left is None else timedelta(seconds=max(seconds_left, 0.001))
+        try:
+            await workflow.wait_condition(
+                lambda: self._ledger.is_finished() or self._crash is not None, timeout=timeout
+            )
+        except TimeoutError:
+            await self.stop(OUT_OF_TIME_REASON)
+        if self._crash is not None:
+            raise self._crash
+
+    async def stop(self, reason: str) -> None:
+        """Admit nothing more, cancel what runs (activities see it through heartbeats), and
+        wait until every node has settled. Finished results are kept."""
+        self._stop_reason = reason
+        self._ledger.skip_ready(reason, budget=reason == OUT_OF_TIME_REASON)
+        for node_id in self._ledger.unsettled():
+            task = self._tasks.get(node_id)
+            if task is not None:
+                task.cancel()
+        await workflow.wait_condition(lambda: self._ledger.is_finished() or self._crash is not None)
+
+    # -- admission --------------------------------------------------------------------------
+
+    def _launch_ready(self) -> None:
+        self._apply_halt()
+        ledger = self._ledger
+        while self._in_flight < self._options.max_concurrency and ledger.has_ready():
+            if ledger.halted_by is not None:
+                ledger.skip_ready(f"run halted: {ledger.halted_by}", budget=False)
+                return
+            if self._stop_reason is not None:
+                return
+            if self._exhausted():
+                ledger.skip_ready(BUDGET_EXHAUSTED_REASON, budget=True)
+                return
+            if (
+                self._batching
+                and self._in_flight == 0
+                and ledger.ready_count() >= self._options.scale.batch_min_ready
+            ):
+                self._launch_batch()
+                continue
+            node_id = ledger.admit_next()
+            arguments = self._prepare(node_id)
+            if arguments is not None:
+                self._in_flight += 1
+                task = asyncio.create_task(self._run_node(node_id, arguments), name=node_id)
+                task.add_done_callback(self._settle_unstarted([node_id], 1))
+                self._tasks[node_id] = task
+
+    def _prepare(self, node_id: str) -> dict[str, JsonValue] | None:
+        """Resolve the admitted node's arguments and charge its call; None when it is already
+        settled (a binding error fails it, an identical earlier result is reused)."""
+        ledger = self._ledger
+        node, spec = ledger.node(node_id), ledger.spec(node_id)
+        try:
+            arguments = resolve_arguments(node, spec, ledger.results)
+        except BindingError as error:
+            ledger.fail(node_id, {}, ErrorCode.INVALID_ARGUMENT, str(error), attempts=0)
+            return None
+        key = call_key(node.tool, arguments)
+        if key in self._reusable and not spec.side_effects:
+            ledger.complete(node_id, self._reusable[key], reused=True)
+            return None
+        ledger.charge_call()
+        return arguments
+
+    def _exhausted(self) -> bool:
+        return self._budget.degradation() is Degradation.EXHAUSTED
+
+    def _apply_halt(self) -> None:
+        """After a HALT, nodes held on a wait would only keep the run open until their
+        deadlines; cancel them now (running activities are left to finish)."""
+        halted_by = self._ledger.halted_by
+        if halted_by is None or self._halt_applied:
+            return
+        self._halt_applied = True
+        held = self._ledger.held()
+        if held:
+            self._stop_reason = self._stop_reason or f"run halted: {halted_by}"
+        for node_id in held:
+            task = self._tasks.get(node_id)
+            if task is not None:
+                task.cancel()
+
+    # -- single nodes -----------------------------------------------------------------------
+
+    async def _run_node(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
+        try:
+            await self._runner.run(node_id, arguments)
+        except asyncio.CancelledError:
+            self._cancelled(node_id)
+        except BaseException as crash:  # a bug here must fail the workflow task, not hang it
+            self._crash = crash
+            raise
+        finally:
+            self._in_flight -= 1
+            self._tasks.pop(node_id, None)
+        self._launch_ready()
+
+    def _settle_unstarted(
+        self, node_ids: list[str], slots: int
+    ) -> Callable[[asyncio.Task[None]], None]:
+        """A task cancelled before its first step never runs its own except/finally blocks;
+        settle its nodes and free its slots here so `stop()` can finish."""
+
+        def settle(task: asyncio.Task[None]) -> None:
+            if not task.cancelled():
+                return
+            for node_id in node_ids:
+                self._tasks.pop(node_id, None)
+                if self._ledger.is_unsettled(node_id):
+                    self._cancelled(node_id)
+            self._in_flight -= slots
+
+        return settle
+
+    def _cancelled(self, node_id: str) -> None:
+        reason = self._stop_reason or "cancelled"
+        self._desk.cancel_pending(reason, node_id=node_id)
+        self._ledger.cancel(node_id, reason, budget=reason == OUT_OF_TIME_REASON)
+
+    # -- batches of a wide plan -------------------------------------------------------------
+
+    def _batchable(self, node_id: str) -> bool:
+        spec = self._ledger.spec(node_id)
+        return (
+            spec.native_wait is None
+            and not spec.side_effects
+            and not spec.requires_approval
+            and spec.completion is ToolCompletion.SYNC
+        )
+
+    def _launch_batch(self) -> None:
+        """Hand many ready, independent plain nodes to one child workflow. While the batch
+        runs it holds every concurrency slot; the child keeps to the same cap."""
+        calls: list[BatchCall] = []
+        for node_id in self._ledger.ready():
+            if len(calls) >= self._options.scale.batch_size:
+                break
+            if not self._batchable(node_id) or self._exhausted():
+                continue
+            self._ledger.admit(node_id)
+            arguments = self._prepare(node_id)
+            if arguments is None:
+                continue
+            self._ledger.call_started(node_id)
+            calls.append(self._runner.batch_call(node_id, arguments))
+        if not calls:
+            self._batching = False  # nothing batchable is ready; fall back to single nodes
+            return
+        slots = self._options.max_concurrency
+        self._in_flight += slots
+        self._batches += 1
+        task = asyncio.create_task(self._run_batch(calls, self._batches))
+        node_ids = [call.node_id for call in calls]
+        task.add_done_callback(self._settle_unstarted(node_ids, slots))
+        for node_id in node_ids:
+            self._tasks[node_id] = task
+
+    async def _run_batch(self, calls: list[BatchCall], number: int) -> None:
+        try:
+            result = await self._runner.run_batch(calls, number)
+            arguments = {call.node_id: call.arguments for call in calls}
+            for outcome in result.outcomes:
+                node_id = outcome.node_id
+                self._ledger.retried(node_id, outcome.attempts)
+                if outcome.call is not None:
+                    self._ledger.complete(node_id, outcome.call, arguments=arguments[node_id])
+                else:
+                    code = parse_error_code(outcome.error_type)
+                    message = outcome.error_message or "failed"
+                    self._ledger.fail(node_id, arguments[node_id], code, message, outcome.attempts)
+        except asyncio.CancelledError:
+            self._settle_batch(calls, f"batch {number} cancelled", cancelled=True)
+        except ChildWorkflowError as error:
+            cancelled = isinstance(error.cause, CancelledError)
+            self._settle_batch(calls, f"batch {number} failed: {error.cause}", cancelled)
+        except BaseException as crash:
+            self._crash = crash
+            raise
+        finally:
+            self._in_flight -= self._options.max_concurrency
+            for call in calls:
+                self._tasks.pop(call.node_id, None)
+        self._launch_ready()
+
+    def _settle_batch(self, calls: list[BatchCall], message: str, cancelled: bool) -> None:
+        """A batch that did not return: its unfinished nodes are cancelled when the run is
+        stopping, and fail otherwise (one child's failure is not the whole run's)."""
+        for call in calls:
+            if not self._ledger.is_unsettled(call.node_id):
+                continue
+            if cancelled and self._stop_reason is not None:
+                self._cancelled(call.node_id)
+            else:
+                code = ErrorCode.TOOL_EXECUTION_FAILED
+                self._ledger.fail(call.node_id, call.arguments, code, message, attempts=0)
