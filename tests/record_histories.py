@@ -30,14 +30,15 @@ import workflows
 from activities.tool_runner import HEARTBEAT_EVERY_SECONDS
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
-from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from starter.dev_server import temporal_binary
 from starter.runs import new_run_id, start_run
-from tests.support import collect, delay, pending_wait, running_worker
-from tests.support import synthetic_plan as plan_of
+from tests.factories import collect, delay, node
+from tests.factories import synthetic_plan as plan_of
+from tests.support import pending_wait, running_worker
 from workflows import AgentRunWorkflow, search_attributes
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -74,14 +75,9 @@ def release_folder() -> Path:
 # -- plans and requests ---------------------------------------------------------------------
 
 
-def _node(node_id: str, tool: str, deps: list[str] | None = None, **args: Any) -> PlanNode:
-    arguments = [ArgumentBinding.literal(name, value) for name, value in args.items()]
-    return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=deps or [])
-
-
 def _approval_request(goal: str = "change prod") -> RunRequest:
     plan = plan_of(
-        _node("change", "side_effect", target="prod"),
+        node("change", "side_effect", target="prod"),
         delay("independent", 10),
         collect("final", ["change", "independent"]),
     )
@@ -89,16 +85,9 @@ def _approval_request(goal: str = "change prod") -> RunRequest:
 
 
 def _fan_out(width: int) -> Plan:
-    leaves = [
-        PlanNode(
-            id=f"n{i}",
-            tool="delay",
-            arguments=[ArgumentBinding.literal("ms", 0), ArgumentBinding.literal("value", i)],
-        )
-        for i in range(width)
-    ]
+    leaves = [node(f"n{i}", "delay", ms=0, value=i) for i in range(width)]
     final = collect("final", [leaf.id for leaf in leaves])
-    return Plan(nodes=[*leaves, final])
+    return plan_of(*leaves, final)
 
 
 THREE_CITIES = "Compare Paris, Tokyo and New York"
@@ -169,7 +158,7 @@ async def async_result_delivered_early(start: Start) -> Handle:
     """The result arrives while the node is still behind its 1.5 s gate: parked, then applied."""
     plan = plan_of(
         delay("gate", 1500),
-        _node("job", "start_job", deps=["gate"], job="early"),
+        node("job", "start_job", deps=["gate"], job="early"),
         collect("final", ["job"]),
     )
     handle = await start(RunRequest(goal="early", scenario="synthetic", plan=plan))
@@ -182,7 +171,7 @@ async def async_result_delivered_early(start: Start) -> Handle:
 async def cancel_by_signal(start: Start) -> Handle:
     """Cancelled while one node waits for approval and another runs; a third has finished."""
     plan = plan_of(
-        _node("change", "side_effect", target="prod"),
+        node("change", "side_effect", target="prod"),
         delay("done_first", 10),
         delay("long", 600_000),
         collect("final", ["change", "done_first", "long"]),
@@ -197,8 +186,8 @@ async def cancel_by_signal(start: Start) -> Handle:
 
 async def event_and_timer(start: Start) -> Handle:
     plan = plan_of(
-        _node("nap", "sleep", seconds=0.2),
-        _node("signal", "await_event", event="deploy.done"),
+        node("nap", "sleep", seconds=0.2),
+        node("signal", "await_event", event="deploy.done"),
         collect("final", ["nap", "signal"]),
     )
     handle = await start(RunRequest(goal="events", scenario="synthetic", plan=plan))

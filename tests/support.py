@@ -14,7 +14,6 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
-from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.run import RunRequest, RunResult
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from worker.app import build_worker
@@ -65,20 +64,6 @@ def activity_timeline(events: list[HistoryEvent]) -> list[tuple[str, str]]:
 def node_of(summary: str) -> str:
     """The node id at the start of an activity summary like 'n3 get_population(city=Tokyo)'."""
     return summary.split(" ", 1)[0]
-
-
-def delay(node_id: str, ms: int, deps: list[str] | None = None) -> PlanNode:
-    arguments = [ArgumentBinding.literal("ms", ms), ArgumentBinding.literal("value", node_id)]
-    return PlanNode(id=node_id, tool="delay", arguments=arguments, deps=deps or [])
-
-
-def collect(node_id: str, deps: list[str]) -> PlanNode:
-    arguments = [ArgumentBinding.node_result("inputs", dep) for dep in deps]
-    return PlanNode(id=node_id, tool="collect", arguments=arguments, deps=deps)
-
-
-def synthetic_plan(*nodes: PlanNode) -> Plan:
-    return Plan(nodes=list(nodes))
 
 
 async def start_run(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.run import RunPhase, RunRequest
 from infra.converter import COMPRESS_ABOVE_BYTES, ENCODING, CompressLargePayloads
-from tests.support import collect, execute_run, history_events, running_worker
+from tests.factories import collect, node, synthetic_plan
+from tests.support import execute_run, history_events, running_worker
 
 
 async def test_small_payloads_pass_through_and_large_ones_round_trip_compressed() -> None:
@@ -26,12 +26,7 @@ async def test_a_run_with_a_large_result_completes_with_it_compressed_in_history
     client: Client, task_queue: str
 ) -> None:
     big = "y" * (COMPRESS_ABOVE_BYTES * 2)
-    plan = Plan(
-        nodes=[
-            PlanNode(id="big", tool="echo", arguments=[ArgumentBinding.literal("value", big)]),
-            collect("final", ["big"]),
-        ]
-    )
+    plan = synthetic_plan(node("big", "echo", value=big), collect("final", ["big"]))
     async with running_worker(client, task_queue):
         result = await execute_run(
             client, task_queue, RunRequest(goal="big", scenario="synthetic", plan=plan)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import JsonValue
 
 from harness.binding import BindingError, is_array_argument, read_path, resolve_arguments
-from tests.harness.factories import (
+from tests.factories import (
     cities_catalog,
     lit,
     node,

@@ -6,7 +6,7 @@ import sys
 
 from harness.dag import DagState, NodeStatus, find_cycles
 from harness.plan import Plan
-from tests.harness.factories import chain, dag, node, plan
+from tests.factories import chain, dag, node, plan
 
 
 def diamond_plan() -> Plan:

@@ -8,7 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from harness.schema_check import schema_problems
-from tests.harness.factories import synthetic_catalog, tool_spec
+from tests.factories import synthetic_catalog, tool_spec
 
 ROOT: dict[str, Any] = {
     "$defs": {

@@ -8,7 +8,7 @@ from pydantic import JsonValue
 from harness.plan import Plan, PlanNode
 from harness.validation import IssueCode, ValidationIssue, validate_plan
 from scenarios.cities.planning import plan_cities
-from tests.harness.factories import (
+from tests.factories import (
     cities_catalog,
     cities_request,
     codes,

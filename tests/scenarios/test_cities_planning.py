@@ -10,7 +10,7 @@ from harness.validation import validate_plan
 from scenarios.base import CheckInput, PlanningError
 from scenarios.cities.check import check_cities_report
 from scenarios.cities.planning import plan_cities, requested_cities
-from tests.harness.factories import cities_catalog, cities_request
+from tests.factories import cities_catalog, cities_request
 
 
 def missing_city(city: str, tool: str = "get_population") -> FailureContext:

@@ -12,8 +12,9 @@ from harness.faults import FaultSpec
 from harness.run import RunPhase, RunRequest
 from infra.settings import Settings
 from starter import history, runs
+from tests.factories import collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import collect, delay, execute_run, running_worker, synthetic_plan
+from tests.support import execute_run, running_worker
 from workflows import AgentRunWorkflow
 
 

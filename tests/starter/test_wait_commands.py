@@ -9,27 +9,16 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunRequest, RunResult
+from tests.factories import collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import (
-    collect,
-    delay,
-    pending_wait,
-    running_worker,
-    start_run,
-    synthetic_plan,
-)
+from tests.support import pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
 
 
 def _approval_plan_request() -> RunRequest:
     plan = synthetic_plan(
-        PlanNode(
-            id="change",
-            tool="side_effect",
-            arguments=[ArgumentBinding.literal("target", "prod")],
-        ),
+        node("change", "side_effect", target="prod"),
         collect("final", ["change"]),
     )
     return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
@@ -82,7 +71,7 @@ async def test_deliver_by_operation_and_cancel_from_the_cli(
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        PlanNode(id="job", tool="start_job", arguments=[ArgumentBinding.literal("job", "x")]),
+        node("job", "start_job", job="x"),
         collect("final", ["job"]),
     )
     async with running_worker(client, task_queue):

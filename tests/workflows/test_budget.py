@@ -7,7 +7,8 @@ from temporalio.client import Client
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.run import RunPhase, RunRequest
-from tests.support import collect, delay, execute_run, running_worker, synthetic_plan
+from tests.factories import collect, delay, synthetic_plan
+from tests.support import execute_run, running_worker
 
 THREE_CITIES = "Compare Paris, Tokyo and New York"
 

@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.wait_book import WaitStatus
 from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
-from tests.support import collect, running_worker, synthetic_plan
+from tests.factories import collect, node, synthetic_plan
+from tests.support import running_worker
 from workflows import AgentRunWorkflow
 
 
@@ -33,9 +33,7 @@ async def test_an_unanswered_approval_expires_after_its_24_hour_deadline(
     skipping_env: WorkflowEnvironment,
 ) -> None:
     plan = synthetic_plan(
-        PlanNode(
-            id="change", tool="side_effect", arguments=[ArgumentBinding.literal("target", "x")]
-        ),
+        node("change", "side_effect", target="x"),
         collect("final", ["change"]),
     )
     task_queue = f"skip-{uuid.uuid4().hex[:8]}"

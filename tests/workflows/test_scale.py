@@ -6,27 +6,16 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, ScaleOptions
+from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, history_events, running_worker
 
 
 def _fan_out(width: int) -> Plan:
-    leaves = [
-        PlanNode(
-            id=f"n{i}",
-            tool="delay",
-            arguments=[ArgumentBinding.literal("ms", 0), ArgumentBinding.literal("value", i)],
-        )
-        for i in range(width)
-    ]
-    final = PlanNode(
-        id="final",
-        tool="collect",
-        arguments=[ArgumentBinding.node_result("inputs", "n0")],
-        deps=[leaf.id for leaf in leaves],
-    )
-    return Plan(nodes=[*leaves, final])
+    leaves = [node(f"n{i}", "delay", ms=0, value=i) for i in range(width)]
+    final = node("final", "collect", ref("inputs", "n0"), deps=[leaf.id for leaf in leaves])
+    return synthetic_plan(*leaves, final)
 
 
 def _count(events: list, kind: EventType.ValueType) -> int:  # type: ignore[type-arg]

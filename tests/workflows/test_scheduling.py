@@ -5,18 +5,10 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from harness.dag import NodeStatus
-from harness.plan import ArgumentBinding, PlanNode
+from harness.plan import PlanNode
 from harness.run import RunPhase, RunRequest
-from tests.support import (
-    activity_timeline,
-    collect,
-    delay,
-    execute_run,
-    history_events,
-    node_of,
-    running_worker,
-    synthetic_plan,
-)
+from tests.factories import collect, delay, lit, node, ref, synthetic_plan
+from tests.support import activity_timeline, execute_run, history_events, node_of, running_worker
 
 
 def _synthetic(plan_nodes: list[PlanNode], max_concurrency: int = 16) -> RunRequest:
@@ -69,11 +61,7 @@ async def test_dependents_of_a_failed_node_are_skipped_and_other_branches_finish
     client: Client, task_queue: str
 ) -> None:
     plan = [
-        PlanNode(
-            id="broken",
-            tool="fail",
-            arguments=[ArgumentBinding.literal("code", "MISSING_INFO")],
-        ),
+        node("broken", "fail", code="MISSING_INFO"),
         delay("after_broken", 10, deps=["broken"]),
         delay("independent", 200),
         collect("final", ["after_broken", "independent"]),
@@ -101,15 +89,7 @@ async def test_node_result_arguments_carry_dependency_results(
 ) -> None:
     plan = [
         delay("source", 10),
-        PlanNode(
-            id="echo",
-            tool="delay",
-            arguments=[
-                ArgumentBinding.literal("ms", 0),
-                ArgumentBinding.node_result("value", "source", path="value"),
-            ],
-            deps=["source"],
-        ),
+        node("echo", "delay", lit("ms", 0), ref("value", "source", path="value"), deps=["source"]),
         collect("final", ["echo"]),
     ]
     async with running_worker(client, task_queue):
@@ -124,14 +104,7 @@ async def test_transient_failures_are_retried_by_temporal_and_counted(
     client: Client, task_queue: str
 ) -> None:
     plan = [
-        PlanNode(
-            id="flaky",
-            tool="fail",
-            arguments=[
-                ArgumentBinding.literal("code", "RATE_LIMITED"),
-                ArgumentBinding.literal("times", 1),
-            ],
-        ),
+        node("flaky", "fail", code="RATE_LIMITED", times=1),
         collect("final", ["flaky"]),
     ]
     async with running_worker(client, task_queue):

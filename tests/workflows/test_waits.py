@@ -3,37 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
-from harness.plan import ArgumentBinding, PlanNode
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.wait_book import Decision, WaitStatus
-from tests.support import (
-    collect,
-    delay,
-    deliver_update,
-    execute_run,
-    pending_wait,
-    running_worker,
-    start_run,
-    synthetic_plan,
-)
+from tests.factories import collect, delay, node, synthetic_plan
+from tests.support import deliver_update, execute_run, pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
-
-
-def _node(node_id: str, tool: str, deps: list[str] | None = None, **args: Any) -> PlanNode:
-    arguments = [ArgumentBinding.literal(name, value) for name, value in args.items()]
-    return PlanNode(id=node_id, tool=tool, arguments=arguments, deps=deps or [])
 
 
 def _approval_request(**limits: float) -> RunRequest:
     plan = synthetic_plan(
-        _node("change", "side_effect", target="prod"),
+        node("change", "side_effect", target="prod"),
         delay("independent", 10),
         collect("final", ["change", "independent"]),
     )
@@ -143,8 +128,8 @@ async def test_parallel_async_operations_complete_in_either_delivery_order(
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        _node("job_a", "start_job", job="a"),
-        _node("job_b", "start_job", job="b"),
+        node("job_a", "start_job", job="a"),
+        node("job_b", "start_job", job="b"),
         collect("final", ["job_a", "job_b"]),
     )
     async with running_worker(client, task_queue):
@@ -168,8 +153,8 @@ async def test_external_event_and_timer_waits_complete_the_run(
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        _node("nap", "sleep", seconds=0.2),
-        _node("signal", "await_event", event="deploy.done"),
+        node("nap", "sleep", seconds=0.2),
+        node("signal", "await_event", event="deploy.done"),
         collect("final", ["nap", "signal"]),
     )
     async with running_worker(client, task_queue):
@@ -234,7 +219,7 @@ async def test_a_late_result_after_expiry_is_quarantined_and_not_applied(
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        _node("job", "start_job", job="slow"),
+        node("job", "start_job", job="slow"),
         delay("busy", 3000),
         collect("final", ["job", "busy"]),
     )
@@ -308,12 +293,7 @@ async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied
 ) -> None:
     plan = synthetic_plan(
         delay("gate", 1500),
-        PlanNode(
-            id="job",
-            tool="start_job",
-            arguments=[ArgumentBinding.literal("job", "early")],
-            deps=["gate"],
-        ),
+        node("job", "start_job", deps=["gate"], job="early"),
         collect("final", ["job"]),
     )
     async with running_worker(client, task_queue):
@@ -364,8 +344,8 @@ async def test_a_fatal_failure_ends_the_run_without_waiting_out_pending_approval
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        _node("change", "side_effect", target="prod"),
-        _node("broken", "fail", code="TOOL_EXECUTION_FAILED"),
+        node("change", "side_effect", target="prod"),
+        node("broken", "fail", code="TOOL_EXECUTION_FAILED"),
         collect("final", ["change", "broken"]),
     )
     async with running_worker(client, task_queue):
@@ -385,7 +365,7 @@ async def test_an_event_that_arrives_before_its_wait_opens_is_parked_and_applied
 ) -> None:
     plan = synthetic_plan(
         delay("gate", 1500),
-        _node("signal", "await_event", deps=["gate"], event="ready"),
+        node("signal", "await_event", deps=["gate"], event="ready"),
         collect("final", ["signal"]),
     )
     async with running_worker(client, task_queue):

@@ -1,8 +1,11 @@
-"""Small builders for plans, nodes and catalogs, so each test states only what it is about."""
+"""The one set of test factories: builders for plans, nodes and catalogs, so each test states
+only what it is about. Pure: nothing here needs a server or a worker (those helpers are in
+tests/support.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -10,11 +13,19 @@ from pydantic import BaseModel, JsonValue
 
 from harness.dag import DagState
 from harness.errors import FailureContext
+from harness.messages import ToolCallResult
 from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.run import RunRequest
+from harness.run_state import RunState
 from harness.tools import ToolCatalog, ToolRole, ToolSpec
+from harness.usage import TokenUsage
 from harness.validation import IssueCode, ValidationIssue
+from harness.wait_book import Wait, WaitBook, WaitKind
 from scenarios import get_scenario
 from scenarios.base import PlanningInput
+
+START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+"""When every run and wait built here starts."""
 
 
 def lit(name: str, value: JsonValue) -> ArgumentBinding:
@@ -41,6 +52,21 @@ def node(
 
 def plan(*nodes: PlanNode) -> Plan:
     return Plan(nodes=list(nodes))
+
+
+def delay(node_id: str, ms: int, deps: list[str] | None = None) -> PlanNode:
+    """A synthetic `delay` node that sleeps `ms` and returns its own id as the value."""
+    return node(node_id, "delay", deps=deps or [], ms=ms, value=node_id)
+
+
+def collect(node_id: str, deps: list[str]) -> PlanNode:
+    """The synthetic final node: `inputs` bound to the result of each of `deps`."""
+    return node(node_id, "collect", *(ref("inputs", dep) for dep in deps), deps=deps)
+
+
+def synthetic_plan(*nodes: PlanNode) -> Plan:
+    """A plan for the synthetic scenario (delay, fail, collect, side_effect, start_job...)."""
+    return plan(*nodes)
 
 
 def chain(length: int, tool: str = "delay") -> Plan:
@@ -119,3 +145,47 @@ def only(issues: Sequence[ValidationIssue], code: IssueCode) -> ValidationIssue:
 
 def dag(*nodes: PlanNode) -> DagState:
     return DagState(plan(*nodes))
+
+
+def tool_call(
+    result: JsonValue,
+    *,
+    attempt: int = 1,
+    latency_ms: float = 0.0,
+    usage: TokenUsage | None = None,
+) -> ToolCallResult:
+    """What an activity hands back for one node."""
+    return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
+
+
+def wait(
+    wait_id: str = "w",
+    kind: WaitKind = WaitKind.USER_INPUT,
+    *,
+    operation_id: str | None = None,
+    event: str | None = None,
+    node_id: str | None = None,
+) -> Wait:
+    """A PENDING wait opened at START."""
+    return Wait(
+        id=wait_id,
+        kind=kind,
+        node_id=node_id,
+        prompt=f"waiting on {wait_id}",
+        operation_id=operation_id,
+        event=event,
+        created_at=START,
+    )
+
+
+def wait_book(*waits: Wait) -> WaitBook:
+    """A WaitBook with `waits` open, in order."""
+    book = WaitBook()
+    for opened in waits:
+        book.open(opened)
+    return book
+
+
+def run_state(goal: str = "Compare Paris and Tokyo", **request: Any) -> RunState:
+    """A fresh run (CREATED, no attempts) started at START; `request` sets RunRequest fields."""
+    return RunState(run_id="run-1", request=RunRequest(goal=goal, **request), started_at=START)

@@ -1,0 +1,353 @@
+"""WaitBook: each wait takes one delivery, and every delivery is held to the wait's rules."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pydantic import JsonValue
+
+from harness.wait_book import (
+    MAX_PARKED,
+    Decision,
+    Delivery,
+    DeliveryReceipt,
+    WaitBook,
+    WaitKind,
+    WaitStatus,
+)
+from tests.factories import START, wait, wait_book
+
+LATER = START + timedelta(minutes=5)
+ACCEPTED_FORMS = "human:NAME, system:NAME or agent:NAME"
+
+
+def answer(text: JsonValue, *, wait_id: str = "w", actor: str = "human:alice") -> Delivery:
+    return Delivery(wait_id=wait_id, kind=WaitKind.USER_INPUT, actor=actor, payload=text)
+
+
+def approval(
+    decision: Decision | None, *, wait_id: str = "approve-change", actor: str = "human:alice"
+) -> Delivery:
+    return Delivery(wait_id=wait_id, kind=WaitKind.APPROVAL, actor=actor, decision=decision)
+
+
+def operation_result(operation_id: str, data: JsonValue = "ok") -> Delivery:
+    return Delivery(
+        operation_id=operation_id,
+        kind=WaitKind.ASYNC_OPERATION,
+        actor="system:jobs",
+        payload=data,
+    )
+
+
+def event_delivery(
+    event: str, data: JsonValue = "ok", kind: WaitKind = WaitKind.EXTERNAL_EVENT
+) -> Delivery:
+    return Delivery(event=event, kind=kind, actor="system:ci", payload=data)
+
+
+def approval_book() -> WaitBook:
+    return wait_book(wait("approve-change", WaitKind.APPROVAL, node_id="change"))
+
+
+def snapshot(book: WaitBook) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Everything a delivery could change, to compare before and after."""
+    waits = {wait_id: opened.model_dump() for wait_id, opened in book.waits.items()}
+    return waits, [parked.model_dump() for parked in book.parked]
+
+
+def refused(book: WaitBook, delivery: Delivery) -> DeliveryReceipt:
+    """Deliver, and check the refusal changed nothing."""
+    before = snapshot(book)
+    receipt = book.deliver(delivery, LATER)
+    assert not receipt.accepted
+    assert not receipt.duplicate
+    assert snapshot(book) == before
+    return receipt
+
+
+# --- one delivery per wait ------------------------------------------------------------------
+
+
+def test_a_pending_wait_takes_a_delivery_and_records_who_delivered_it_and_when() -> None:
+    book = wait_book(wait("w"))
+
+    receipt = book.deliver(answer("Paris and Tokyo", actor="human:alice"), LATER)
+
+    assert receipt == DeliveryReceipt(accepted=True, wait_id="w", reason="delivered")
+    delivered = book.waits["w"]
+    assert delivered.status is WaitStatus.DELIVERED
+    assert delivered.delivered_by == "human:alice"
+    assert delivered.delivered_at == LATER
+    assert delivered.payload == "Paris and Tokyo"
+    assert book.pending() == []
+
+
+def test_an_identical_second_delivery_is_accepted_as_a_duplicate_and_changes_nothing() -> None:
+    book = wait_book(wait("w"))
+    book.deliver(answer("Paris", actor="human:alice"), START)
+    before = snapshot(book)
+
+    receipt = book.deliver(answer("Paris", actor="human:bob"), LATER)
+
+    assert receipt.accepted
+    assert receipt.duplicate
+    assert receipt.wait_id == "w"
+    assert snapshot(book) == before
+    assert book.waits["w"].delivered_by == "human:alice"
+
+
+def test_a_second_delivery_with_different_content_is_refused_and_names_the_first_sender() -> None:
+    book = wait_book(wait("w"))
+    book.deliver(answer("Paris", actor="human:alice"), START)
+
+    receipt = refused(book, answer("Tokyo", actor="human:bob"))
+
+    assert receipt.wait_id == "w"
+    assert "already delivered by human:alice" in receipt.reason
+    assert book.waits["w"].payload == "Paris"
+
+
+def test_a_different_decision_on_a_decided_approval_is_refused() -> None:
+    book = approval_book()
+    book.deliver(approval(Decision.APPROVE), START)
+
+    receipt = refused(book, approval(Decision.REJECT, actor="human:bob"))
+
+    assert "different content" in receipt.reason
+    assert book.waits["approve-change"].decision is Decision.APPROVE
+
+
+# --- what a delivery must be ----------------------------------------------------------------
+
+
+def test_a_delivery_of_the_wrong_kind_is_refused() -> None:
+    book = wait_book(wait("w", WaitKind.USER_INPUT))
+
+    receipt = refused(book, approval(Decision.APPROVE, wait_id="w"))
+
+    assert receipt.reason == "wait 'w' is USER_INPUT, not APPROVAL"
+
+
+def test_agent_actor_cannot_approve() -> None:
+    book = approval_book()
+
+    receipt = refused(book, approval(Decision.APPROVE, actor="agent:planner"))
+
+    assert receipt.reason == "agent:planner is an agent; agents can never approve"
+    assert book.waits["approve-change"].status is WaitStatus.PENDING
+
+
+@pytest.mark.parametrize("actor", ["AGENT:planner", " agent : planner"])
+def test_an_agent_cannot_approve_under_another_spelling(actor: str) -> None:
+    receipt = refused(approval_book(), approval(Decision.APPROVE, actor=actor))
+
+    assert "agents can never approve" in receipt.reason
+
+
+def test_an_agent_may_reject_an_approval() -> None:
+    book = approval_book()
+
+    receipt = book.deliver(approval(Decision.REJECT, actor="agent:reviewer"), LATER)
+
+    assert receipt.accepted
+    assert book.waits["approve-change"].decision is Decision.REJECT
+    assert book.waits["approve-change"].delivered_by == "agent:reviewer"
+
+
+@pytest.mark.parametrize("actor", ["human:alice", "system:deploy-bot"])
+def test_a_person_or_a_system_may_approve(actor: str) -> None:
+    book = approval_book()
+
+    assert book.deliver(approval(Decision.APPROVE, actor=actor), LATER).accepted
+    assert book.waits["approve-change"].decision is Decision.APPROVE
+
+
+@pytest.mark.parametrize("actor", ["alice", "robot:r2", "human:", "human:   ", ":alice", ""])
+def test_a_malformed_actor_is_refused_with_the_accepted_forms(actor: str) -> None:
+    book = wait_book(wait("w"))
+
+    receipt = refused(book, answer("Paris", actor=actor))
+
+    assert ACCEPTED_FORMS in receipt.reason
+    assert f"'{actor}'" in receipt.reason
+
+
+def test_an_approval_without_a_decision_is_refused() -> None:
+    book = approval_book()
+
+    receipt = refused(book, approval(None))
+
+    assert receipt.reason == "an approval needs a decision: approve or reject"
+
+
+@pytest.mark.parametrize("text", ["", "   \n", None, 42, {"text": "Paris"}])
+def test_an_answer_without_text_is_refused(text: JsonValue) -> None:
+    book = wait_book(wait("w"))
+
+    receipt = refused(book, answer(text))
+
+    assert receipt.reason == "an answer needs non-empty text"
+
+
+def test_a_delivery_to_a_wait_that_does_not_exist_is_refused_and_not_parked() -> None:
+    book = wait_book(wait("w"))
+
+    receipt = refused(book, answer("Paris", wait_id="nope"))
+
+    assert receipt.reason == "no wait matches 'nope'"
+    assert receipt.wait_id is None
+
+
+# --- closed waits ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("closed_as", [WaitStatus.EXPIRED, WaitStatus.CANCELLED])
+def test_a_late_delivery_to_a_closed_wait_is_quarantined(closed_as: WaitStatus) -> None:
+    book = wait_book(wait("w"))
+    book.close("w", closed_as)
+
+    receipt = refused(book, answer("Paris"))
+
+    assert receipt.wait_id == "w"
+    assert f"is {closed_as.value}" in receipt.reason
+    assert "quarantined" in receipt.reason
+    assert book.waits["w"].delivered_by is None
+
+
+def test_a_late_result_for_a_closed_operation_wait_is_quarantined_not_parked() -> None:
+    book = wait_book(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+    book.close("op-job", WaitStatus.EXPIRED)
+
+    receipt = refused(book, operation_result("run-1:job:x"))
+
+    assert "quarantined" in receipt.reason
+    assert book.parked == []
+
+
+def test_closing_a_delivered_wait_leaves_it_delivered() -> None:
+    book = wait_book(wait("w"))
+    book.deliver(answer("Paris"), START)
+
+    book.close("w", WaitStatus.CANCELLED)
+
+    assert book.waits["w"].status is WaitStatus.DELIVERED
+
+
+# --- early deliveries -----------------------------------------------------------------------
+
+
+def test_a_result_that_beats_its_wait_is_parked_and_handed_over_when_the_wait_opens() -> None:
+    book = WaitBook()
+
+    receipt = book.deliver(operation_result("run-1:job:x", {"rows": 3}), START)
+
+    assert receipt.accepted
+    assert not receipt.duplicate
+    assert receipt.reason == "'run-1:job:x' is not awaited yet; parked until it is"
+    assert book.waits == {}
+    opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+    handed_over = book.unpark(opened)
+    assert handed_over is not None
+    assert handed_over.payload == {"rows": 3}
+    assert book.parked == []
+    assert book.deliver(handed_over, LATER).accepted
+    assert book.waits["op-job"].payload == {"rows": 3}
+
+
+def test_an_event_that_comes_before_its_wait_is_handed_over_with_the_wait_kind() -> None:
+    book = WaitBook()
+    early = event_delivery("deploy.done", {"version": "1.2"}, kind=WaitKind.ASYNC_OPERATION)
+    book.deliver(early, START)
+
+    opened = book.open(wait("event-signal", WaitKind.EXTERNAL_EVENT, event="deploy.done"))
+    handed_over = book.unpark(opened)
+
+    assert handed_over is not None
+    assert handed_over.kind is WaitKind.EXTERNAL_EVENT
+    assert book.deliver(handed_over, LATER).accepted
+    assert book.waits["event-signal"].payload == {"version": "1.2"}
+
+
+def test_unpark_hands_over_only_the_delivery_for_that_wait() -> None:
+    book = WaitBook()
+    book.deliver(operation_result("job-a"), START)
+    book.deliver(event_delivery("deploy.done"), START)
+
+    opened = book.open(wait("op-b", WaitKind.ASYNC_OPERATION, operation_id="job-b"))
+
+    assert book.unpark(opened) is None
+    assert [parked.operation_id or parked.event for parked in book.parked] == [
+        "job-a",
+        "deploy.done",
+    ]
+
+
+def test_parking_stops_at_max_parked_early_deliveries() -> None:
+    book = WaitBook()
+    for number in range(MAX_PARKED):
+        assert book.deliver(operation_result(f"job-{number}"), START).accepted
+
+    receipt = refused(book, operation_result("one-too-many"))
+
+    assert receipt.reason == "too many early deliveries parked"
+    assert len(book.parked) == MAX_PARKED
+
+
+def test_an_early_delivery_from_a_malformed_actor_is_refused_at_once() -> None:
+    book = WaitBook()
+    early = Delivery(operation_id="job-x", kind=WaitKind.ASYNC_OPERATION, actor="nobody")
+
+    receipt = book.deliver(early, START)
+
+    assert not receipt.accepted
+    assert book.parked == []
+
+
+# --- which wait a delivery is for -----------------------------------------------------------
+
+
+def test_free_id_numbers_a_wait_id_an_earlier_attempt_already_used() -> None:
+    book = WaitBook()
+    assert book.free_id("approve-change") == "approve-change"
+
+    book.open(wait("approve-change", WaitKind.APPROVAL))
+    assert book.free_id("approve-change") == "approve-change-2"
+
+    book.open(wait("approve-change-2", WaitKind.APPROVAL))
+    assert book.free_id("approve-change") == "approve-change-3"
+
+
+def test_an_event_delivery_goes_to_the_pending_wait_for_that_event() -> None:
+    book = wait_book(
+        wait("event-signal", WaitKind.EXTERNAL_EVENT, event="deploy.done"),
+        wait("event-signal-2", WaitKind.EXTERNAL_EVENT, event="deploy.done"),
+    )
+    book.close("event-signal", WaitStatus.EXPIRED)
+
+    receipt = book.deliver(event_delivery("deploy.done"), LATER)
+
+    assert receipt.accepted
+    assert receipt.wait_id == "event-signal-2"
+
+
+def test_an_event_delivery_never_matches_a_wait_that_is_no_longer_pending() -> None:
+    book = wait_book(wait("event-signal", WaitKind.EXTERNAL_EVENT, event="deploy.done"))
+    book.close("event-signal", WaitStatus.EXPIRED)
+
+    assert book.find(event_delivery("deploy.done")) is None
+
+
+def test_an_operation_result_goes_to_the_pending_wait_when_an_earlier_one_was_closed() -> None:
+    book = wait_book(
+        wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),
+        wait("op-job-2", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),
+    )
+    book.close("op-job", WaitStatus.EXPIRED)
+
+    receipt = book.deliver(operation_result("run-1:job:x"), LATER)
+
+    assert receipt.accepted
+    assert receipt.wait_id == "op-job-2"
