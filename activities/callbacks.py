@@ -4,26 +4,22 @@ signal: the same way any external system would deliver it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import JsonValue
 from temporalio.client import Client, WorkflowHandle
 
+from harness.contracts import DELIVER_SIGNAL, WAITS_QUERY
 from harness.deliveries import DeliverRequest
 from harness.wait_book import Wait
+from scenarios.base import DeliverResult
 
-DeliveryCallback = Callable[[str, str, JsonValue], Awaitable[None]]
-"""Called as (run_id, operation_id, outcome)."""
-
-DELIVER_SIGNAL = "deliver"
-WAITS_QUERY = "waits"
 READY_POLL_SECONDS = 0.1
 
 
 def signal_delivery(
     client: Client, *, actor: str = "system:payments", ready_timeout: float = 30.0
-) -> DeliveryCallback:
+) -> DeliverResult:
     """A callback that delivers an operation's outcome to its run (workflow id = run id)."""
 
     async def deliver(run_id: str, operation_id: str, outcome: JsonValue) -> None:

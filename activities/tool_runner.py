@@ -16,6 +16,7 @@ from activities.provider_errors import config_failure, provider_failure
 from harness.contracts import RUN_TOOL_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
 from harness.messages import ToolCallRequest, ToolCallResult
+from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import ToolContext
 
@@ -71,7 +72,7 @@ class ToolActivities:
         try:
             arguments = tool.arguments.model_validate(request.arguments)
         except ValidationError as error:
-            message = f"{request.tool}: {_describe(error)}"
+            message = f"{request.tool}: {describe_invalid(error, whole='arguments', limit=None)}"
             raise _tool_failure(ErrorCode.INVALID_ARGUMENT, message, attempt) from error
         try:
             writer = self._providers.get(request.provider)
@@ -101,10 +102,3 @@ class ToolActivities:
         logger.debug("tool.finish", latency_ms=round(latency_ms, 2))
         usage = context.usage if context.usage.total_tokens else None
         return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
-
-
-def _describe(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in item['loc']) or 'arguments'}: {item['msg']}"
-        for item in error.errors()
-    )

@@ -23,7 +23,7 @@ from harness.plan import Plan, PlanNode
 from harness.reuse import call_key
 from harness.run import NodeOutcome, RunCounts
 from harness.tools import ToolCatalog, ToolSpec
-from harness.trace import TraceKind, TraceLog
+from harness.trace import AgentRole, TraceKind, TraceLog
 from harness.usage import TokenUsage
 
 REUSED_MESSAGE = "reused the result of an identical earlier node"
@@ -45,7 +45,7 @@ class NodeLedger:
         self.nodes = {node.id: node for node in plan.nodes}
         self.specs = {spec.name: spec for spec in catalog.tools}
         self.outcomes = {
-            node.id: NodeOutcome(id=node.id, tool=node.tool, role=_role(catalog, node.tool))
+            node.id: NodeOutcome(id=node.id, tool=node.tool, tool_role=_role(catalog, node.tool))
             for node in plan.nodes
         }
         self.results: dict[str, JsonValue] = {}
@@ -132,7 +132,11 @@ class NodeLedger:
     def call_started(self, node_id: str) -> None:
         outcome = self.outcomes[node_id]
         self._trace.emit(
-            TraceKind.NODE_START, role=outcome.role, node_id=node_id, tool=outcome.tool
+            TraceKind.NODE_START,
+            role=AgentRole.WORKER,
+            tool_role=outcome.tool_role,
+            node_id=node_id,
+            tool=outcome.tool,
         )
 
     def hold(self, node_id: str, status: NodeStatus, note: str | None = None) -> None:
@@ -149,7 +153,8 @@ class NodeLedger:
             self._budget.charge_tool_call()
             self._trace.emit(
                 TraceKind.NODE_RETRY,
-                role=outcome.role,
+                role=AgentRole.WORKER,
+                tool_role=outcome.tool_role,
                 node_id=node_id,
                 tool=outcome.tool,
                 message=f"attempt {attempt}",
@@ -184,7 +189,8 @@ class NodeLedger:
         self._dag.complete(node_id)
         self._trace.emit(
             TraceKind.NODE_FINISH,
-            role=outcome.role,
+            role=AgentRole.WORKER,
+            tool_role=outcome.tool_role,
             node_id=node_id,
             tool=outcome.tool,
             status=outcome.status.value,
@@ -220,7 +226,8 @@ class NodeLedger:
         skipped = self._dag.fail(node_id)
         self._trace.emit(
             TraceKind.NODE_FAIL,
-            role=outcome.role,
+            role=AgentRole.WORKER,
+            tool_role=outcome.tool_role,
             node_id=node_id,
             tool=outcome.tool,
             status=outcome.status.value,
@@ -249,7 +256,8 @@ class NodeLedger:
                 self.budget_skips += 1
             self._trace.emit(
                 TraceKind.NODE_SKIP,
-                role=outcome.role,
+                role=AgentRole.WORKER,
+                tool_role=outcome.tool_role,
                 node_id=skipped_id,
                 tool=outcome.tool,
                 status=NodeStatus.SKIPPED.value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import AliasChoices, BaseModel, Field, JsonValue
 
 from harness.budget import BudgetLimits, BudgetSnapshot
 from harness.dag import NodeStatus
@@ -130,7 +130,10 @@ class ExecutionOptions(BaseModel):
 class NodeOutcome(BaseModel):
     id: str
     tool: str
-    role: str
+    tool_role: str = Field(
+        validation_alias=AliasChoices("tool_role", "role"),
+        description="The tool's role: DATA or FINAL_SYNTHESIS (results before 0.2 call it role).",
+    )
     status: NodeStatus = NodeStatus.PENDING
     result: JsonValue = None
     error_code: str | None = None

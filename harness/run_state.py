@@ -27,7 +27,7 @@ from harness.run import (
     Verdict,
 )
 from harness.tools import ToolCatalog
-from harness.trace import TraceEvent
+from harness.trace import AgentRole, TraceEvent
 from harness.usage import TokenUsage
 from harness.wait_book import Wait
 
@@ -146,7 +146,7 @@ class RunState(BaseModel):
             may_ask_user=self.may_ask_user(),
         )
 
-    def charge(self, role: str, usage: TokenUsage) -> None:
+    def charge(self, role: AgentRole, usage: TokenUsage) -> None:
         self.usage = self.usage.plus(usage)
         self.usage_by_role[role] = self.usage_by_role.get(role, TokenUsage()).plus(usage)
 

@@ -29,13 +29,26 @@ class TraceKind(StrEnum):
     RUN_FINISH = "run.finish"
 
 
+class AgentRole(StrEnum):
+    """Who in the run did the work an event records: plans, tool calls, verdicts."""
+
+    PLANNER = "planner"
+    WORKER = "worker"
+    CRITIC = "critic"
+
+
 class TraceEvent(BaseModel):
     at: datetime
     run_id: str
     session_id: str | None = None
     kind: TraceKind
     attempt: int
-    role: str | None = None
+    role: str | None = Field(
+        default=None, description="The agent role (planner, worker, critic) behind the event."
+    )
+    tool_role: str | None = Field(
+        default=None, description="A node event's tool role (DATA, FINAL_SYNTHESIS)."
+    )
     node_id: str | None = None
     tool: str | None = None
     status: str | None = None
@@ -72,7 +85,8 @@ class TraceLog:
         self,
         kind: TraceKind,
         *,
-        role: str | None = None,
+        role: AgentRole | None = None,
+        tool_role: str | None = None,
         node_id: str | None = None,
         tool: str | None = None,
         status: str | None = None,
@@ -89,7 +103,8 @@ class TraceLog:
                 session_id=self._session_id,
                 kind=kind,
                 attempt=self.attempt,
-                role=role,
+                role=role.value if role else None,
+                tool_role=tool_role,
                 node_id=node_id,
                 tool=tool,
                 status=status,

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+DEFAULT_DB = Path(".harness") / "temporal.db"
+"""Where `harness server` and `make demo` keep the dev server's SQLite database."""
+
 DEFAULT_TASK_QUEUE = "durable-harness"
 
 

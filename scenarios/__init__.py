@@ -24,6 +24,10 @@ class UnknownScenarioError(LookupError):
     pass
 
 
+def all_scenarios() -> list[Scenario]:
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
 def scenario_names() -> list[str]:
     return sorted(_REGISTRY)
 

@@ -38,6 +38,14 @@ class ToolContext:
 
 ToolFunction = Callable[[Any, ToolContext], Awaitable[JsonValue]]
 
+DeliverResult = Callable[[str, str, JsonValue], Awaitable[None]]
+"""How a service reports an operation's outcome to its run: called as (run_id, operation_id,
+outcome). The worker passes one that sends the run's `deliver` signal."""
+
+
+def no_services(deliver: DeliverResult) -> dict[str, object]:
+    return {}
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -83,6 +91,8 @@ class Scenario:
     check: Callable[[CheckInput], list[str]]
     offline_plan: Callable[[PlanningInput], Plan]
     rubric: Callable[[CheckInput], Rubric] = default_rubric
+    services: Callable[[DeliverResult], dict[str, object]] = no_services
+    """The services the scenario's tools use (ToolContext.services), built once per worker."""
 
     def catalog(self) -> ToolCatalog:
         return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self.tools])

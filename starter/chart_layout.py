@@ -94,7 +94,7 @@ def node_spans(trace: list[TraceEvent], nodes: list[NodeOutcome]) -> list[NodeSp
             NodeSpan(
                 node_id=node.id,
                 tool=node.tool,
-                role=node.role,
+                role=node.tool_role,
                 status=node.status,
                 start=seconds_since(origin, start),
                 end=seconds_since(origin, ended.get(node.id, node.finished_at)),

@@ -41,7 +41,7 @@ STATUS_COLOURS = {
 }
 OTHER_STATUS_COLOUR = "#9cc3e6"
 SKIPPED_GREY = "#aaaaaa"
-NODE_COLUMNS = ("id", "tool", "role", "status", "attempts", "latency_ms", "error_code")
+NODE_COLUMNS = ("id", "tool", "tool role", "status", "attempts", "latency_ms", "error_code")
 PRESSURE_LINES = (
     (CONSERVE_AT, "end of full pipeline"),
     (MINIMAL_AT, "judge skipped"),
@@ -302,7 +302,7 @@ def _nodes_table(nodes: list[NodeOutcome]) -> str:
     rows = [_table_row("th", NODE_COLUMNS)]
     for node in nodes:
         latency = "" if node.latency_ms is None else f"{node.latency_ms:.0f}"
-        cells = (node.id, node.tool, node.role, node.status.value, node.attempts, latency)
+        cells = (node.id, node.tool, node.tool_role, node.status.value, node.attempts, latency)
         rows.append(_table_row("td", (*cells, node.error_code or "")))
     return "<table>\n" + "\n".join(rows) + "\n</table>"
 

@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
-import json
-import signal
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.budget import BudgetLimits
-from harness.deliveries import DeliverRequest
 from harness.faults import FaultSpec
-from harness.run import (
-    DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_MAX_REPLANS,
-    RunPhase,
-    RunRequest,
-    RunResult,
-)
-from harness.validation import ValidationReport, validate_plan
-from infra.client import connect
+from harness.run import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REPLANS
 from infra.process import exit_now
-from infra.settings import Settings, SettingsError
+from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
-from starter import deliveries, history, output, runs
-from starter.charts import write_run_report
-from starter.dev_server import DEFAULT_DB, dev_server_command, register_search_attributes
-from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
-from starter.plan_files import load_plan, load_scenario
+from starter.errors import CliError
 
 
 def _positive(text: str) -> int:
@@ -171,236 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
-    """The RunRequest that `harness run` starts, from its parsed arguments and the defaults."""
-    limits = BudgetLimits(
-        max_tokens=args.max_tokens or settings.max_tokens,
-        max_tool_calls=args.max_tool_calls or settings.max_tool_calls,
-        max_seconds=args.max_seconds or settings.max_seconds,
-        max_cost_usd=args.max_cost or settings.max_cost_usd,
-    )
-    return RunRequest(
-        goal=args.goal,
-        scenario=load_scenario(args.scenario).name,
-        session_id=args.session,
-        max_concurrency=args.max_concurrency,
-        max_replans=args.max_replans,
-        plan=load_plan(args.plan) if args.plan else None,
-        provider=args.provider,
-        limits=limits,
-        faults=args.fault,
-        ask_user=not args.no_ask,
-    )
-
-
-async def _run(args: argparse.Namespace, settings: Settings) -> int:
-    request = run_request(args, settings)
-    client = await runs.client_for(settings)
-    run_id = args.run_id or runs.new_run_id()
-    await runs.start_run(client, settings, request, run_id)
-    if args.no_wait:
-        print(run_id)
-        return 0
-    output.note(
-        f"run {run_id} started · {settings.ui_url}/namespaces/"
-        f"{settings.temporal_namespace}/workflows/{run_id}"
-    )
-    if not await runs.has_worker(client, settings):
-        output.note(
-            f"no worker is polling task queue '{settings.task_queue}' yet; "
-            "start one with `python -m worker` (the run waits for it)"
-        )
-    result = await runs.wait_for_result(client, run_id)
-    if args.json:
-        output.emit_json(result.model_dump(mode="json"))
-    else:
-        output.print_result(result)
-    return 0 if result.status is RunPhase.SUCCEEDED else EXIT_FAILED_RUN
-
-
-async def _status(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    found = await runs.run_status(client, args.run_id)
-    if args.json:
-        output.emit_json(found.model_dump(mode="json"))
-    elif isinstance(found, RunResult):
-        output.print_result(found)
-    else:
-        output.print_status(found)
-    return 0
-
-
-async def _trace(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    replayed = await history.trace_of(client, args.run_id)
-    events = [event.model_dump(mode="json") for event in replayed.trace]
-    if args.json:
-        output.emit_json(events)
-    elif args.jsonl:
-        for event in events:
-            print(json.dumps(event, ensure_ascii=False))
-    else:
-        print("\n".join(history.trace_table(replayed.trace)))
-        print(f"run {args.run_id}: {replayed.status.phase.value}, {len(events)} events")
-    return 0
-
-
-async def _waits(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    found = await deliveries.pending_waits(client, args.run_id)
-    if args.json:
-        output.emit_json(
-            {rid: [w.model_dump(mode="json") for w in waits] for rid, waits in found.items()}
-        )
-        return 0
-    lines = [deliveries.describe_wait(rid, wait) for rid, waits in found.items() for wait in waits]
-    print("\n".join(lines) if lines else "no pending waits")
-    return 0
-
-
-async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    if args.command == "approve":
-        receipt = await deliveries.approve(
-            client, args.run_id, args.wait_id, args.actor, args.reject, args.comment
-        )
-    elif args.command == "answer":
-        receipt = await deliveries.answer(client, args.run_id, args.wait_id, args.text, args.actor)
-    else:
-        request = DeliverRequest(
-            wait_id=args.wait_id,
-            operation_id=args.operation,
-            event=args.event,
-            data=deliveries.read_data(args.data),
-            actor=args.actor,
-        )
-        receipt = await deliveries.deliver(client, args.run_id, request)
-    verdict = "accepted" if receipt.accepted else "refused"
-    duplicate = " (duplicate, ignored)" if receipt.duplicate else ""
-    print(f"{verdict}{duplicate}: {receipt.reason}")
-    return 0 if receipt.accepted else EXIT_FAILED_RUN
-
-
-async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    await deliveries.cancel(client, args.run_id, args.reason, args.actor)
-    print(f"cancellation requested for run {args.run_id}")
-    return 0
-
-
-async def _report(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    replayed = await history.trace_of(client, args.run_id)
-    finished = await runs.finished_result(client, args.run_id)
-    files = write_run_report(
-        args.out,
-        trace=replayed.trace,
-        plan=replayed.status.plan,
-        nodes=finished.nodes if finished else replayed.status.nodes,
-        usage_by_role=finished.usage_by_role if finished else {},
-        report=finished.report if finished else None,
-        title=f"run {args.run_id}: {replayed.status.phase.value}",
-    )
-    for path in (files.timeline_png, files.pressure_png, files.tokens_png, files.plan_png):
-        print(path)
-    print(files.html)
-    return 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
-    plan = load_plan(args.plan_file)
-    issues = validate_plan(plan, scenario.catalog())
-    if args.json:
-        output.emit_json(ValidationReport(valid=not issues, issues=issues).model_dump(mode="json"))
-    else:
-        output.print_issues(issues)
-    return 0 if not issues else EXIT_FAILED_RUN
-
-
-def _tools(args: argparse.Namespace) -> int:
-    catalog = load_scenario(args.scenario).catalog()
-    if args.json:
-        output.emit_json(catalog.model_dump(mode="json"))
-    else:
-        output.print_catalog(catalog)
-    return 0
-
-
-def _server(args: argparse.Namespace, settings: Settings) -> int:
-    command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
-    output.note(
-        f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
-        f"data in {args.db} (Ctrl-C stops it)"
-    )
-    server = subprocess.Popen(command)
-    signal.signal(signal.SIGTERM, lambda *_: server.terminate())
-    try:
-        address = dataclasses.replace(settings, temporal_address=f"127.0.0.1:{args.port}")
-        asyncio.run(_register_when_up(address, server))
-        return server.wait()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        _stop(server)
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """Never leave the dev server behind: terminate, then kill if it will not stop."""
-    if server.poll() is None:
-        server.terminate()
-    try:
-        server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-
-
-async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes]) -> None:
-    for _ in range(120):
-        if server.poll() is not None:
-            raise CliError(f"the dev server exited with code {server.returncode}", 1)
-        try:
-            client = await connect(settings)
-        except RuntimeError:
-            await asyncio.sleep(0.5)
-            continue
-        added = await register_search_attributes(client, settings.temporal_namespace)
-        if added:
-            output.note(f"registered search attributes: {', '.join(added)}")
-        return
-    raise CliError("the dev server did not answer within 60 s", EXIT_UNAVAILABLE)
-
-
-def dispatch(args: argparse.Namespace) -> int:
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        raise CliError(str(error)) from error
-    if args.command == "run":
-        return asyncio.run(_run(args, settings))
-    if args.command == "status":
-        return asyncio.run(_status(args, settings))
-    if args.command == "trace":
-        return asyncio.run(_trace(args, settings))
-    if args.command == "waits":
-        return asyncio.run(_waits(args, settings))
-    if args.command in ("approve", "answer", "deliver"):
-        return asyncio.run(_deliver(args, settings))
-    if args.command == "cancel":
-        return asyncio.run(_cancel(args, settings))
-    if args.command == "report":
-        return asyncio.run(_report(args, settings))
-    if args.command == "validate":
-        return _validate(args)
-    if args.command == "tools":
-        return _tools(args)
-    return _server(args, settings)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
+        from starter.commands import dispatch
+
         code = dispatch(args)
     except CliError as error:
         print(f"harness: {error.message}", file=sys.stderr)

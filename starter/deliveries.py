@@ -10,6 +10,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from harness.actors import parse_actor
+from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from starter.errors import EXIT_FAILED_RUN, CliError
@@ -74,19 +75,19 @@ async def approve(
         actor=check_actor(actor),
         comment=comment,
     )
-    return await _update(client, run_id, "approve_sync", request)
+    return await _update(client, run_id, APPROVE_UPDATE, request)
 
 
 async def answer(
     client: Client, run_id: str, wait_id: str, text: str, actor: str
 ) -> DeliveryReceipt:
     request = AnswerRequest(wait_id=wait_id, text=text, actor=check_actor(actor))
-    return await _update(client, run_id, "answer_sync", request)
+    return await _update(client, run_id, ANSWER_UPDATE, request)
 
 
 async def deliver(client: Client, run_id: str, request: DeliverRequest) -> DeliveryReceipt:
     check_actor(request.actor)
-    return await _update(client, run_id, "deliver_sync", request)
+    return await _update(client, run_id, DELIVER_UPDATE, request)
 
 
 async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from infra.client import connect
 from infra.process import exit_now
-from infra.settings import Settings
-from starter import cli, runs
-from starter.dev_server import DEFAULT_DB, dev_server_command, register_search_attributes
+from infra.settings import DEFAULT_DB, Settings
+from starter import cli, commands, runs
+from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_UNAVAILABLE, CliError
 
 STARTUP_SECONDS = 60
@@ -106,7 +106,7 @@ def main() -> None:
     run_id = runs.new_run_id()
     code = 0
     try:
-        code = cli.dispatch(cli.build_parser().parse_args(["run", args.goal, "--id", run_id]))
+        code = commands.dispatch(cli.build_parser().parse_args(["run", args.goal, "--id", run_id]))
     except CliError as error:
         print(f"demo: {error.message}", file=sys.stderr)
         code = error.exit_code

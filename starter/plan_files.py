@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from harness.plan import Plan
+from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Scenario
 from starter.errors import CliError
@@ -31,10 +32,7 @@ def load_plan(path: str) -> Plan:
     try:
         return Plan.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'plan'}: {item['msg']}"
-            for item in error.errors()[:5]
-        )
+        problems = describe_invalid(error, whole="plan")
         raise CliError(f"plan file '{path}' does not have the plan shape: {problems}") from error
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from harness.run_state import describe_transitions
 from starter.cli import build_parser
 
 ROOT = Path(__file__).parent.parent
@@ -46,3 +47,9 @@ def test_every_cli_command_in_the_readme_exists() -> None:
     choices = next(action.choices for action in parser._actions if action.dest == "command")
     assert choices is not None
     assert documented <= set(choices)
+
+
+def test_the_readme_state_machine_is_the_declared_transition_table() -> None:
+    section = README.split("as `harness/run_state.py` declares it", 1)[1]
+    block = section.split("```text", 1)[1].split("```", 1)[0]
+    assert block.strip().splitlines() == describe_transitions()

@@ -12,15 +12,19 @@ from activities import JudgeActivities, PlannerActivities, ToolActivities, check
 from activities.callbacks import signal_delivery
 from activities.llm import ProviderRegistry
 from infra.plugin import HarnessPlugin
-from scenarios.refunds.payments import FakePaymentService
+from scenarios import all_scenarios
 
 MAX_CONCURRENT_ACTIVITIES = 200
 
 
 def default_services(client: Client) -> dict[str, object]:
-    """What tools may use besides their arguments: the refunds scenario's fake payment service,
-    which reports each outcome to its run with the `deliver` signal."""
-    return {"payments": FakePaymentService(signal_delivery(client))}
+    """What tools may use besides their arguments: each scenario's own services, reporting
+    outcomes to their runs with the `deliver` signal."""
+    deliver = signal_delivery(client)
+    services: dict[str, object] = {}
+    for scenario in all_scenarios():
+        services.update(scenario.services(deliver))
+    return services
 
 
 def build_worker(

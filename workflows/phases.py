@@ -14,7 +14,7 @@ from harness.messages import PlanRequest, PlanResponse
 from harness.node_ledger import NodeLedger
 from harness.recovery import FailedPhase, decide
 from harness.run import ExecutionOptions, RunPhase
-from harness.trace import TraceKind
+from harness.trace import AgentRole, TraceKind
 from harness.validation import validate_plan
 from harness.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
@@ -64,7 +64,7 @@ class RunPhases:
         nodes, planned_by = len(record.plan.nodes if record.plan else []), record.planned_by
         trace.emit(
             TraceKind.PLANNING_FINISH,
-            role="planner",
+            role=AgentRole.PLANNER,
             message=f"{nodes} nodes planned by {planned_by}",
             data={"nodes": nodes, "planned_by": planned_by},
         )
@@ -93,7 +93,7 @@ class RunPhases:
                 RunPhase.FAILED_VALIDATION, f"planning failed: {failure.message}", failures
             )
             return None
-        self._charge("planner", response)
+        self._charge(AgentRole.PLANNER, response)
         return response
 
     async def ask_user(self) -> RunPhase:
@@ -145,7 +145,7 @@ class RunPhases:
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
         await ctx.scheduler.run(ctx.budget.seconds_left())
         state.reusable.update(ledger.fresh_results)
-        state.charge("worker", ledger.usage)
+        state.charge(AgentRole.WORKER, ledger.usage)
         if ledger.budget_skips:
             error = f"budget exhausted: {ledger.budget_skips} node(s) not run"
             state.failed(RunPhase.BUDGET_EXHAUSTED, error)
@@ -206,6 +206,6 @@ class RunPhases:
         report = ledger.results.get(final.id) if final and ledger else None
         return report if isinstance(report, str) else None
 
-    def _charge(self, role: str, response: PlanResponse) -> None:
+    def _charge(self, role: AgentRole, response: PlanResponse) -> None:
         self._ctx.state.charge(role, response.usage)
         self._ctx.budget.charge_tokens(response.usage.total_tokens, response.usage.cost_usd)

@@ -9,7 +9,7 @@ from temporalio.exceptions import ActivityError
 from harness.budget import MINIMAL_AT, Degradation
 from harness.messages import JudgeCallRequest, ReportCheckRequest
 from harness.run import Verdict
-from harness.trace import TraceKind
+from harness.trace import AgentRole, TraceKind
 from harness.verification import structural_problems
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
@@ -27,7 +27,7 @@ async def verify(ctx: RunContext, report: str | None) -> Verdict:
         verdict = await _judge(ctx, verdict, report, ledger.results)
     ctx.trace.emit(
         TraceKind.VERIFICATION_FINISH,
-        role="critic",
+        role=AgentRole.CRITIC,
         status="passed" if verdict.passed else "failed",
         message="; ".join(verdict.reasons) or None,
         data={
@@ -83,7 +83,7 @@ async def _judge(
         failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
         reason = f"judge unavailable ({failure.type}): {failure.message}"
         return verdict.model_copy(update={"judge_skipped_reason": reason})
-    state.charge("critic", judged.usage)
+    state.charge(AgentRole.CRITIC, judged.usage)
     budget.charge_tokens(judged.usage.total_tokens, judged.usage.cost_usd)
     return Verdict(
         passed=judged.passed,

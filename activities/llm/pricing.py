@@ -13,6 +13,7 @@ import structlog
 from pydantic import BaseModel, Field, RootModel, ValidationError
 
 from activities.llm.base import ProviderConfigError
+from harness.problems import describe_invalid
 from harness.usage import TokenUsage
 
 log = structlog.get_logger()
@@ -113,11 +114,10 @@ def load_pricing(path: str | None) -> PricingTable:
                 f"{PRICING_FILE_VARIABLE}={path} cannot be read: {error.strerror}"
             ) from error
         except ValidationError as error:
-            problem = error.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "the file"
+            problem = describe_invalid(error, whole="the file", limit=1)
             raise ProviderConfigError(
                 f"{PRICING_FILE_VARIABLE}={path} is not a pricing table "
-                f"({where}: {problem['msg']}); expected "
+                f"({problem}); expected "
                 '{"model": {"input": 3.0, "output": 15.0}}, USD per million tokens'
             ) from error
         prices.update(listed.root)

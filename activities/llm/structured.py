@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from activities.llm.base import ProviderError
 from harness.errors import ErrorCode
 from harness.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
+from harness.problems import describe_invalid
 from scenarios.base import PlanningError
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -150,10 +151,7 @@ def _parse(shape: type[Draft], text: str, what: str) -> Draft:
     try:
         return shape.model_validate_json(fenced.group(1) if fenced else text)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'reply'}: {item['msg']}"
-            for item in error.errors()[:5]
-        )
+        problems = describe_invalid(error, whole="reply")
         shown = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,

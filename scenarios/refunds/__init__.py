@@ -1,10 +1,17 @@
 """Scenario `refunds`: check an order, refund it after approval through a payment service that
 calls back, and report what was refunded."""
 
-from scenarios.base import Scenario
+from scenarios.base import DeliverResult, Scenario
 from scenarios.refunds.check import check_refund_report, refunds_rubric
+from scenarios.refunds.payments import FakePaymentService
 from scenarios.refunds.planning import plan_refund
-from scenarios.refunds.tools import TOOLS
+from scenarios.refunds.tools import PAYMENTS, TOOLS
+
+
+def _services(deliver: DeliverResult) -> dict[str, object]:
+    """The fake payment service, which reports each outcome to its run through `deliver`."""
+    return {PAYMENTS: FakePaymentService(deliver)}
+
 
 SCENARIO = Scenario(
     name="refunds",
@@ -15,4 +22,5 @@ SCENARIO = Scenario(
     check=check_refund_report,
     offline_plan=plan_refund,
     rubric=refunds_rubric,
+    services=_services,
 )

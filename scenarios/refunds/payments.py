@@ -10,18 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
+
+from scenarios.base import DeliverResult
 
 log = logging.getLogger(__name__)
-
-PaymentCallback = Callable[[str, str, JsonValue], Awaitable[None]]
-"""Called as (run_id, operation_id, outcome) once the payment has been made."""
 
 
 class PaymentStatus(StrEnum):
@@ -71,7 +69,7 @@ _LEDGER = TypeAdapter(list[Payment])
 class FakePaymentService:
     def __init__(
         self,
-        callback: PaymentCallback,
+        callback: DeliverResult,
         delay_seconds: float = 0.5,
         ledger_path: Path | None = None,
     ) -> None:

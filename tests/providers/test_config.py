@@ -14,7 +14,8 @@ from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.config import ANTHROPIC, OPENAI, ProviderSettings, RoleModels, Vendor
 from activities.llm.openai_provider import OpenAIProvider
 from infra.settings import Settings
-from starter.cli import build_parser, run_request
+from starter.cli import build_parser
+from starter.commands import run_request
 
 ROOT = Path(__file__).parent.parent.parent
 PROVIDER_VARIABLES = (
