@@ -1,5 +1,6 @@
 # The two commands: `make demo` runs a cities goal on the embedded dev server, `make test` runs
-# the checks and the tests. Both create the virtual environment when it is missing.
+# the checks and the tests. `lint`, `typecheck`, `format` and `test-unit` are its parts (and a
+# fixer); every target creates the virtual environment when it is missing.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed
 STATE := .harness
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck stop server worker clean
+.PHONY: demo test lint typecheck format test-unit stop clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed; set PYTHON=python3.11")'
@@ -20,11 +21,27 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m starter.demo "$(GOAL)"
 
-test: $(STAMP)
+test: $(STAMP) lint typecheck
+	$(BIN)/pytest -q
+
+# ruff check, then ruff format --check: fails on a lint error or an unformatted file.
+lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy, strict, over the packages that pyproject.toml lists.
+typecheck: $(STAMP)
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+
+# Rewrites the files: ruff's safe fixes, then the formatter (ruff's order); it prints what is
+# left for a hand to fix, and `make lint` fails on it.
+format: $(STAMP)
+	$(BIN)/ruff check --fix --exit-zero .
+	$(BIN)/ruff format .
+
+# The tests that need no Temporal server (conftest marks the others `temporal`).
+test-unit: $(STAMP)
+	$(BIN)/pytest -q -m 'not temporal'
 
 stop:
 	@$(BIN)/python -m starter.demo --stop 2>/dev/null || echo "nothing to stop"

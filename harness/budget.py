@@ -67,18 +67,19 @@ class Budget:
         limit = self.limits.max_seconds
         return None if limit is None else limit - self._elapsed_seconds()
 
-    def pressure(self) -> float:
-        usage = self.usage
+    def pressure(self, elapsed_seconds: float | None = None) -> float:
+        """Pressure now, or with the time taken as `elapsed_seconds` when that is given."""
+        seconds = self._elapsed_seconds() if elapsed_seconds is None else elapsed_seconds
         pairs: list[tuple[float, float | None]] = [
-            (usage.tokens, self.limits.max_tokens),
-            (usage.tool_calls, self.limits.max_tool_calls),
-            (usage.seconds, self.limits.max_seconds),
-            (usage.cost_usd, self.limits.max_cost_usd),
+            (self._tokens, self.limits.max_tokens),
+            (self._tool_calls, self.limits.max_tool_calls),
+            (seconds, self.limits.max_seconds),
+            (self._cost_usd, self.limits.max_cost_usd),
         ]
         return max((used / limit for used, limit in pairs if limit), default=0.0)
 
-    def degradation(self) -> Degradation:
-        return degradation(self.pressure())
+    def degradation(self, elapsed_seconds: float | None = None) -> Degradation:
+        return degradation(self.pressure(elapsed_seconds))
 
     def snapshot(self) -> BudgetSnapshot:
         return BudgetSnapshot(

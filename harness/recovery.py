@@ -91,7 +91,7 @@ def _action(facts: RecoveryInput) -> tuple[RecoveryAction, str]:
     if facts.error_class is ErrorClass.FATAL:
         return RecoveryAction.HALT, FATAL_HALTS
     if facts.error_class is ErrorClass.MISSING_INFO and facts.failed is FailedPhase.PLANNING:
-        if facts.may_ask_user and facts.degradation is not Degradation.EXHAUSTED:
+        if facts.may_ask_user:
             return RecoveryAction.ASK_USER, "ask the user for what the goal does not give"
         return RecoveryAction.HALT, NEEDS_INFORMATION
     if facts.replans_used >= facts.max_replans:

@@ -80,6 +80,7 @@ class TraceLog:
         self._clock = clock
         self.attempt = 0
         self.events: list[TraceEvent] = []
+        self.elapsed_at_last_event = 0.0
 
     def emit(
         self,
@@ -96,6 +97,8 @@ class TraceLog:
         message: str | None = None,
         data: dict[str, JsonValue] | None = None,
     ) -> None:
+        usage = self._budget.usage
+        self.elapsed_at_last_event = usage.seconds
         self.events.append(
             TraceEvent(
                 at=self._clock(),
@@ -112,8 +115,8 @@ class TraceLog:
                 tokens=tokens,
                 cost_usd=cost_usd,
                 message=message,
-                pressure=round(self._budget.pressure(), 4),
-                budget=self._budget.usage,
+                pressure=round(self._budget.pressure(usage.seconds), 4),
+                budget=usage,
                 data=data or {},
             )
         )

@@ -97,10 +97,6 @@ class WaitBook:
     def park(self, delivery: Delivery) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
         own completion): keep it, bounded, until the wait opens."""
-        try:
-            parse_actor(delivery.actor)
-        except ValueError as error:
-            return DeliveryReceipt(accepted=False, reason=str(error))
         if len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
         self.parked.append(delivery)
@@ -124,20 +120,15 @@ class WaitBook:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
 
     def find(self, delivery: Delivery) -> Wait | None:
-        """The wait a delivery is for: by id; by operation id, the pending wait first, else the
-        latest (so a repeat is seen as a duplicate or a late delivery); by event, a pending one."""
         if delivery.wait_id is not None:
             return self.waits.get(delivery.wait_id)
-        if delivery.operation_id is not None:
-            same = [w for w in self.waits.values() if w.operation_id == delivery.operation_id]
-            pending = [w for w in same if w.status is WaitStatus.PENDING]
-            candidates = pending or same
-            return candidates[-1] if candidates else None
         for wait in self.waits.values():
+            if delivery.operation_id is not None and wait.operation_id == delivery.operation_id:
+                return wait
             if (
                 delivery.event is not None
                 and wait.event == delivery.event
-                and wait.status is WaitStatus.PENDING
+                and (wait.status is WaitStatus.PENDING)
             ):
                 return wait
         return None

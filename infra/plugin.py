@@ -23,7 +23,8 @@ _SANDBOX = SandboxedWorkflowRunner(
 
 
 def _workflow_runner(configured: WorkflowRunner | None) -> WorkflowRunner:
-    """The harness sandbox, unless the caller chose to run unsandboxed (the trace replayer)."""
+    """The harness sandbox, unless the caller chose to run unsandboxed (the trace replayer).
+    Any other runner a caller passes is replaced: the workflows need this passthrough."""
     if isinstance(configured, UnsandboxedWorkflowRunner):
         return configured
     return _SANDBOX

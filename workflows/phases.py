@@ -61,7 +61,8 @@ class RunPhases:
                 failure_class = classify(parse_error_code(state.failures[0].code))
                 return self.recover(FailedPhase.PLANNING, failure_class)
             state.planned(response.plan, response.planned_by)
-        nodes, planned_by = len(record.plan.nodes if record.plan else []), record.planned_by
+        assert state.plan is not None
+        nodes, planned_by = len(state.plan.nodes), record.planned_by
         trace.emit(
             TraceKind.PLANNING_FINISH,
             role=AgentRole.PLANNER,
@@ -180,7 +181,7 @@ class RunPhases:
         """Decide with the recovery table, record the decision, follow it."""
         ctx = self._ctx
         state = ctx.state
-        facts = state.recovery_input(error_class, failed, ctx.budget.degradation())
+        facts = state.recovery_input(error_class, failed, ctx.degradation())
         decision = decide(facts)
         ctx.trace.emit(
             TraceKind.RECOVERY_DECIDE,

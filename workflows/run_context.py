@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from temporalio import workflow
 
-from harness.budget import Budget
+from harness.budget import Budget, Degradation
 from harness.node_ledger import NodeLedger
 from harness.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
 from harness.run_state import RunState
@@ -20,6 +20,8 @@ from workflows.clock import RunClock
 from workflows.details import current_details
 from workflows.scheduler import Scheduler
 from workflows.wait_desk import WaitDesk
+
+ELAPSED_ON_DEMAND_PATCH = "budget-time-read-on-demand"
 
 
 @dataclass
@@ -37,6 +39,13 @@ class RunContext:
         if self.state.enter(phase):
             workflow.logger.info("phase %s -> %s", previous.value, phase.value)
             self.publish()
+
+    def degradation(self) -> Degradation:
+        """The budget's level for a decision: with the time now. Runs that began before time was
+        read on demand decided with the time of their last trace event, and replay as they ran."""
+        if workflow.patched(ELAPSED_ON_DEMAND_PATCH):
+            return self.budget.degradation()
+        return self.budget.degradation(self.trace.elapsed_at_last_event)
 
     def display_phase(self) -> RunPhase:
         """WAITING while anything waits on a person or a system, else the run's phase."""

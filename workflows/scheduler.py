@@ -30,6 +30,7 @@ from workflows.wait_desk import WaitDesk
 
 BUDGET_EXHAUSTED_REASON = "budget exhausted"
 OUT_OF_TIME_REASON = "budget exhausted: wall-clock limit reached"
+HALT_SKIPS_READY_PATCH = "halt-skips-ready-nodes"
 
 
 class Scheduler:
@@ -89,6 +90,8 @@ class Scheduler:
         ledger = self._ledger
         while self._in_flight < self._options.max_concurrency and ledger.has_ready():
             if ledger.halted_by is not None:
+                if self._stop_reason is not None and not workflow.patched(HALT_SKIPS_READY_PATCH):
+                    return  # as runs before the fix did: these nodes stayed ready
                 ledger.skip_ready(f"run halted: {ledger.halted_by}", budget=False)
                 return
             if self._stop_reason is not None:

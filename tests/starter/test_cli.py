@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 
 from harness.plan import ArgumentBinding, Plan, PlanNode
@@ -41,6 +42,7 @@ def _write(tmp_path: Path, plan: Plan | str) -> str:
     return str(path)
 
 
+@pytest.mark.requires_local_server("`harness run` starts runs with the Harness* search attributes")
 async def test_run_prints_the_cities_report_and_a_summary(client: Client, task_queue: str) -> None:
     async with running_worker(client, task_queue):
         code, out, err = await harness(
@@ -52,6 +54,7 @@ async def test_run_prints_the_cities_report_and_a_summary(client: Client, task_q
     assert "10 nodes: 10 done, 0 failed, 0 skipped" in out
 
 
+@pytest.mark.requires_local_server("`harness run` starts runs with the Harness* search attributes")
 async def test_run_json_prints_the_result_contract(client: Client, task_queue: str) -> None:
     async with running_worker(client, task_queue):
         code, out, _ = await harness(
@@ -83,6 +86,7 @@ async def test_run_json_prints_the_result_contract(client: Client, task_queue: s
         assert key in node
 
 
+@pytest.mark.requires_local_server("`harness run` starts runs with the Harness* search attributes")
 async def test_a_plan_from_run_json_is_accepted_by_validate_and_run_plan(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
@@ -107,6 +111,7 @@ async def test_a_plan_from_run_json_is_accepted_by_validate_and_run_plan(
     assert result["attempt_history"][0]["planned_by"] == "request"
 
 
+@pytest.mark.requires_local_server("`harness run` starts runs with the Harness* search attributes")
 async def test_no_wait_prints_the_run_id_and_status_shows_it(
     client: Client, task_queue: str
 ) -> None:
@@ -124,6 +129,7 @@ async def test_no_wait_prints_the_run_id_and_status_shows_it(
     assert json.loads(status_out)["status"] == "SUCCEEDED"
 
 
+@pytest.mark.requires_local_server("`harness run` starts runs with the Harness* search attributes")
 async def test_a_failed_run_exits_non_zero(client: Client, task_queue: str) -> None:
     async with running_worker(client, task_queue):
         code, out, _ = await harness(

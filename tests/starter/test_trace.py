@@ -6,6 +6,7 @@ import asyncio
 import json
 import uuid
 
+import pytest
 from temporalio.client import Client
 
 from harness.faults import FaultSpec
@@ -64,6 +65,7 @@ async def test_trace_of_a_run_whose_worker_stopped_is_still_readable(
     assert sorted(started) == ["quick", "stuck"]
 
 
+@pytest.mark.requires_local_server("filters runs by search attributes")
 async def test_a_finished_run_is_found_by_phase_and_scenario(
     client: Client, task_queue: str
 ) -> None:

@@ -7,6 +7,7 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 
 from harness.run import RunRequest, RunResult
@@ -24,6 +25,7 @@ def _approval_plan_request() -> RunRequest:
     return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
 
 
+@pytest.mark.requires_local_server("the CLI starts runs with the Harness* search attributes")
 async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_human_approves(
     client: Client, task_queue: str
 ) -> None:
@@ -67,6 +69,7 @@ async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_huma
     assert result.status.value == "SUCCEEDED"
 
 
+@pytest.mark.requires_local_server("the CLI starts runs with the Harness* search attributes")
 async def test_deliver_by_operation_and_cancel_from_the_cli(
     client: Client, task_queue: str
 ) -> None:
@@ -122,6 +125,7 @@ async def test_bad_data_for_deliver_gets_a_clear_error(client: Client, task_queu
     assert code == 2 and "human:NAME, system:NAME or agent:NAME" in err
 
 
+@pytest.mark.requires_local_server("the CLI starts runs with the Harness* search attributes")
 async def test_report_writes_three_charts_a_plan_graph_and_an_html_page(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
@@ -273,6 +274,7 @@ async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
     assert result.status is RunPhase.SUCCEEDED
 
 
+@pytest.mark.requires_local_server("the restarted worker's run waits in real time")
 async def test_a_run_waiting_for_approval_survives_a_worker_restart(
     client: Client, task_queue: str
 ) -> None:
@@ -358,6 +360,26 @@ async def test_a_fatal_failure_ends_the_run_without_waiting_out_pending_approval
     change = next(n for n in result.nodes if n.id == "change")
     assert change.status is NodeStatus.SKIPPED
     assert (change.error_message or "").startswith("run halted")
+
+
+async def test_a_fatal_failure_also_skips_nodes_still_waiting_for_a_free_slot(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("broken", "fail", code="TOOL_EXECUTION_FAILED"),
+        delay("later_a", 10),
+        delay("later_b", 10),
+        collect("final", ["change", "broken", "later_a", "later_b"]),
+    )
+    request = RunRequest(goal="halt", scenario="synthetic", plan=plan, max_concurrency=2)
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.FAILED_EXECUTION
+    nodes = {n.id: n for n in result.nodes}
+    for later in ("later_a", "later_b"):
+        assert nodes[later].status is NodeStatus.SKIPPED
+        assert (nodes[later].error_message or "").startswith("run halted")
 
 
 async def test_an_event_that_arrives_before_its_wait_opens_is_parked_and_applied(

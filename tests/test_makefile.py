@@ -1,0 +1,102 @@
+"""The Makefile's check targets run the checks: an empty recipe would make them pass silently."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+BIN = Path(sys.executable).parent
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def recipe(target: str) -> list[list[str]]:
+    """The commands `make TARGET` would run (a dry run), without the venv's install steps."""
+    finished = subprocess.run(
+        ["make", "--no-print-directory", "-n", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    commands = [shlex.split(line) for line in finished.stdout.splitlines() if line.strip()]
+    return [c for c in commands if c and c[0].startswith(".venv/bin/") and "pip" not in c]
+
+
+def tools(target: str) -> list[str]:
+    return [" ".join([Path(c[0]).name, *c[1:]]) for c in recipe(target)]
+
+
+def test_lint_runs_ruff_check_and_the_format_check() -> None:
+    assert tools("lint") == ["ruff check .", "ruff format --check ."]
+
+
+def test_typecheck_runs_mypy_configured_in_pyproject() -> None:
+    assert tools("typecheck") == ["mypy"]
+
+
+def test_format_fixes_and_formats() -> None:
+    assert tools("format") == ["ruff check --fix --exit-zero .", "ruff format ."]
+
+
+def test_test_runs_lint_typecheck_then_every_test() -> None:
+    assert tools("test") == ["ruff check .", "ruff format --check .", "mypy", "pytest -q"]
+
+
+def test_test_unit_deselects_the_tests_that_need_a_temporal_server() -> None:
+    assert tools("test-unit") == ["pytest -q -m not temporal"]
+
+
+def _lint(directory: Path) -> list[int]:
+    """Exit codes of the lint recipe's commands, run in `directory` with the project's config."""
+    shutil.copy(ROOT / "pyproject.toml", directory / "pyproject.toml")
+    codes = []
+    for command in recipe("lint"):
+        finished = subprocess.run(
+            [str(BIN / Path(command[0]).name), *command[1:]],
+            cwd=directory,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        codes.append(finished.returncode)
+    return codes
+
+
+def test_the_lint_recipe_passes_clean_code_and_fails_each_kind_of_error(tmp_path: Path) -> None:
+    clean, unused_import, unformatted = (tmp_path / name for name in ("clean", "unused", "fmt"))
+    for folder, text in (
+        (clean, "import os\n\nprint(os.sep)\n"),
+        (unused_import, "import os\n"),
+        (unformatted, "x  =  1\n"),
+    ):
+        folder.mkdir()
+        (folder / "module.py").write_text(text)
+    assert _lint(clean) == [0, 0]
+    assert _lint(unused_import)[0] != 0  # ruff check: F401
+    assert _lint(unformatted)[1] != 0  # ruff format --check
+
+
+def test_the_unit_selection_holds_no_test_that_starts_a_server() -> None:
+    server_tests = [
+        "tests/workflows/test_agent_run.py",  # the session's dev server (`client`)
+        "tests/workflows/test_deadlines.py",  # its own time-skipping server
+        "tests/starter/test_server_command.py",  # `harness server`
+    ]
+    finished = subprocess.run(
+        [str(BIN / "pytest"), "--collect-only", "-q", "-m", "not temporal", *server_tests],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, finished.stdout
+    assert "deselected" in finished.stdout
