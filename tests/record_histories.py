@@ -65,6 +65,8 @@ class Case:
     drive: Drive
     children: dict[str, str] = field(default_factory=dict)
     settle: float = 0.0
+    start_signal: tuple[str, Payload] | None = None
+    """A signal sent with the start (signal-with-start): it is in the run's first task."""
 
 
 def release_folder() -> Path:
@@ -246,7 +248,7 @@ CASES: tuple[Case, ...] = (
                 scale=ScaleOptions(batch_plan_nodes=10, batch_min_ready=5, batch_size=5),
             )
         ),
-        children={"child_batches_node_batch": "-batch-1"},
+        children={"child_batches_node_batch": "-attempt-1-batch-1"},
     ),
     Case(
         "budget_exhausted_tool_calls",
@@ -257,6 +259,46 @@ CASES: tuple[Case, ...] = (
         "incidents_verification_replans",
         RunPhase.SUCCEEDED,
         _to_the_end(RunRequest(goal=VAGUE_INCIDENT, scenario="incidents")),
+    ),
+    # since 0.2.0: the paths behind workflow.patched
+    Case(
+        "cancel_before_start",
+        RunPhase.CANCELLED,
+        _to_the_end(_approval_request()),
+        start_signal=("cancel", {"reason": "changed my mind", "actor": "human:ops"}),
+    ),
+    Case(
+        "wall_clock_limit",
+        RunPhase.BUDGET_EXHAUSTED,
+        _to_the_end(
+            RunRequest(
+                goal="slow",
+                scenario="synthetic",
+                limits=BudgetLimits(max_seconds=1.0),
+                plan=plan_of(
+                    delay("quick", 10), delay("slow", 600_000), collect("final", ["quick", "slow"])
+                ),
+            )
+        ),
+        settle=HEARTBEAT_EVERY_SECONDS + 1,
+    ),
+    Case(
+        "halt_skips_nodes_waiting_for_a_slot",
+        RunPhase.FAILED_EXECUTION,
+        _to_the_end(
+            RunRequest(
+                goal="halt",
+                scenario="synthetic",
+                max_concurrency=2,
+                plan=plan_of(
+                    node("change", "side_effect", target="prod"),
+                    node("broken", "fail", code="TOOL_EXECUTION_FAILED"),
+                    delay("later_a", 10),
+                    delay("later_b", 10),
+                    collect("final", ["change", "broken", "later_a", "later_b"]),
+                ),
+            )
+        ),
     ),
 )
 
@@ -280,7 +322,19 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
 
     async def start(request: RunRequest) -> Handle:
         run_id = new_run_id()
-        await start_run(client, settings, request, run_id)
+        if case.start_signal is None:
+            await start_run(client, settings, request, run_id)
+        else:
+            name, payload = case.start_signal
+            await client.start_workflow(
+                AgentRunWorkflow.run,
+                request,
+                id=run_id,
+                task_queue=task_queue,
+                search_attributes=search_attributes.initial(request.scenario, "CREATED"),
+                start_signal=name,
+                start_signal_args=[payload],
+            )
         return client.get_workflow_handle_for(AgentRunWorkflow.run, run_id)
 
     try:

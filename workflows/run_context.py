@@ -42,8 +42,9 @@ class RunContext:
 
     def degradation(self) -> Degradation:
         """The budget's level for a decision: with the time now. Runs that began before time was
-        read on demand decided with the time of their last trace event, and replay as they ran."""
-        if workflow.patched(ELAPSED_ON_DEMAND_PATCH):
+        read on demand decided with the time of their last trace event, and replay as they ran
+        (without a time limit, both are the same)."""
+        if self.budget.limits.max_seconds is None or workflow.patched(ELAPSED_ON_DEMAND_PATCH):
             return self.budget.degradation()
         return self.budget.degradation(self.trace.elapsed_at_last_event)
 
