@@ -10,7 +10,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from harness.actors import parse_actor
-from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
+from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, CANCEL_SIGNAL, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from starter.errors import EXIT_FAILED_RUN, CliError
@@ -93,7 +93,7 @@ async def deliver(client: Client, run_id: str, request: DeliverRequest) -> Deliv
 async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:
     handle = client.get_workflow_handle(run_id)
     try:
-        await handle.signal(AgentRunWorkflow.cancel, CancelRequest(reason=reason, actor=actor))
+        await handle.signal(CANCEL_SIGNAL, CancelRequest(reason=reason, actor=actor))
     except RPCError as error:
         raise CliError(f"cannot cancel run '{run_id}': {error.message}") from error
 

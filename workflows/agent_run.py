@@ -8,9 +8,11 @@ and which moves are allowed is declared once in `harness.run_state`.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 
 from harness.budget import Budget
 from harness.contracts import (
@@ -34,6 +36,7 @@ from harness.wait_book import DeliveryReceipt, Wait
 from workflows.clock import RunClock
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
+from workflows.signal_intake import SignalRoute, take_signal
 from workflows.wait_desk import WaitDesk
 
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
@@ -51,6 +54,12 @@ class AgentRunWorkflow:
         desk = WaitDesk(trace, self._publish)
         self._ctx = RunContext(clock, state, budget, trace, desk)
         self._phases = RunPhases(self._ctx)
+        self._signals: dict[str, SignalRoute[Any]] = {
+            APPROVE_SIGNAL: SignalRoute(ApprovalRequest, self._approve),
+            ANSWER_SIGNAL: SignalRoute(AnswerRequest, self._answer),
+            DELIVER_SIGNAL: SignalRoute(DeliverRequest, self._deliver),
+            CANCEL_SIGNAL: SignalRoute(CancelRequest, self._cancel),
+        }
         self._main_task: asyncio.Task[Any] | None = None
         self._cancel_reason: str | None = None
         self._cancelling = False
@@ -89,20 +98,25 @@ class AgentRunWorkflow:
 
     # -- deliveries: signals for external systems, updates for callers that need an answer ----
 
-    @workflow.signal(name=APPROVE_SIGNAL)
-    def approve(self, request: ApprovalRequest) -> None:
+    @workflow.signal(dynamic=True)
+    def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """Every signal (approve, answer, deliver, cancel), read defensively: a payload the
+        run cannot use is refused and traced, never a failed workflow task."""
+        refusal = take_signal(self._signals, name, args)
+        if refusal is not None:
+            workflow.logger.warning("signal refused: %s", refusal)
+            self._ctx.desk.refuse(refusal, {"signal": name, "payloads": len(args)})
+
+    def _approve(self, request: ApprovalRequest) -> None:
         self._ctx.desk.deliver(request.delivery())
 
-    @workflow.signal(name=ANSWER_SIGNAL)
-    def answer(self, request: AnswerRequest) -> None:
+    def _answer(self, request: AnswerRequest) -> None:
         self._ctx.desk.deliver(request.delivery())
 
-    @workflow.signal(name=DELIVER_SIGNAL)
-    def deliver(self, request: DeliverRequest) -> None:
+    def _deliver(self, request: DeliverRequest) -> None:
         self._ctx.desk.deliver(request.delivery(self._ctx.desk.book))
 
-    @workflow.signal(name=CANCEL_SIGNAL)
-    def cancel(self, request: CancelRequest) -> None:
+    def _cancel(self, request: CancelRequest) -> None:
         if self._ctx.state.phase.is_terminal or self._cancel_reason is not None:
             return
         if self._cancelling:

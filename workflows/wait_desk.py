@@ -114,6 +114,10 @@ class WaitDesk:
         if closed or not workflow.patched(QUIET_CANCEL_PATCH):
             self._on_change()
 
+    def refuse(self, reason: str, data: dict[str, JsonValue]) -> None:
+        """A message the run could not use (a malformed signal): traced, nothing changed."""
+        self._trace.emit(TraceKind.WAIT_REJECT, status="rejected", message=reason, data=data)
+
     def deliver(self, delivery: Delivery) -> DeliveryReceipt:
         receipt = self.book.deliver(delivery, workflow.now())
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None

@@ -8,6 +8,7 @@ import pytest
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
+from harness.contracts import DELIVER_SIGNAL
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
@@ -163,9 +164,7 @@ async def test_external_event_and_timer_waits_complete_the_run(
             client, task_queue, RunRequest(goal="events", scenario="synthetic", plan=plan)
         )
         await pending_wait(handle, "event-signal")
-        await handle.signal(
-            AgentRunWorkflow.deliver, DeliverRequest(event="deploy.done", data={"ok": True})
-        )
+        await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="deploy.done", data={"ok": True}))
         result: RunResult = await handle.result()
     assert result.status is RunPhase.SUCCEEDED
     kinds = {w.id: (w.kind.value, w.status) for w in result.waits}

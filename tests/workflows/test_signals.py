@@ -1,0 +1,137 @@
+"""No signal can wedge a run: whatever arrives is applied or refused with a reason in the trace,
+and a later valid delivery still completes the run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.api.common.v1 import Payload
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import RawValue
+
+from harness.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
+from harness.run import RunPhase, RunRequest, RunResult
+from harness.trace import TraceEvent, TraceKind
+from starter.dev_server import temporal_binary
+from tests.factories import collect, node, synthetic_plan
+from tests.support import pending_wait, running_worker, start_run
+
+APPROVE = {"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}
+
+
+def _approval_request() -> RunRequest:
+    plan = synthetic_plan(
+        node("change", "side_effect", target="prod"), collect("final", ["change"])
+    )
+    return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
+
+
+async def _signal_by_cli(client: Client, run_id: str, name: str, *inputs: str) -> None:
+    """`temporal workflow signal`, as an operator would type it (`--input` given 0..n times)."""
+    arguments = [arg for value in inputs for arg in ("--input", value)]
+    process = await asyncio.create_subprocess_exec(
+        temporal_binary(),
+        "workflow",
+        "signal",
+        "--address",
+        client.service_client.config.target_host,
+        "--workflow-id",
+        run_id,
+        "--name",
+        name,
+        *arguments,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+
+
+def _refusals(result: RunResult) -> list[TraceEvent]:
+    return [
+        event
+        for event in result.trace
+        if event.kind is TraceKind.WAIT_REJECT and "signal" in event.data
+    ]
+
+
+async def _refused_then_approved(
+    client: Client, task_queue: str, send: Any
+) -> tuple[RunResult, list[TraceEvent]]:
+    async with running_worker(client, task_queue):
+        handle: WorkflowHandle[Any, Any] = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
+        await send(handle)
+        await handle.signal(APPROVE_SIGNAL, APPROVE)
+        result: RunResult = await handle.result()
+    return result, _refusals(result)
+
+
+async def test_an_approve_signal_without_a_payload_is_refused_and_a_later_one_completes_the_run(
+    client: Client, task_queue: str
+) -> None:
+    async def send(handle: WorkflowHandle[Any, Any]) -> None:
+        await _signal_by_cli(client, handle.id, APPROVE_SIGNAL)
+
+    result, refusals = await _refused_then_approved(client, task_queue, send)
+    assert result.status is RunPhase.SUCCEEDED
+    assert [event.message for event in refusals] == [
+        "signal 'approve' needs exactly one ApprovalRequest payload; it had 0"
+    ]
+
+
+async def test_a_signal_with_two_payloads_is_refused(client: Client, task_queue: str) -> None:
+    async def send(handle: WorkflowHandle[Any, Any]) -> None:
+        await _signal_by_cli(client, handle.id, APPROVE_SIGNAL, '{"a": 1}', '{"b": 2}')
+
+    result, refusals = await _refused_then_approved(client, task_queue, send)
+    assert result.status is RunPhase.SUCCEEDED
+    assert refusals[0].data == {"signal": "approve", "payloads": 2}
+
+
+async def test_a_malformed_payload_is_refused_with_what_is_wrong(
+    client: Client, task_queue: str
+) -> None:
+    async def send(handle: WorkflowHandle[Any, Any]) -> None:
+        await handle.signal(APPROVE_SIGNAL, {"wait_id": ["not", "text"], "decision": "maybe"})
+        not_json = Payload(metadata={"encoding": b"json/plain"}, data=b"not json at all")
+        await handle.signal(APPROVE_SIGNAL, RawValue(not_json))
+        await handle.signal(APPROVE_SIGNAL, None)
+
+    result, refusals = await _refused_then_approved(client, task_queue, send)
+    assert result.status is RunPhase.SUCCEEDED
+    shape, not_json, null = (event.message or "" for event in refusals)
+    assert shape.startswith(
+        "signal 'approve': the payload is not a valid ApprovalRequest: wait_id:"
+    )
+    assert "decision" in shape and "actor" in shape
+    assert not_json.startswith("signal 'approve': the payload is not a valid ApprovalRequest:")
+    assert null == "signal 'approve': the payload is NoneType, not a ApprovalRequest"
+
+
+async def test_an_unknown_signal_is_refused_and_names_the_signals_the_run_takes(
+    client: Client, task_queue: str
+) -> None:
+    async def send(handle: WorkflowHandle[Any, Any]) -> None:
+        await handle.signal("aprove", APPROVE)
+
+    result, refusals = await _refused_then_approved(client, task_queue, send)
+    assert result.status is RunPhase.SUCCEEDED
+    assert refusals[0].message == (
+        "this run has no signal 'aprove'; it takes answer, approve, cancel, deliver"
+    )
+
+
+async def test_a_cancel_without_a_payload_is_refused_and_a_later_cancel_still_works(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, _approval_request())
+        await pending_wait(handle, "approve-change")
+        await _signal_by_cli(client, handle.id, CANCEL_SIGNAL)
+        await handle.signal(CANCEL_SIGNAL, {"reason": "enough", "actor": "human:ops"})
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.CANCELLED
+    assert result.error == "cancelled: enough (by human:ops)"
+    assert len(_refusals(result)) == 1

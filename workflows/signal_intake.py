@@ -1,0 +1,57 @@
+"""The run's signals, read defensively.
+
+A signal handler that raises fails the workflow task, and a task that fails on a signal fails
+again on every retry: the run would never take another signal, not even a cancel. So the run
+takes every signal through one dynamic handler, with its payloads as raw values, and reads them
+here: exactly one payload, of the request model the signal's name calls for. Anything else is
+refused with a reason the caller can act on, and the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from temporalio import workflow
+from temporalio.common import RawValue
+
+from harness.problems import describe_invalid
+
+Request = TypeVar("Request", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class SignalRoute(Generic[Request]):
+    """One signal: the request model its payload must be, and what the run does with it."""
+
+    model: type[Request]
+    apply: Callable[[Request], object]
+
+    def take(self, name: str, args: Sequence[RawValue]) -> str | None:
+        """Apply the signal; the reason it was refused, or None when it was applied."""
+        expected = self.model.__name__
+        if len(args) != 1:
+            return f"signal '{name}' needs exactly one {expected} payload; it had {len(args)}"
+        try:
+            request = workflow.payload_converter().from_payload(args[0].payload, self.model)
+        except ValidationError as error:
+            problems = describe_invalid(error, whole=expected)
+            return f"signal '{name}': the payload is not a valid {expected}: {problems}"
+        except Exception as error:  # an encoding this converter cannot read as the model
+            return f"signal '{name}': the payload cannot be read as a {expected}: {error}"
+        if not isinstance(request, self.model):  # e.g. a null payload
+            return f"signal '{name}': the payload is {type(request).__name__}, not a {expected}"
+        self.apply(request)
+        return None
+
+
+def take_signal(
+    routes: dict[str, SignalRoute[Any]], name: str, args: Sequence[RawValue]
+) -> str | None:
+    """Route a signal by name; the reason it was refused, or None when it was applied."""
+    route = routes.get(name)
+    if route is None:
+        return f"this run has no signal '{name}'; it takes {', '.join(sorted(routes))}"
+    return route.take(name, args)
