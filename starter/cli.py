@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +32,8 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} must be more than 0")
     return value
@@ -42,6 +46,19 @@ def _fault(text: str) -> FaultSpec:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _port(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (1 to {MAX_PORT})")
+    return value
+
+
+def _run_id(text: str) -> str:
+    if not text.strip() or len(text) > MAX_RUN_ID_CHARS:
+        raise argparse.ArgumentTypeError(f"a run id has 1 to {MAX_RUN_ID_CHARS} characters")
+    return text
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -50,6 +67,10 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} must not be negative")
     return value
+
+
+MAX_PORT = 65535
+MAX_RUN_ID_CHARS = 200
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="start a run for a goal and wait for its report")
     run.add_argument("goal", help='what to achieve, e.g. "Compare Paris, Tokyo and New York"')
     run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
-    run.add_argument("--id", dest="run_id", help="run id (default: a new run-… id)")
+    run.add_argument("--id", dest="run_id", type=_run_id, help="run id (default: a new run-… id)")
     run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
     run.add_argument("--session", help="session id carried into the trace")
     run.add_argument(
@@ -146,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true")
 
     server = commands.add_parser("server", help="run the embedded Temporal dev server")
-    server.add_argument("--port", type=_positive, default=7233)
-    server.add_argument("--ui-port", type=_positive, default=8233)
+    server.add_argument("--port", type=_port, default=7233)
+    server.add_argument("--ui-port", type=_port, default=8233)
     server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
     return parser
 
@@ -164,4 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("harness: interrupted; the run goes on in Temporal", file=sys.stderr)
         code = 130
+    except BrokenPipeError:  # the reader stopped reading (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     exit_now(code)

@@ -10,8 +10,10 @@ import json
 import signal
 import subprocess
 
+from pydantic import ValidationError
+
 from harness.budget import BudgetLimits
-from harness.deliveries import DeliverRequest
+from harness.problems import describe_invalid
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.validation import ValidationReport, validate_plan
 from infra.client import connect
@@ -23,25 +25,31 @@ from starter.plan_files import load_plan, load_scenario
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
-    """The RunRequest that `harness run` starts, from its parsed arguments and the defaults."""
-    limits = BudgetLimits(
-        max_tokens=args.max_tokens or settings.max_tokens,
-        max_tool_calls=args.max_tool_calls or settings.max_tool_calls,
-        max_seconds=args.max_seconds or settings.max_seconds,
-        max_cost_usd=args.max_cost or settings.max_cost_usd,
-    )
-    return RunRequest(
-        goal=args.goal,
-        scenario=load_scenario(args.scenario).name,
-        session_id=args.session,
-        max_concurrency=args.max_concurrency,
-        max_replans=args.max_replans,
-        plan=load_plan(args.plan) if args.plan else None,
-        provider=args.provider,
-        limits=limits,
-        faults=args.fault,
-        ask_user=not args.no_ask,
-    )
+    """The RunRequest that `harness run` starts, from its parsed arguments and the defaults;
+    one line that says what to fix when they make no valid request."""
+    scenario = load_scenario(args.scenario).name
+    plan = load_plan(args.plan) if args.plan else None
+    try:
+        limits = BudgetLimits(
+            max_tokens=args.max_tokens or settings.max_tokens,
+            max_tool_calls=args.max_tool_calls or settings.max_tool_calls,
+            max_seconds=args.max_seconds or settings.max_seconds,
+            max_cost_usd=args.max_cost or settings.max_cost_usd,
+        )
+        return RunRequest(
+            goal=args.goal,
+            scenario=scenario,
+            session_id=args.session,
+            max_concurrency=args.max_concurrency,
+            max_replans=args.max_replans,
+            plan=plan,
+            provider=args.provider,
+            limits=limits,
+            faults=args.fault,
+            ask_user=not args.no_ask,
+        )
+    except ValidationError as error:
+        raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -110,22 +118,17 @@ async def _waits(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
+    request: deliveries.Request
     if args.command == "approve":
-        receipt = await deliveries.approve(
-            client, args.run_id, args.wait_id, args.actor, args.reject, args.comment
-        )
+        request = deliveries.approval(args.wait_id, args.actor, args.reject, args.comment)
     elif args.command == "answer":
-        receipt = await deliveries.answer(client, args.run_id, args.wait_id, args.text, args.actor)
+        request = deliveries.answer(args.wait_id, args.text, args.actor)
     else:
-        request = DeliverRequest(
-            wait_id=args.wait_id,
-            operation_id=args.operation,
-            event=args.event,
-            data=deliveries.read_data(args.data),
-            actor=args.actor,
+        request = deliveries.delivery(
+            args.wait_id, args.operation, args.event, args.data, args.actor
         )
-        receipt = await deliveries.deliver(client, args.run_id, request)
+    client = await runs.client_for(settings)
+    receipt = await deliveries.send(client, args.run_id, request)
     verdict = "accepted" if receipt.accepted else "refused"
     duplicate = " (duplicate, ignored)" if receipt.duplicate else ""
     print(f"{verdict}{duplicate}: {receipt.reason}")
@@ -140,6 +143,10 @@ async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _report(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CliError(f"cannot write to {args.out}: {error.strerror or error}") from error
     client = await runs.client_for(settings)
     replayed = await history.trace_of(client, args.run_id)
     finished = await runs.finished_result(client, args.run_id)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any, TypeVar
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from harness.actors import parse_actor
 from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, CANCEL_SIGNAL, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.problems import describe_invalid
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from starter.errors import EXIT_FAILED_RUN, CliError
+from starter.plan_files import read_json
 from workflows import AgentRunWorkflow
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
 
 PENDING_QUERY = 'ExecutionStatus="Running" AND HarnessPendingWaits > 0'
 
@@ -35,11 +39,9 @@ def read_data(text: str) -> JsonValue:
             source = Path(text[1:]).read_text(encoding="utf-8")
         except OSError as error:
             raise CliError(f"cannot read {text[1:]}: {error.strerror or error}") from error
-    try:
-        data: JsonValue = json.loads(source)
-    except json.JSONDecodeError as error:
-        raise CliError(f"--data is not valid JSON: {error.msg} (column {error.colno})") from error
-    return data
+        except UnicodeDecodeError as error:
+            raise CliError(f"{text[1:]} is not UTF-8 text (byte {error.start})") from error
+    return read_json(source, "--data")
 
 
 async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wait]]:
@@ -66,28 +68,43 @@ async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wa
     return found
 
 
-async def approve(
-    client: Client, run_id: str, wait_id: str, actor: str, reject: bool, comment: str | None
-) -> DeliveryReceipt:
-    request = ApprovalRequest(
-        wait_id=wait_id,
-        decision=Decision.REJECT if reject else Decision.APPROVE,
-        actor=check_actor(actor),
-        comment=comment,
+Request = ApprovalRequest | AnswerRequest | DeliverRequest
+_UPDATE_OF: dict[type[Request], str] = {
+    ApprovalRequest: APPROVE_UPDATE,
+    AnswerRequest: ANSWER_UPDATE,
+    DeliverRequest: DELIVER_UPDATE,
+}
+
+
+def approval(wait_id: str, actor: str, reject: bool, comment: str | None) -> ApprovalRequest:
+    decision = Decision.REJECT if reject else Decision.APPROVE
+    return _checked(
+        ApprovalRequest, wait_id=wait_id, decision=decision, actor=actor, comment=comment
     )
-    return await _update(client, run_id, APPROVE_UPDATE, request)
 
 
-async def answer(
-    client: Client, run_id: str, wait_id: str, text: str, actor: str
-) -> DeliveryReceipt:
-    request = AnswerRequest(wait_id=wait_id, text=text, actor=check_actor(actor))
-    return await _update(client, run_id, ANSWER_UPDATE, request)
+def answer(wait_id: str, text: str, actor: str) -> AnswerRequest:
+    return _checked(AnswerRequest, wait_id=wait_id, text=text, actor=actor)
 
 
-async def deliver(client: Client, run_id: str, request: DeliverRequest) -> DeliveryReceipt:
-    check_actor(request.actor)
-    return await _update(client, run_id, DELIVER_UPDATE, request)
+def delivery(
+    wait_id: str | None, operation: str | None, event: str | None, data: str, actor: str
+) -> DeliverRequest:
+    fields = {"wait_id": wait_id, "operation_id": operation, "event": event, "actor": actor}
+    return _checked(DeliverRequest, data=read_data(data), **fields)
+
+
+def _checked(model: type[RequestT], **fields: Any) -> RequestT:
+    """The request, or one line that says what to fix (checked before anything is sent)."""
+    check_actor(str(fields.get("actor")))
+    try:
+        return model(**fields)
+    except ValidationError as error:
+        raise CliError(describe_invalid(error, whole=model.__name__)) from error
+
+
+async def send(client: Client, run_id: str, request: Request) -> DeliveryReceipt:
+    return await _update(client, run_id, _UPDATE_OF[type(request)], request)
 
 
 async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from harness.plan import Plan
 from harness.problems import describe_invalid
@@ -20,13 +20,9 @@ def load_plan(path: str) -> Plan:
         text = file.read_text(encoding="utf-8")
     except OSError as error:
         raise CliError(f"cannot read plan file '{path}': {error.strerror or error}") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CliError(
-            f"plan file '{path}' is not valid JSON: {error.msg} "
-            f"(line {error.lineno}, column {error.colno})"
-        ) from error
+    except UnicodeDecodeError as error:
+        raise CliError(f"plan file '{path}' is not UTF-8 text (byte {error.start})") from error
+    data = read_json(text, f"plan file '{path}'")
     if isinstance(data, dict) and "plan" in data and "nodes" not in data:
         data = data["plan"]
     try:
@@ -34,6 +30,25 @@ def load_plan(path: str) -> Plan:
     except ValidationError as error:
         problems = describe_invalid(error, whole="plan")
         raise CliError(f"plan file '{path}' does not have the plan shape: {problems}") from error
+
+
+def read_json(text: str, what: str) -> JsonValue:
+    """JSON text, or one line that says why not (bad syntax, NaN, nesting too deep)."""
+    try:
+        data: JsonValue = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise CliError(
+            f"{what} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from error
+    except ValueError as error:
+        raise CliError(f"{what} is not valid JSON: {error}") from error
+    except RecursionError as error:
+        raise CliError(f"{what} nests too deeply to read") from error
+    return data
+
+
+def _no_constant(name: str) -> JsonValue:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def load_scenario(name: str) -> Scenario:

@@ -29,6 +29,11 @@ def new_run_id() -> str:
 async def client_for(settings: Settings) -> Client:
     try:
         return await connect(settings)
+    except ValueError as error:
+        raise CliError(
+            f"TEMPORAL_ADDRESS={settings.temporal_address} is not an address like "
+            f"localhost:7233 ({error})"
+        ) from error
     except RuntimeError as error:
         raise CliError(
             f"cannot reach Temporal at {settings.temporal_address} "

@@ -135,3 +135,15 @@ async def test_a_cancel_without_a_payload_is_refused_and_a_later_cancel_still_wo
     assert result.status is RunPhase.CANCELLED
     assert result.error == "cancelled: enough (by human:ops)"
     assert len(_refusals(result)) == 1
+
+
+async def test_a_megabyte_rejection_comment_is_refused_and_the_run_still_finishes(
+    client: Client, task_queue: str
+) -> None:
+    async def send(handle: WorkflowHandle[Any, Any]) -> None:
+        huge = {**APPROVE, "decision": "reject", "comment": "x" * 1_000_000}
+        await handle.signal(APPROVE_SIGNAL, huge)
+
+    result, refusals = await _refused_then_approved(client, task_queue, send)
+    assert result.status is RunPhase.SUCCEEDED
+    assert "comment: String should have at most 2000 characters" in (refusals[0].message or "")
