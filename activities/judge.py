@@ -6,6 +6,7 @@ from __future__ import annotations
 import structlog
 from temporalio import activity
 
+from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
 from harness.contracts import JUDGE_ACTIVITY
@@ -30,7 +31,7 @@ class JudgeActivities:
             rubric = scenario.rubric(
                 CheckInput(goal=request.goal, report=request.report, results=request.results)
             )
-            reply = await provider.judge(
+            judging = provider.judge(
                 JudgeRequest(
                     goal=request.goal,
                     report=request.report,
@@ -38,6 +39,7 @@ class JudgeActivities:
                     evidence_terms=rubric.evidence_terms,
                 )
             )
+            reply = await with_heartbeats(judging)
         log.info("judge.finish", run_id=request.run_id, passed=reply.passed, score=reply.score)
         return JudgeCallResult(
             passed=reply.passed,

@@ -6,6 +6,7 @@ import structlog
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
 from harness.contracts import PLAN_ACTIVITY
@@ -29,7 +30,7 @@ class PlannerActivities:
             with as_temporal_failures(attempt):
                 scenario = get_scenario(request.scenario)
                 provider = self._providers.get(request.provider)
-                response = await provider.plan(request, scenario)
+                response = await with_heartbeats(provider.plan(request, scenario))
         except PlanningError as error:
             logger.info("planning.cannot_plan", reason=str(error))
             raise ApplicationError(

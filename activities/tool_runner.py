@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 
 import structlog
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.provider_errors import config_failure, provider_failure
 from harness.contracts import RUN_TOOL_ACTIVITY
@@ -27,22 +27,6 @@ def _tool_failure(code: ErrorCode, message: str, attempt: int) -> ApplicationErr
     return ApplicationError(
         message, {"attempt": attempt}, type=code.value, non_retryable=not is_retryable(code)
     )
-
-
-HEARTBEAT_EVERY_SECONDS = 5.0
-
-
-async def _with_heartbeats(work: Awaitable[JsonValue]) -> JsonValue:
-    """Run the tool while heartbeating, so cancellation and worker death are seen promptly."""
-    task = asyncio.ensure_future(work)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
-            if done:
-                return task.result()
-            activity.heartbeat()
-    finally:
-        task.cancel()
 
 
 class ToolActivities:
@@ -87,7 +71,7 @@ class ToolActivities:
         )
         started = time.perf_counter()
         try:
-            result = await _with_heartbeats(tool.run(arguments, context))
+            result = await with_heartbeats(tool.run(arguments, context))
         except ToolError as error:
             logger.info("tool.error", code=error.code.value, reason=error.message)
             raise _tool_failure(error.code, error.message, attempt) from error

@@ -27,7 +27,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
 import workflows
-from activities.tool_runner import HEARTBEAT_EVERY_SECONDS
+from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.plan import Plan

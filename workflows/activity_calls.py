@@ -42,6 +42,9 @@ TOOL_TIMEOUT = timedelta(minutes=2)
 CHECK_TIMEOUT = timedelta(seconds=60)
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=10)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+"""The planner and the judge heartbeat while the model answers: a dead worker is seen in
+seconds, not after the three-minute timeout of the call."""
 
 NON_RETRYABLE_CODES = [code.value for code in ErrorCode if not is_retryable(code)]
 
@@ -114,6 +117,7 @@ async def make_plan(request: PlanRequest) -> PlanResponse:
         request,
         result_type=PlanResponse,
         start_to_close_timeout=PLAN_TIMEOUT,
+        heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
         retry_policy=PLAN_RETRY,
         summary=f"plan attempt {request.attempt}",
     )
@@ -138,6 +142,7 @@ async def judge(request: JudgeCallRequest) -> JudgeCallResult:
         request,
         result_type=JudgeCallResult,
         start_to_close_timeout=PLAN_TIMEOUT,
+        heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
         retry_policy=PLAN_RETRY,
         summary="judge the report",
     )
