@@ -30,8 +30,12 @@ _SESSION_MINUTES = re.compile(
     re.I,
 )
 _BUDGET = re.compile(
-    r"\$\s?(\d+(?:\.\d{1,2})?)|(\d+(?:\.\d{1,2})?)\s?(?:\$|dollars?\b|usd\b|bucks\b)", re.I
+    r"\$\s?(\d{1,7}(?:\.\d{1,2})?)(?![\d.])"
+    r"|(?<![\d.])(\d{1,7}(?:\.\d{1,2})?)\s?(?:\$|dollars?\b|usd\b|bucks\b)",
+    re.I,
 )
+"""An amount starts where no digit stands before it and has at most seven digits: a long run
+of digits is tried once, not from each of its digits (no quadratic backtracking)."""
 _GENRE_WORDS: dict[Genre, str] = {
     Genre.ADVENTURE: r"adventures?",
     Genre.PUZZLE: r"puzzles?|puzzlers?",

@@ -393,3 +393,10 @@ async def test_preferences_no_game_meets_stop_after_one_replan_with_advice_to_re
     assert result.attempt_history[0].outcome is RunPhase.FAILED_VERIFICATION
     assert result.status is RunPhase.FAILED_VALIDATION
     assert result.error is not None and "relax a preference" in result.error
+
+
+@pytest.mark.parametrize(
+    "goal", ["relaxing for 123456789 dollars", "relaxing, $12345678", "9" * 9_000]
+)
+def test_a_run_of_more_than_seven_digits_is_not_a_budget(goal: str) -> None:
+    assert parse_preferences(goal).max_price is None
