@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """For a child process (`preexec_fn`): on Linux the kernel sends it SIGTERM when the process
+    that started it dies, however it dies (kill -9 included), so it never outlives its owner."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def exit_now(code: int) -> None:

@@ -17,6 +17,7 @@ from harness.problems import describe_invalid
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.validation import ValidationReport, validate_plan
 from infra.client import connect
+from infra.process import die_with_parent
 from infra.settings import Settings, SettingsError
 from starter import deliveries, history, output, runs
 from starter.dev_server import dev_server_command, register_search_attributes
@@ -193,7 +194,7 @@ def _server(args: argparse.Namespace, settings: Settings) -> int:
         f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
         f"data in {args.db} (Ctrl-C stops it)"
     )
-    server = subprocess.Popen(command)
+    server = subprocess.Popen(command, preexec_fn=die_with_parent)
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     try:
         address = dataclasses.replace(settings, temporal_address=f"127.0.0.1:{args.port}")

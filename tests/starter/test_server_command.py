@@ -62,3 +62,34 @@ async def test_server_registers_search_attributes_and_stops_on_sigterm(tmp_path:
         await asyncio.wait_for(process.wait(), timeout=60)
     with socket.socket() as probe:
         assert probe.connect_ex(("127.0.0.1", port)) != 0  # the dev server went with it
+
+
+async def test_the_dev_server_goes_when_harness_server_is_killed_outright(tmp_path: Path) -> None:
+    port, ui_port = _free_port(), _free_port()
+    process = await asyncio.create_subprocess_exec(
+        HARNESS,
+        "server",
+        "--port",
+        str(port),
+        "--ui-port",
+        str(ui_port),
+        "--db",
+        str(tmp_path / "temporal.db"),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert await _port_becomes(port, open_=True)
+    finally:
+        process.kill()  # SIGKILL: no handler of harness server runs
+        await process.wait()
+    assert await _port_becomes(port, open_=False)  # the temporal binary went with it
+
+
+async def _port_becomes(port: int, *, open_: bool) -> bool:
+    for _ in range(240):
+        with socket.socket() as probe:
+            if (probe.connect_ex(("127.0.0.1", port)) == 0) is open_:
+                return True
+        await asyncio.sleep(0.25)
+    return False
