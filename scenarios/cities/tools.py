@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field, JsonValue
 from harness.errors import ErrorCode, ToolError
 from harness.llm import TextRequest
 from harness.tools import ToolRole, ToolSpec
+from harness.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext
 from scenarios.cities.data import CityRecord, find_city
 
@@ -74,9 +75,11 @@ async def summarize_city(args: CityArgs, ctx: ToolContext) -> JsonValue:
     record = _lookup(args.city)
     reply = await ctx.write(
         TextRequest(
-            system="You write short, factual city profiles for a comparison report.",
-            prompt=f"In two sentences, describe {record.name}, {record.country}. "
-            f"It is known for: {record.known_for}",
+            system=with_data_rule(
+                "You write short, factual city profiles for a comparison report."
+            ),
+            prompt=f"In two sentences, describe {record.name}, {record.country}. It is known "
+            f"for:\n{fence('known_for', record.known_for)}",
             draft=f"{record.name}, {record.country}. {record.known_for}",
             max_output_tokens=200,
         )
@@ -88,10 +91,12 @@ async def aggregate_report(args: ReportArgs, ctx: ToolContext) -> JsonValue:
     draft = render_report(args)
     reply = await ctx.write(
         TextRequest(
-            system="You write concise markdown reports that compare cities. Use only the facts "
-            "given; keep every city's name, population and timezone exactly as given.",
+            system=with_data_rule(
+                "You write concise markdown reports that compare cities. Use only the facts "
+                "given; keep every city's name, population and timezone exactly as given."
+            ),
             prompt="Write a markdown report comparing these cities.\n\n"
-            + args.model_dump_json(indent=2),
+            + fence("facts", args.model_dump_json(indent=2)),
             draft=draft,
             max_output_tokens=1200,
         )

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.llm import TextRequest
 from harness.tools import ToolRole, ToolSpec
+from harness.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext, ToolFunction
 from scenarios.games.data import GENRE_FACTS, GameFacts, Genre, GenreFact, games_in
 from scenarios.games.models import (
@@ -151,11 +152,13 @@ async def rank_games(args: RankArgs, ctx: ToolContext) -> JsonValue:
 async def summarizer(args: SummarizerArgs, ctx: ToolContext) -> JsonValue:
     reply = await ctx.write(
         TextRequest(
-            system="You recommend video games. Use only the games and facts given. Keep the "
-            "'## Recommendations' section as a numbered list, one game per item, starting "
-            "'N. **Name** — $price' with the catalog price exactly as given; invent no price.",
+            system=with_data_rule(
+                "You recommend video games. Use only the games and facts given. Keep the "
+                "'## Recommendations' section as a numbered list, one game per item, starting "
+                "'N. **Name** — $price' with the catalog price exactly as given; invent no price."
+            ),
             prompt="Write a short markdown recommendation from these facts.\n\n"
-            + args.model_dump_json(indent=2),
+            + fence("facts", args.model_dump_json(indent=2)),
             draft=render_report(args.ranked, args.preferences, args.genre_facts, args.rejected),
             max_output_tokens=1200,
         )

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, Field, JsonValue
 from harness.errors import ErrorCode, ToolError
 from harness.llm import TextRequest
 from harness.tools import ToolRole, ToolSpec
+from harness.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext, ToolFunction
 from scenarios.incidents.assessment import assess
 from scenarios.incidents.data import (
@@ -182,12 +183,14 @@ async def analyze_evidence(args: AnalyzeArgs, ctx: ToolContext) -> JsonValue:
     assessment = assess(args, args.service, args.since)
     reply = await ctx.write(
         TextRequest(
-            system="You write incident analyses for on-call engineers. Use only the evidence "
-            "given. Keep the lines '**Most likely root cause:**' and '**Confidence:**' and the "
-            "'## Evidence' items tagged [metrics], [logs], [traces], [deployments] or [config] "
-            "exactly as in the draft; never raise the confidence.",
+            system=with_data_rule(
+                "You write incident analyses for on-call engineers. Use only the evidence "
+                "given. Keep the lines '**Most likely root cause:**' and '**Confidence:**' and "
+                "the '## Evidence' items tagged [metrics], [logs], [traces], [deployments] or "
+                "[config] exactly as in the draft; never raise the confidence."
+            ),
             prompt="Write the incident analysis from this assessment.\n\n"
-            + assessment.model_dump_json(indent=2),
+            + fence("assessment", assessment.model_dump_json(indent=2)),
             draft=render_report(assessment, args.symptom, args.since),
             max_output_tokens=1500,
         )

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, JsonValue
 from harness.errors import ErrorCode, ToolError
 from harness.llm import TextRequest
 from harness.tools import ToolCompletion, ToolRole, ToolSpec
+from harness.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext
 from scenarios.refunds.data import (
     AS_OF,
@@ -188,10 +189,12 @@ async def summarize_refund(args: SummaryArgs, ctx: ToolContext) -> JsonValue:
         )
     reply = await ctx.write(
         TextRequest(
-            system="You write short markdown refund reports for a support team. Use only the "
-            "facts given. State the refund exactly once, as 'Refunded $AMOUNT to CUSTOMER for "
-            "order ORDER_ID', and never call any other amount refunded.",
-            prompt="Write the refund report.\n\n" + args.model_dump_json(indent=2),
+            system=with_data_rule(
+                "You write short markdown refund reports for a support team. Use only the "
+                "facts given. State the refund exactly once, as 'Refunded $AMOUNT to CUSTOMER "
+                "for order ORDER_ID', and never call any other amount refunded."
+            ),
+            prompt="Write the refund report.\n\n" + fence("facts", args.model_dump_json(indent=2)),
             draft=render_report(args),
             max_output_tokens=600,
         )
