@@ -6,8 +6,8 @@ so the same deliveries in the same order always give the same state (replay-safe
 
 from __future__ import annotations
 
-from datetime import datetime
-from enum import StrEnum
+from datetime import datetime, timedelta
+from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, Field, JsonValue
 
@@ -74,12 +74,31 @@ class DeliveryReceipt(BaseModel):
 
 
 MAX_PARKED = 100
+"""Rules of 0.1: at most this many early deliveries in all; the next one is refused."""
+MAX_PARKED_PER_KIND = 50
+PARKED_FOR = timedelta(hours=1)
+"""Rules of 0.2: early results and early events each have a lot of their own; an entry expires
+after an hour, and a full lot lets its oldest entry go rather than refuse the newest (a real
+early result is the newest: its wait opens moments later)."""
+
+
+class DeliveryRules(IntEnum):
+    """Which release's rules a run applies: a run keeps the rules it started with, so its
+    history replays; runs started on 0.2 or later take V2."""
+
+    V1 = 1
+    V2 = 2
+
+
+class Parked(BaseModel):
+    delivery: Delivery
+    at: datetime
 
 
 class WaitBook:
     def __init__(self) -> None:
         self.waits: dict[str, Wait] = {}
-        self.parked: list[Delivery] = []
+        self.parked: list[Parked] = []
 
     def free_id(self, wanted: str) -> str:
         """`wanted`, or `wanted-2`, `wanted-3`... when a wait of an earlier attempt has it."""
@@ -94,34 +113,60 @@ class WaitBook:
         self.waits[wait.id] = wait
         return wait
 
-    def park(self, delivery: Delivery) -> DeliveryReceipt:
+    def park(
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+    ) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
         own completion): keep it, bounded, until the wait opens."""
-        if len(self.parked) >= MAX_PARKED:
-            return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
-        self.parked.append(delivery)
         target = delivery.operation_id or delivery.event
+        if rules is DeliveryRules.V1 and len(self.parked) >= MAX_PARKED:
+            return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
+        if rules is DeliveryRules.V2:
+            try:
+                parse_actor(delivery.actor)
+            except ValueError as error:
+                return DeliveryReceipt(accepted=False, reason=str(error))
+            self._make_room(delivery, now)
+        self.parked.append(Parked(delivery=delivery, at=now))
         return DeliveryReceipt(
             accepted=True, reason=f"'{target}' is not awaited yet; parked until it is"
         )
 
-    def unpark(self, wait: Wait) -> Delivery | None:
-        for delivery in self.parked:
+    def _make_room(self, delivery: Delivery, now: datetime) -> None:
+        self.parked = [entry for entry in self.parked if now - entry.at < PARKED_FOR]
+        same_lot = [p for p in self.parked if _by_event(p.delivery) == _by_event(delivery)]
+        if len(same_lot) >= MAX_PARKED_PER_KIND:
+            self.parked.remove(same_lot[0])
+
+    def unpark(
+        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+    ) -> Delivery | None:
+        for entry in self.parked:
+            delivery = entry.delivery
             by_operation = (
                 wait.operation_id is not None and delivery.operation_id == wait.operation_id
             )
             by_event = wait.event is not None and delivery.event == wait.event
-            if by_operation or by_event:
-                self.parked.remove(delivery)
+            expired = rules is DeliveryRules.V2 and now - entry.at >= PARKED_FOR
+            if (by_operation or by_event) and not expired:
+                self.parked.remove(entry)
                 return delivery.model_copy(update={"kind": wait.kind})
         return None
 
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
 
-    def find(self, delivery: Delivery) -> Wait | None:
+    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V2) -> Wait | None:
+        """The wait a delivery is for. By operation id, V2 takes the pending wait first, else
+        the latest (V1 took the first opened, even closed, so a later attempt's wait never got
+        its result)."""
         if delivery.wait_id is not None:
             return self.waits.get(delivery.wait_id)
+        if rules is DeliveryRules.V2 and delivery.operation_id is not None:
+            same = [w for w in self.waits.values() if w.operation_id == delivery.operation_id]
+            pending = [w for w in same if w.status is WaitStatus.PENDING]
+            candidates = pending or same
+            return candidates[-1] if candidates else None
         for wait in self.waits.values():
             if delivery.operation_id is not None and wait.operation_id == delivery.operation_id:
                 return wait
@@ -133,13 +178,15 @@ class WaitBook:
                 return wait
         return None
 
-    def deliver(self, delivery: Delivery, now: datetime) -> DeliveryReceipt:
+    def deliver(
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+    ) -> DeliveryReceipt:
         """Apply `delivery`; anything not accepted changes nothing."""
-        wait = self.find(delivery)
+        wait = self.find(delivery, rules)
         target = delivery.wait_id or delivery.operation_id or delivery.event
         if wait is None:
             if delivery.wait_id is None and (delivery.operation_id or delivery.event):
-                return self.park(delivery)
+                return self.park(delivery, now, rules)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
         problem = _problem(wait, delivery)
         if problem is not None:
@@ -193,6 +240,10 @@ def _problem(wait: Wait, delivery: Delivery) -> str | None:
     ):
         return "an answer needs non-empty text"
     return None
+
+
+def _by_event(delivery: Delivery) -> bool:
+    return delivery.operation_id is None and delivery.event is not None
 
 
 def _same(wait: Wait, delivery: Delivery) -> bool:

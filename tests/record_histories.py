@@ -170,6 +170,23 @@ async def async_result_delivered_early(start: Start) -> Handle:
     return handle
 
 
+async def junk_before_an_early_result(start: Start) -> Handle:
+    """A hundred junk early results, then the real one: parked under the delivery rules v2."""
+    plan = plan_of(
+        delay("gate", 5000),
+        node("job", "start_job", deps=["gate"], job="early"),
+        collect("final", ["job"]),
+    )
+    handle = await start(RunRequest(goal="early", scenario="synthetic", plan=plan))
+    await asyncio.gather(
+        *(handle.signal("deliver", {"operation_id": f"junk-{n}", "data": n}) for n in range(100))
+    )
+    early = {"operation_id": f"{handle.id}:job:early", "data": {"done": True}}
+    receipt = await _update(handle, "deliver_sync", early)
+    assert "parked" in receipt["reason"], receipt
+    return handle
+
+
 async def cancel_by_signal(start: Start) -> Handle:
     """Cancelled while one node waits for approval and another runs; a third has finished."""
     plan = plan_of(
@@ -282,6 +299,7 @@ CASES: tuple[Case, ...] = (
         ),
         settle=HEARTBEAT_EVERY_SECONDS + 1,
     ),
+    Case("junk_before_an_early_result", RunPhase.SUCCEEDED, junk_before_an_early_result),
     Case(
         "halt_skips_nodes_waiting_for_a_slot",
         RunPhase.FAILED_EXECUTION,

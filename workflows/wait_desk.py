@@ -9,9 +9,18 @@ from pydantic import JsonValue
 from temporalio import workflow
 
 from harness.trace import TraceKind, TraceLog
-from harness.wait_book import Delivery, DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+from harness.wait_book import (
+    Delivery,
+    DeliveryReceipt,
+    DeliveryRules,
+    Wait,
+    WaitBook,
+    WaitKind,
+    WaitStatus,
+)
 
 QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
+DELIVERY_RULES_PATCH = "delivery-rules-v2"
 
 
 class WaitDesk:
@@ -19,6 +28,10 @@ class WaitDesk:
         self.book = WaitBook()
         self._trace = trace
         self._on_change = on_change
+
+    def _rules(self) -> DeliveryRules:
+        """The delivery rules of the release the run started on (see DeliveryRules)."""
+        return DeliveryRules.V2 if workflow.patched(DELIVERY_RULES_PATCH) else DeliveryRules.V1
 
     def open(
         self,
@@ -53,7 +66,7 @@ class WaitDesk:
             data=_wait_data(wait),
         )
         self._on_change()
-        parked = self.book.unpark(wait)
+        parked = self.book.unpark(wait, now, self._rules()) if self.book.parked else None
         if parked is not None:
             self.deliver(parked)
         return wait
@@ -119,7 +132,7 @@ class WaitDesk:
         self._trace.emit(TraceKind.WAIT_REJECT, status="rejected", message=reason, data=data)
 
     def deliver(self, delivery: Delivery) -> DeliveryReceipt:
-        receipt = self.book.deliver(delivery, workflow.now())
+        receipt = self.book.deliver(delivery, workflow.now(), self._rules())
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
         self._trace.emit(
             TraceKind.WAIT_DELIVER if receipt.accepted else TraceKind.WAIT_REJECT,

@@ -10,9 +10,12 @@ from pydantic import JsonValue
 
 from harness.wait_book import (
     MAX_PARKED,
+    MAX_PARKED_PER_KIND,
+    PARKED_FOR,
     Decision,
     Delivery,
     DeliveryReceipt,
+    DeliveryRules,
     WaitBook,
     WaitKind,
     WaitStatus,
@@ -249,7 +252,7 @@ def test_a_result_that_beats_its_wait_is_parked_and_handed_over_when_the_wait_op
     assert receipt.reason == "'run-1:job:x' is not awaited yet; parked until it is"
     assert book.waits == {}
     opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
-    handed_over = book.unpark(opened)
+    handed_over = book.unpark(opened, LATER)
     assert handed_over is not None
     assert handed_over.payload == {"rows": 3}
     assert book.parked == []
@@ -263,7 +266,7 @@ def test_an_event_that_comes_before_its_wait_is_handed_over_with_the_wait_kind()
     book.deliver(early, START)
 
     opened = book.open(wait("event-signal", WaitKind.EXTERNAL_EVENT, event="deploy.done"))
-    handed_over = book.unpark(opened)
+    handed_over = book.unpark(opened, LATER)
 
     assert handed_over is not None
     assert handed_over.kind is WaitKind.EXTERNAL_EVENT
@@ -278,30 +281,69 @@ def test_unpark_hands_over_only_the_delivery_for_that_wait() -> None:
 
     opened = book.open(wait("op-b", WaitKind.ASYNC_OPERATION, operation_id="job-b"))
 
-    assert book.unpark(opened) is None
-    assert [parked.operation_id or parked.event for parked in book.parked] == [
+    assert book.unpark(opened, LATER) is None
+    assert [p.delivery.operation_id or p.delivery.event for p in book.parked] == [
         "job-a",
         "deploy.done",
     ]
 
 
-def test_parking_stops_at_max_parked_early_deliveries() -> None:
+def test_under_the_first_rules_parking_stops_at_max_parked_early_deliveries() -> None:
     book = WaitBook()
     for number in range(MAX_PARKED):
-        assert book.deliver(operation_result(f"job-{number}"), START).accepted
+        assert book.deliver(operation_result(f"job-{number}"), START, DeliveryRules.V1).accepted
 
-    receipt = refused(book, operation_result("one-too-many"))
+    receipt = book.deliver(operation_result("one-too-many"), START, DeliveryRules.V1)
 
-    assert receipt.reason == "too many early deliveries parked"
+    assert (receipt.accepted, receipt.reason) == (False, "too many early deliveries parked")
     assert len(book.parked) == MAX_PARKED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WaitBook parks an early delivery without checking its actor: the sender is told "
-    "'accepted' for a delivery that is refused when its wait opens (a fix changes what a run "
-    "does with a signal, so it comes with versioned delivery rules)",
-)
+def test_junk_early_deliveries_cannot_push_out_a_real_result_that_comes_after_them() -> None:
+    book = WaitBook()
+    for number in range(MAX_PARKED):
+        assert book.deliver(operation_result(f"junk-{number}"), START).accepted
+    assert book.deliver(operation_result("run-1:job:x", {"rows": 3}), START).accepted
+
+    opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+    handed_over = book.unpark(opened, LATER)
+
+    assert handed_over is not None and handed_over.payload == {"rows": 3}
+    assert len(book.parked) == MAX_PARKED_PER_KIND - 1
+
+
+def test_early_results_and_early_events_each_have_a_lot_of_their_own() -> None:
+    book = WaitBook()
+    for number in range(MAX_PARKED_PER_KIND + 5):
+        book.deliver(event_delivery(f"junk-{number}"), START)
+    book.deliver(operation_result("run-1:job:x"), START)
+
+    lots = [p.delivery.event is not None for p in book.parked]
+    assert (lots.count(True), lots.count(False)) == (MAX_PARKED_PER_KIND, 1)
+
+
+def test_a_parked_delivery_expires_after_an_hour() -> None:
+    book = WaitBook()
+    book.deliver(operation_result("run-1:job:x"), START)
+    opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+
+    assert book.unpark(opened, START + PARKED_FOR) is None
+    book.deliver(operation_result("other"), START + PARKED_FOR)
+    assert [p.delivery.operation_id for p in book.parked] == ["other"]
+
+
+def test_under_the_first_rules_a_result_goes_to_the_first_wait_with_its_operation_id() -> None:
+    book = wait_book(
+        wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),
+        wait("op-job-2", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),
+    )
+    book.close("op-job", WaitStatus.EXPIRED)
+
+    receipt = book.deliver(operation_result("run-1:job:x"), LATER, DeliveryRules.V1)
+
+    assert (receipt.accepted, receipt.wait_id) == (False, "op-job")
+
+
 def test_an_early_delivery_from_a_malformed_actor_is_refused_at_once() -> None:
     book = WaitBook()
     early = Delivery(operation_id="job-x", kind=WaitKind.ASYNC_OPERATION, actor="nobody")
@@ -346,12 +388,6 @@ def test_an_event_delivery_never_matches_a_wait_that_is_no_longer_pending() -> N
     assert book.find(event_delivery("deploy.done")) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="WaitBook.find matches an operation_id against waits in any status, first opened "
-    "first: a later attempt's pending wait for the same operation never gets its result (a fix "
-    "changes what a run does with a signal, so it comes with versioned delivery rules)",
-)
 def test_an_operation_result_goes_to_the_pending_wait_when_an_earlier_one_was_closed() -> None:
     book = wait_book(
         wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"),

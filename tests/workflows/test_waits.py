@@ -313,6 +313,33 @@ async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied
     assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
 
 
+async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
+    client: Client, task_queue: str
+) -> None:
+    plan = synthetic_plan(
+        delay("gate", 5000),
+        node("job", "start_job", deps=["gate"], job="early"),
+        collect("final", ["job"]),
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(
+            client, task_queue, RunRequest(goal="early", scenario="synthetic", plan=plan)
+        )
+        await asyncio.gather(
+            *(
+                handle.signal(DELIVER_SIGNAL, DeliverRequest(operation_id=f"junk-{n}", data=n))
+                for n in range(100)
+            )
+        )
+        real = DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True})
+        early = await deliver_update(handle, "deliver_sync", real)
+        result: RunResult = await handle.result()
+    assert early.accepted and "parked" in early.reason
+    assert result.status is RunPhase.SUCCEEDED
+    job = next(n for n in result.nodes if n.id == "job")
+    assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
+
+
 async def test_answers_that_do_not_help_stop_after_three_questions(
     client: Client, task_queue: str
 ) -> None:
