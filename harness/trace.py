@@ -96,9 +96,13 @@ class TraceLog:
         cost_usd: float | None = None,
         message: str | None = None,
         data: dict[str, JsonValue] | None = None,
+        stamps_decisions: bool = True,
     ) -> None:
+        """`stamps_decisions=False` for events older runs did not record (a refused signal):
+        such runs decide with the time of their last event, which these must not move."""
         usage = self._budget.usage
-        self.elapsed_at_last_event = usage.seconds
+        if stamps_decisions:
+            self.elapsed_at_last_event = usage.seconds
         self.events.append(
             TraceEvent(
                 at=self._clock(),

@@ -141,17 +141,18 @@ class WaitBook:
     def unpark(
         self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V2
     ) -> Delivery | None:
-        for entry in self.parked:
-            delivery = entry.delivery
-            by_operation = (
-                wait.operation_id is not None and delivery.operation_id == wait.operation_id
-            )
-            by_event = wait.event is not None and delivery.event == wait.event
-            expired = rules is DeliveryRules.V2 and now - entry.at >= PARKED_FOR
-            if (by_operation or by_event) and not expired:
-                self.parked.remove(entry)
-                return delivery.model_copy(update={"kind": wait.kind})
-        return None
+        if rules is DeliveryRules.V1:
+            for entry in self.parked:
+                if _awaited_by(wait, entry.delivery):
+                    self.parked.remove(entry)
+                    return entry.delivery.model_copy(update={"kind": wait.kind})
+            return None
+        fresh = [e for e in self.parked if now - e.at < PARKED_FOR]
+        matches = [e for e in fresh if _awaited_by(wait, e.delivery)]
+        if not matches:
+            return None
+        self.parked = [e for e in self.parked if not _awaited_by(wait, e.delivery)]
+        return matches[-1].delivery.model_copy(update={"kind": wait.kind})
 
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
@@ -166,7 +167,8 @@ class WaitBook:
             same = [w for w in self.waits.values() if w.operation_id == delivery.operation_id]
             pending = [w for w in same if w.status is WaitStatus.PENDING]
             candidates = pending or same
-            return candidates[-1] if candidates else None
+            if candidates:
+                return candidates[-1]
         for wait in self.waits.values():
             if delivery.operation_id is not None and wait.operation_id == delivery.operation_id:
                 return wait
@@ -240,6 +242,11 @@ def _problem(wait: Wait, delivery: Delivery) -> str | None:
     ):
         return "an answer needs non-empty text"
     return None
+
+
+def _awaited_by(wait: Wait, delivery: Delivery) -> bool:
+    by_operation = wait.operation_id is not None and delivery.operation_id == wait.operation_id
+    return by_operation or (wait.event is not None and delivery.event == wait.event)
 
 
 def _by_event(delivery: Delivery) -> bool:

@@ -12,6 +12,7 @@ import dataclasses
 import zlib
 from collections.abc import Sequence
 
+from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
@@ -38,10 +39,16 @@ class CompressLargePayloads(PayloadCodec):
 
     @staticmethod
     def _decode(payload: Payload) -> Payload:
+        """A payload that claims to be compressed but is not stays as it came: decoding runs
+        before any handler, so raising here would fail the workflow task on every retry; the
+        handler refuses an encoding it cannot read instead."""
         if payload.metadata.get("encoding") != ENCODING:
             return payload
         original = Payload()
-        original.ParseFromString(zlib.decompress(payload.data))
+        try:
+            original.ParseFromString(zlib.decompress(payload.data))
+        except (zlib.error, DecodeError):
+            return payload
         return original
 
 

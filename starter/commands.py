@@ -37,7 +37,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             max_seconds=args.max_seconds or settings.max_seconds,
             max_cost_usd=args.max_cost or settings.max_cost_usd,
         )
-        return RunRequest(
+        request = RunRequest(
             goal=args.goal,
             scenario=scenario,
             session_id=args.session,
@@ -51,6 +51,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
         )
     except ValidationError as error:
         raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
+    return runs.check_request(request)
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -194,7 +195,7 @@ def _server(args: argparse.Namespace, settings: Settings) -> int:
         f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
         f"data in {args.db} (Ctrl-C stops it)"
     )
-    server = subprocess.Popen(command, preexec_fn=die_with_parent)
+    server = subprocess.Popen(command, preexec_fn=die_with_parent())
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     try:
         address = dataclasses.replace(settings, temporal_address=f"127.0.0.1:{args.port}")

@@ -7,14 +7,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from harness.actors import parse_actor
+from harness.bounds import delivery_problems
 from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, CANCEL_SIGNAL, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.problems import describe_invalid
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
-from starter.errors import EXIT_FAILED_RUN, CliError
+from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from starter.plan_files import read_json
 from workflows import AgentRunWorkflow
 
@@ -98,9 +99,13 @@ def _checked(model: type[RequestT], **fields: Any) -> RequestT:
     """The request, or one line that says what to fix (checked before anything is sent)."""
     check_actor(str(fields.get("actor")))
     try:
-        return model(**fields)
+        request = model(**fields)
     except ValidationError as error:
         raise CliError(describe_invalid(error, whole=model.__name__)) from error
+    problems = delivery_problems(request)
+    if problems:
+        raise CliError("; ".join(problems))
+    return request
 
 
 async def send(client: Client, run_id: str, request: Request) -> DeliveryReceipt:
@@ -112,7 +117,9 @@ async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:
     try:
         await handle.signal(CANCEL_SIGNAL, CancelRequest(reason=reason, actor=actor))
     except RPCError as error:
-        raise CliError(f"cannot cancel run '{run_id}': {error.message}") from error
+        raise CliError(
+            f"cannot cancel run '{run_id}': {error.message}", _exit_code(error)
+        ) from error
 
 
 async def _update(
@@ -130,8 +137,14 @@ async def _update(
         cause = error.cause.message if hasattr(error.cause, "message") else str(error.cause)
         raise CliError(f"run '{run_id}' refused the delivery: {cause}", EXIT_FAILED_RUN) from error
     except RPCError as error:
-        raise CliError(f"cannot deliver to run '{run_id}': {error.message}") from error
+        message = f"cannot deliver to run '{run_id}': {error.message}"
+        raise CliError(message, _exit_code(error)) from error
     return receipt
+
+
+def _exit_code(error: RPCError) -> int:
+    """3 when the server could not be reached, as for every command; 2 for what was asked."""
+    return EXIT_UNAVAILABLE if error.status is RPCStatusCode.UNAVAILABLE else EXIT_USAGE
 
 
 def describe_wait(run_id: str, wait: Wait) -> str:

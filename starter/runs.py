@@ -10,6 +10,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from harness.bounds import request_problems
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
 from harness.wait_book import WaitStatus
 from infra.client import connect
@@ -43,8 +44,17 @@ async def client_for(settings: Settings) -> Client:
         ) from error
 
 
+def check_request(request: RunRequest) -> RunRequest:
+    """The request, or one line that says what is out of range (see harness.bounds)."""
+    problems = request_problems(request)
+    if problems:
+        raise CliError("cannot start this run: " + "; ".join(problems))
+    return request
+
+
 async def start_run(client: Client, settings: Settings, request: RunRequest, run_id: str) -> None:
     """Start the run with its search attributes; without them if the server lacks them."""
+    check_request(request)
     try:
         try:
             await _start(client, settings, request, run_id, with_search_attributes=True)

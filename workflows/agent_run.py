@@ -11,9 +11,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RawValue
 
+from harness.bounds import delivery_problems
 from harness.budget import Budget
 from harness.contracts import (
     ANSWER_SIGNAL,
@@ -114,7 +116,7 @@ class AgentRunWorkflow:
         self._ctx.desk.deliver(request.delivery())
 
     def _deliver(self, request: DeliverRequest) -> None:
-        self._ctx.desk.deliver(request.delivery(self._ctx.desk.book))
+        self._ctx.desk.deliver(self._ctx.desk.targeted(request))
 
     def _cancel(self, request: CancelRequest) -> None:
         if self._ctx.state.phase.is_terminal or self._cancel_reason is not None:
@@ -131,7 +133,7 @@ class AgentRunWorkflow:
 
     @approve_sync.validator
     def _validate_approve(self, request: ApprovalRequest) -> None:
-        self._refuse_when_finished()
+        self._refuse_when_finished(request)
 
     @workflow.update(name=ANSWER_UPDATE)
     def answer_sync(self, request: AnswerRequest) -> DeliveryReceipt:
@@ -139,20 +141,24 @@ class AgentRunWorkflow:
 
     @answer_sync.validator
     def _validate_answer(self, request: AnswerRequest) -> None:
-        self._refuse_when_finished()
+        self._refuse_when_finished(request)
 
     @workflow.update(name=DELIVER_UPDATE)
     def deliver_sync(self, request: DeliverRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver(request.delivery(self._ctx.desk.book))
+        return self._ctx.desk.deliver(self._ctx.desk.targeted(request))
 
     @deliver_sync.validator
     def _validate_deliver(self, request: DeliverRequest) -> None:
-        self._refuse_when_finished()
+        self._refuse_when_finished(request)
 
-    def _refuse_when_finished(self) -> None:
+    def _refuse_when_finished(self, request: BaseModel) -> None:
+        """Refuse before acceptance (a refused update leaves no event in history)."""
         phase = self._ctx.state.phase
         if phase.is_terminal:
             raise ValueError(f"run {self._ctx.state.run_id} has finished ({phase.value})")
+        problems = delivery_problems(request)
+        if problems:
+            raise ValueError("out of range: " + "; ".join(problems))
 
     # -- the run's own ending ------------------------------------------------------------------
 

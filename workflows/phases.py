@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from harness.bounds import request_problems
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
 from harness.messages import PlanRequest, PlanResponse
 from harness.node_ledger import NodeLedger
@@ -24,6 +26,7 @@ from workflows.scheduler import Scheduler
 from workflows.verification import verify
 
 Handler = Callable[[], Awaitable[RunPhase]]
+REQUEST_BOUNDS_PATCH = "request-bounds-checked-at-start"
 
 
 class RunPhases:
@@ -41,6 +44,10 @@ class RunPhases:
 
     async def load_catalog(self) -> RunPhase:
         state = self._ctx.state
+        problems = request_problems(state.request)
+        if problems and workflow.patched(REQUEST_BOUNDS_PATCH):  # a start from any client
+            state.error = "the request is out of range: " + "; ".join(problems)
+            return RunPhase.FAILED_VALIDATION
         try:
             state.catalog = await activity_calls.load_catalog(state.request.scenario)
         except ActivityError as error:

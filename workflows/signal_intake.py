@@ -17,9 +17,11 @@ from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RawValue
 
+from harness.bounds import delivery_problems
 from harness.problems import describe_invalid
 
 Request = TypeVar("Request", bound=BaseModel)
+DELIVERY_BOUNDS_PATCH = "delivery-bounds-on-signals"
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,24 @@ class SignalRoute(Generic[Request]):
 
     def take(self, name: str, args: Sequence[RawValue]) -> str | None:
         """Apply the signal; the reason it was refused, or None when it was applied."""
+        request = self._read(name, args)
+        if isinstance(request, str):
+            return request
+        out_of_range = delivery_problems(request)
+        if out_of_range and workflow.patched(DELIVERY_BOUNDS_PATCH):
+            return f"signal '{name}' is out of range: " + "; ".join(out_of_range)
+        self.apply(request)
+        return None
+
+    def _read(self, name: str, args: Sequence[RawValue]) -> Request | str:
+        """The request, or why there is none. No payload at all means the model's defaults
+        when it has them for every field (a bare `cancel`)."""
         expected = self.model.__name__
+        if not args:
+            try:
+                return self.model()
+            except ValidationError:
+                return f"signal '{name}' needs exactly one {expected} payload; it had 0"
         if len(args) != 1:
             return f"signal '{name}' needs exactly one {expected} payload; it had {len(args)}"
         try:
@@ -43,8 +62,7 @@ class SignalRoute(Generic[Request]):
             return f"signal '{name}': the payload cannot be read as a {expected}: {error}"
         if not isinstance(request, self.model):  # e.g. a null payload
             return f"signal '{name}': the payload is {type(request).__name__}, not a {expected}"
-        self.apply(request)
-        return None
+        return request
 
 
 def take_signal(

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pydantic import JsonValue
 from temporalio import workflow
 
+from harness.deliveries import DeliverRequest
 from harness.trace import TraceKind, TraceLog
 from harness.wait_book import (
     Delivery,
@@ -127,9 +128,19 @@ class WaitDesk:
         if closed or not workflow.patched(QUIET_CANCEL_PATCH):
             self._on_change()
 
+    def targeted(self, request: DeliverRequest) -> Delivery:
+        """A `deliver` request as the delivery of the kind its wait has."""
+        return request.delivery(self.book, self._rules())
+
     def refuse(self, reason: str, data: dict[str, JsonValue]) -> None:
         """A message the run could not use (a malformed signal): traced, nothing changed."""
-        self._trace.emit(TraceKind.WAIT_REJECT, status="rejected", message=reason, data=data)
+        self._trace.emit(
+            TraceKind.WAIT_REJECT,
+            status="rejected",
+            message=reason,
+            data=data,
+            stamps_decisions=False,
+        )
 
     def deliver(self, delivery: Delivery) -> DeliveryReceipt:
         receipt = self.book.deliver(delivery, workflow.now(), self._rules())

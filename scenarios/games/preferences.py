@@ -30,7 +30,7 @@ _SESSION_MINUTES = re.compile(
     re.I,
 )
 _BUDGET = re.compile(
-    r"\$\s?(\d{1,7}(?:\.\d{1,2})?)(?![\d.])"
+    r"\$\s?(\d{1,7}(?:\.\d{1,2})?)(?!\d|\.\d)"
     r"|(?<![\d.])(\d{1,7}(?:\.\d{1,2})?)\s?(?:\$|dollars?\b|usd\b|bucks\b)",
     re.I,
 )

@@ -399,3 +399,24 @@ def test_an_operation_result_goes_to_the_pending_wait_when_an_earlier_one_was_cl
 
     assert receipt.accepted
     assert receipt.wait_id == "op-job-2"
+
+
+def test_a_wait_takes_the_newest_early_result_and_leaves_no_duplicate_behind() -> None:
+    book = WaitBook()
+    book.deliver(operation_result("run-1:job:x", {"try": 1}), START)
+    book.deliver(operation_result("run-1:job:x", {"try": 2}), START)
+    opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+
+    handed_over = book.unpark(opened, LATER)
+
+    assert handed_over is not None and handed_over.payload == {"try": 2}
+    assert book.parked == []
+
+
+def test_a_delivery_naming_an_unknown_operation_and_an_awaited_event_goes_to_the_event() -> None:
+    book = wait_book(wait("event-go", WaitKind.EXTERNAL_EVENT, event="go"))
+    both = Delivery(operation_id="none", event="go", kind=WaitKind.EXTERNAL_EVENT, actor="system:x")
+
+    receipt = book.deliver(both, LATER)
+
+    assert (receipt.accepted, receipt.wait_id) == (True, "event-go")

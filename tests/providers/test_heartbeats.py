@@ -23,31 +23,42 @@ from scenarios.base import Scenario
 from tests.support import execute_run, history_events, running_worker
 from workflows.activity_calls import LLM_HEARTBEAT_TIMEOUT
 
-MODEL_SECONDS = 0.3
+BEATS = 3
+GIVE_UP_SECONDS = 60.0
 
 
 class SlowModel(ScriptedProvider):
-    """The offline provider, answering after a pause as a real model would."""
+    """The offline provider, answering only once the activity has heartbeaten BEATS times
+    while it waited (a model that takes its time; the test does not time anything)."""
+
+    def __init__(self) -> None:
+        self.seen: list[object] = []
+        self._enough = asyncio.Event()
+
+    def heartbeat(self, *details: object) -> None:
+        self.seen.append(details)
+        if len(self.seen) >= BEATS:
+            self._enough.set()
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        await asyncio.sleep(MODEL_SECONDS)
+        await asyncio.wait_for(self._enough.wait(), GIVE_UP_SECONDS)
         return await super().plan(request, scenario)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        await asyncio.sleep(MODEL_SECONDS)
+        await asyncio.wait_for(self._enough.wait(), GIVE_UP_SECONDS)
         return await super().judge(request)
 
 
 @pytest.fixture
-def beats(monkeypatch: pytest.MonkeyPatch) -> ActivityEnvironment:
-    monkeypatch.setattr(heartbeats, "HEARTBEAT_EVERY_SECONDS", 0.05)
-    return ActivityEnvironment()
+def model(monkeypatch: pytest.MonkeyPatch) -> SlowModel:
+    monkeypatch.setattr(heartbeats, "HEARTBEAT_EVERY_SECONDS", 0.01)
+    return SlowModel()
 
 
-async def test_the_planner_heartbeats_while_the_model_answers(beats: ActivityEnvironment) -> None:
-    seen: list[object] = []
-    beats.on_heartbeat = lambda *details: seen.append(details)
-    planner = PlannerActivities(ProviderRegistry.always(SlowModel()))
+async def test_the_planner_heartbeats_while_the_model_answers(model: SlowModel) -> None:
+    beats = ActivityEnvironment()
+    beats.on_heartbeat = model.heartbeat
+    planner = PlannerActivities(ProviderRegistry.always(model))
     request = PlanRequest(
         run_id="r",
         goal="Compare Paris and Tokyo",
@@ -59,20 +70,20 @@ async def test_the_planner_heartbeats_while_the_model_answers(beats: ActivityEnv
     response = await beats.run(planner.plan, request)
 
     assert response.plan.nodes
-    assert len(seen) >= 3
+    assert len(model.seen) >= BEATS
 
 
-async def test_the_judge_heartbeats_while_the_model_answers(beats: ActivityEnvironment) -> None:
-    seen: list[object] = []
-    beats.on_heartbeat = lambda *details: seen.append(details)
-    judge = JudgeActivities(ProviderRegistry.always(SlowModel()))
+async def test_the_judge_heartbeats_while_the_model_answers(model: SlowModel) -> None:
+    beats = ActivityEnvironment()
+    beats.on_heartbeat = model.heartbeat
+    judge = JudgeActivities(ProviderRegistry.always(model))
     request = JudgeCallRequest(
         run_id="r", scenario="cities", goal="Compare Paris", report="# Paris", results={}
     )
 
     await beats.run(judge.judge, request)
 
-    assert len(seen) >= 3
+    assert len(model.seen) >= BEATS
 
 
 async def test_planner_and_judge_are_scheduled_with_a_heartbeat_timeout(

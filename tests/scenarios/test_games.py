@@ -60,6 +60,8 @@ def test_the_acceptance_goal_asks_for_relaxed_story_games_in_short_sessions_with
         ("relaxing, max 40 USD", 40.0),
         ("relaxing for 20 bucks", 20.0),
         ("relaxing, under 12.50 dollars", 12.5),
+        ("relaxing, under $20.", 20.0),
+        ("relaxing, under $19.99.", 19.99),
     ],
 )
 def test_a_budget_is_read_in_any_common_dollar_form(goal: str, budget: float) -> None:

@@ -317,7 +317,7 @@ async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
     client: Client, task_queue: str
 ) -> None:
     plan = synthetic_plan(
-        delay("gate", 5000),
+        node("gate", "await_event", event="go"),
         node("job", "start_job", deps=["gate"], job="early"),
         collect("final", ["job"]),
     )
@@ -325,6 +325,7 @@ async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
         handle = await start_run(
             client, task_queue, RunRequest(goal="early", scenario="synthetic", plan=plan)
         )
+        await pending_wait(handle, "event-gate")
         await asyncio.gather(
             *(
                 handle.signal(DELIVER_SIGNAL, DeliverRequest(operation_id=f"junk-{n}", data=n))
@@ -333,6 +334,7 @@ async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
         )
         real = DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True})
         early = await deliver_update(handle, "deliver_sync", real)
+        await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="go"))  # now the job starts
         result: RunResult = await handle.result()
     assert early.accepted and "parked" in early.reason
     assert result.status is RunPhase.SUCCEEDED

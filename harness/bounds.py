@@ -1,0 +1,115 @@
+"""The ranges a run accepts, checked where a request or a delivery enters.
+
+Not in the models: the workflow decodes its input and every delivery again on each replay, so a
+model that came to refuse what it once took would fail the replay of every run that took it.
+Instead the CLI and the Python API check a request before they start a run, the run checks its
+own request when it starts (a request sent by any other client), update validators refuse an
+out-of-range delivery before it is accepted, and the signal handler refuses one.
+Each function returns the problems, one sentence each; an empty list means in range.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Final
+
+from pydantic import BaseModel, JsonValue
+
+from harness.budget import BudgetLimits
+from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.run import RunRequest
+
+A_YEAR: Final = 366 * 24 * 3600.0
+MAX_GOAL_CHARS: Final = 10_000
+MAX_PLAN_NODES: Final = 20_000
+"""No run takes more nodes than this, whatever its max_nodes: validating more would not fit
+in one workflow task."""
+MAX_REPLANS: Final = 20
+MAX_CONCURRENCY: Final = 10_000
+MAX_TOKENS: Final = 10**12
+MAX_TOOL_CALLS: Final = 10**9
+MAX_COST_USD: Final = 10**6
+MAX_NAME_CHARS: Final = 1_000
+"""Run, wait and operation ids, events and actors (an operation id may be an ARN or a URL)."""
+MAX_COMMENT_CHARS: Final = 2_000
+MAX_ANSWER_CHARS: Final = 10_000
+MAX_DATA_BYTES: Final = 256 * 1024
+"""Delivered data as JSON: the run keeps it, far below Temporal's 2 MB payload limit."""
+
+
+def request_problems(request: RunRequest) -> list[str]:
+    problems = _at_most("goal", request.goal, MAX_GOAL_CHARS)
+    if not request.goal.strip():
+        problems.append("goal: a goal needs words, not only spaces")
+    problems += _limit_problems(request.limits)
+    for name, seconds in request.wait_timeouts.model_dump().items():
+        problems += _seconds(f"wait_timeouts.{name}", seconds)
+    problems += _number("max_replans", request.max_replans, MAX_REPLANS)
+    problems += _number("max_concurrency", request.max_concurrency, MAX_CONCURRENCY)
+    problems += _number("max_nodes", request.max_nodes, MAX_PLAN_NODES)
+    if request.plan is not None and len(request.plan.nodes) > MAX_PLAN_NODES:
+        problems.append(
+            f"plan: a plan has at most {MAX_PLAN_NODES} nodes; this one has "
+            f"{len(request.plan.nodes)}"
+        )
+    return problems
+
+
+def _limit_problems(limits: BudgetLimits) -> list[str]:
+    problems = []
+    if limits.max_tokens is not None:
+        problems += _number("max_tokens", limits.max_tokens, MAX_TOKENS)
+    if limits.max_tool_calls is not None:
+        problems += _number("max_tool_calls", limits.max_tool_calls, MAX_TOOL_CALLS)
+    if limits.max_seconds is not None:
+        problems += _seconds("max_seconds", limits.max_seconds)
+    if limits.max_cost_usd is not None:
+        problems += _number("max_cost_usd", limits.max_cost_usd, MAX_COST_USD)
+    return problems
+
+
+def delivery_problems(request: BaseModel) -> list[str]:
+    """What is out of range in an approval, an answer, a delivery or a cancel."""
+    problems: list[str] = []
+    for name in ("wait_id", "operation_id", "event", "actor"):
+        value = getattr(request, name, None)
+        if isinstance(value, str):
+            problems += _at_most(name, value, MAX_NAME_CHARS)
+    if isinstance(request, ApprovalRequest) and request.comment is not None:
+        problems += _at_most("comment", request.comment, MAX_COMMENT_CHARS)
+    if isinstance(request, CancelRequest):
+        problems += _at_most("reason", request.reason, MAX_COMMENT_CHARS)
+    if isinstance(request, AnswerRequest):
+        problems += _at_most("text", request.text, MAX_ANSWER_CHARS)
+    if isinstance(request, DeliverRequest):
+        problems += _data_problems(request.data)
+    return problems
+
+
+def _data_problems(data: JsonValue) -> list[str]:
+    try:
+        size = len(json.dumps(data, ensure_ascii=False).encode())
+    except (RecursionError, ValueError):
+        return ["data: nests too deeply to keep"]
+    if size > MAX_DATA_BYTES:
+        return [f"data: {size} bytes as JSON; at most {MAX_DATA_BYTES} are taken"]
+    return []
+
+
+def _at_most(name: str, text: str, limit: int) -> list[str]:
+    if len(text) > limit:
+        return [f"{name}: at most {limit} characters, not {len(text)}"]
+    return []
+
+
+def _seconds(name: str, seconds: float) -> list[str]:
+    if not math.isfinite(seconds) or seconds > A_YEAR:
+        return [f"{name}: at most a year ({A_YEAR:.0f} s), not {seconds}"]
+    return []
+
+
+def _number(name: str, value: float, limit: float) -> list[str]:
+    if not math.isfinite(value) or value > limit:
+        return [f"{name}: at most {limit}, not {value}"]
+    return []
