@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowHandle
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from harness.run import RunRequest, RunResult
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
+from starter.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 
@@ -99,3 +100,24 @@ async def deliver_update(
         name, request, result_type=DeliveryReceipt
     )
     return receipt
+
+
+async def signal_by_cli(client: Client, run_id: str, name: str, *inputs: str) -> None:
+    """`temporal workflow signal`, as an operator would type it (`--input` given 0..n times)."""
+    arguments = [arg for value in inputs for arg in ("--input", value)]
+    process = await asyncio.create_subprocess_exec(
+        temporal_binary(),
+        "workflow",
+        "signal",
+        "--address",
+        client.service_client.config.target_host,
+        "--workflow-id",
+        run_id,
+        "--name",
+        name,
+        *arguments,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await process.communicate()
+    assert process.returncode == 0, err.decode()

@@ -26,7 +26,8 @@ def _free_port() -> int:
         return port
 
 
-async def test_server_registers_search_attributes_and_stops_on_sigterm(tmp_path: Path) -> None:
+async def _harness_server(tmp_path: Path) -> tuple[int, asyncio.subprocess.Process]:
+    """`harness server` on free ports, with its database in `tmp_path`."""
     port, ui_port = _free_port(), _free_port()
     process = await asyncio.create_subprocess_exec(
         HARNESS,
@@ -41,6 +42,11 @@ async def test_server_registers_search_attributes_and_stops_on_sigterm(tmp_path:
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
     )
+    return port, process
+
+
+async def test_server_registers_search_attributes_and_stops_on_sigterm(tmp_path: Path) -> None:
+    port, process = await _harness_server(tmp_path)
     try:
         names: set[str] = set()
         wanted = {key.name for key in search_attributes.ALL_KEYS}
@@ -65,19 +71,7 @@ async def test_server_registers_search_attributes_and_stops_on_sigterm(tmp_path:
 
 
 async def test_the_dev_server_goes_when_harness_server_is_killed_outright(tmp_path: Path) -> None:
-    port, ui_port = _free_port(), _free_port()
-    process = await asyncio.create_subprocess_exec(
-        HARNESS,
-        "server",
-        "--port",
-        str(port),
-        "--ui-port",
-        str(ui_port),
-        "--db",
-        str(tmp_path / "temporal.db"),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    port, process = await _harness_server(tmp_path)
     try:
         assert await _port_becomes(port, open_=True)
     finally:

@@ -3,7 +3,6 @@ and a later valid delivery still completes the run."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from temporalio.api.common.v1 import Payload
@@ -13,9 +12,8 @@ from temporalio.common import RawValue
 from harness.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.trace import TraceEvent, TraceKind
-from starter.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
-from tests.support import pending_wait, running_worker, start_run
+from tests.support import pending_wait, running_worker, signal_by_cli, start_run
 
 APPROVE = {"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}
 
@@ -25,27 +23,6 @@ def _approval_request() -> RunRequest:
         node("change", "side_effect", target="prod"), collect("final", ["change"])
     )
     return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
-
-
-async def _signal_by_cli(client: Client, run_id: str, name: str, *inputs: str) -> None:
-    """`temporal workflow signal`, as an operator would type it (`--input` given 0..n times)."""
-    arguments = [arg for value in inputs for arg in ("--input", value)]
-    process = await asyncio.create_subprocess_exec(
-        temporal_binary(),
-        "workflow",
-        "signal",
-        "--address",
-        client.service_client.config.target_host,
-        "--workflow-id",
-        run_id,
-        "--name",
-        name,
-        *arguments,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await process.communicate()
-    assert process.returncode == 0, err.decode()
 
 
 def _refusals(result: RunResult) -> list[TraceEvent]:
@@ -72,7 +49,7 @@ async def test_an_approve_signal_without_a_payload_is_refused_and_a_later_one_co
     client: Client, task_queue: str
 ) -> None:
     async def send(handle: WorkflowHandle[Any, Any]) -> None:
-        await _signal_by_cli(client, handle.id, APPROVE_SIGNAL)
+        await signal_by_cli(client, handle.id, APPROVE_SIGNAL)
 
     result, refusals = await _refused_then_approved(client, task_queue, send)
     assert result.status is RunPhase.SUCCEEDED
@@ -83,7 +60,7 @@ async def test_an_approve_signal_without_a_payload_is_refused_and_a_later_one_co
 
 async def test_a_signal_with_two_payloads_is_refused(client: Client, task_queue: str) -> None:
     async def send(handle: WorkflowHandle[Any, Any]) -> None:
-        await _signal_by_cli(client, handle.id, APPROVE_SIGNAL, '{"a": 1}', '{"b": 2}')
+        await signal_by_cli(client, handle.id, APPROVE_SIGNAL, '{"a": 1}', '{"b": 2}')
 
     result, refusals = await _refused_then_approved(client, task_queue, send)
     assert result.status is RunPhase.SUCCEEDED
@@ -129,7 +106,7 @@ async def test_a_bare_cancel_signal_cancels_with_the_default_reason(
     async with running_worker(client, task_queue):
         handle = await start_run(client, task_queue, _approval_request())
         await pending_wait(handle, "approve-change")
-        await _signal_by_cli(client, handle.id, CANCEL_SIGNAL)
+        await signal_by_cli(client, handle.id, CANCEL_SIGNAL)
         result: RunResult = await handle.result()
     assert result.status is RunPhase.CANCELLED
     assert result.error == "cancelled: cancelled (by human:user)"

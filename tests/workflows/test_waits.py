@@ -14,7 +14,14 @@ from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.wait_book import Decision, WaitStatus
 from tests.factories import collect, delay, node, synthetic_plan
-from tests.support import deliver_update, execute_run, pending_wait, running_worker, start_run
+from tests.support import (
+    deliver_update,
+    execute_run,
+    pending_wait,
+    running_worker,
+    signal_by_cli,
+    start_run,
+)
 from workflows import AgentRunWorkflow
 
 
@@ -247,28 +254,11 @@ async def test_a_late_result_after_expiry_is_quarantined_and_not_applied(
 async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
     client: Client, task_queue: str
 ) -> None:
-    from starter.dev_server import temporal_binary
-
     async with running_worker(client, task_queue):
         handle = await start_run(client, task_queue, _approval_request())
         await pending_wait(handle, "approve-change")
-        process = await asyncio.create_subprocess_exec(
-            temporal_binary(),
-            "workflow",
-            "signal",
-            "--address",
-            client.service_client.config.target_host,
-            "--workflow-id",
-            handle.id,
-            "--name",
-            "approve",
-            "--input",
-            '{"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}',
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _, err = await process.communicate()
-        assert process.returncode == 0, err.decode()
+        approval = '{"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}'
+        await signal_by_cli(client, handle.id, "approve", approval)
         result: RunResult = await handle.result()
     assert result.status is RunPhase.SUCCEEDED
 
