@@ -15,7 +15,7 @@ from harness.dag import DagState
 from harness.errors import FailureContext
 from harness.messages import ToolCallResult
 from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunRequest
+from harness.run import RunRequest, WaitTimeouts
 from harness.run_state import RunState
 from harness.tools import ToolCatalog, ToolRole, ToolSpec
 from harness.usage import TokenUsage
@@ -67,6 +67,17 @@ def collect(node_id: str, deps: list[str]) -> PlanNode:
 def synthetic_plan(*nodes: PlanNode) -> Plan:
     """A plan for the synthetic scenario (delay, fail, collect, side_effect, start_job...)."""
     return plan(*nodes)
+
+
+def approval_request(goal: str = "change prod", **wait_timeouts: float) -> RunRequest:
+    """A synthetic run whose side effect waits for approval beside an independent branch."""
+    plan = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        delay("independent", 10),
+        collect("final", ["change", "independent"]),
+    )
+    timeouts = WaitTimeouts(**wait_timeouts)
+    return RunRequest(goal=goal, scenario="synthetic", plan=plan, wait_timeouts=timeouts)
 
 
 def chain(length: int, tool: str = "delay") -> Plan:

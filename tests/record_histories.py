@@ -36,7 +36,7 @@ from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from starter.dev_server import temporal_binary
 from starter.runs import new_run_id, start_run
-from tests.factories import collect, delay, node
+from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
 from tests.support import pending_wait, running_worker
 from workflows import AgentRunWorkflow, search_attributes
@@ -75,15 +75,6 @@ def release_folder() -> Path:
 
 
 # -- plans and requests ---------------------------------------------------------------------
-
-
-def _approval_request(goal: str = "change prod") -> RunRequest:
-    plan = plan_of(
-        node("change", "side_effect", target="prod"),
-        delay("independent", 10),
-        collect("final", ["change", "independent"]),
-    )
-    return RunRequest(goal=goal, scenario="synthetic", plan=plan)
 
 
 def _fan_out(width: int) -> Plan:
@@ -129,14 +120,14 @@ ANSWER_CITIES: Payload = {"wait_id": "question-1", "text": "Paris and Tokyo"}
 
 
 async def approval_by_signal(start: Start) -> Handle:
-    handle = await start(_approval_request())
+    handle = await start(approval_request())
     await pending_wait(handle, "approve-change")
     await handle.signal("approve", APPROVE_CHANGE)
     return handle
 
 
 async def approval_rejected_by_update(start: Start) -> Handle:
-    handle = await start(_approval_request())
+    handle = await start(approval_request())
     await pending_wait(handle, "approve-change")
     await _update(handle, "approve_sync", REJECT_CHANGE)
     return handle
@@ -281,7 +272,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "cancel_before_start",
         RunPhase.CANCELLED,
-        _to_the_end(_approval_request()),
+        _to_the_end(approval_request()),
         start_signal=("cancel", {"reason": "changed my mind", "actor": "human:ops"}),
     ),
     Case(

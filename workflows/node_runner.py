@@ -16,6 +16,7 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 from harness.contracts import BATCH_WORKFLOW
 from harness.errors import ErrorCode
+from harness.faults import FaultSpec
 from harness.messages import BatchCall, NodeBatchRequest, NodeBatchResult, ToolCallRequest
 from harness.node_ledger import NodeLedger
 from harness.run import ExecutionOptions
@@ -57,7 +58,6 @@ class NodeRunner:
         if needs_approval and not await self._held.approved(node_id, node.tool, arguments):
             return
         self._ledger.call_started(node_id)
-        fault = next((f for f in self._options.faults if f.matches(node.tool, arguments)), None)
         try:
             result = await run_tool_call(
                 ToolCallRequest(
@@ -67,7 +67,7 @@ class NodeRunner:
                     tool=node.tool,
                     arguments=arguments,
                     provider=self._options.provider,
-                    fault=fault,
+                    fault=self._fault(node.tool, arguments),
                 ),
                 local=spec.local,
                 side_effects=spec.side_effects,
@@ -96,6 +96,10 @@ class NodeRunner:
             return
         self._ledger.fail(node_id, arguments, failure.code, failure.message, failure.attempts)
 
+    def _fault(self, tool: str, arguments: dict[str, JsonValue]) -> FaultSpec | None:
+        """The injected fault this call carries, if the run has one for it."""
+        return next((f for f in self._options.faults if f.matches(tool, arguments)), None)
+
     def batch_call(self, node_id: str, arguments: dict[str, JsonValue]) -> BatchCall:
         tool = self._ledger.node(node_id).tool
         return BatchCall(
@@ -103,7 +107,7 @@ class NodeRunner:
             tool=tool,
             arguments=arguments,
             summary=tool_call_summary(node_id, tool, arguments),
-            fault=next((f for f in self._options.faults if f.matches(tool, arguments)), None),
+            fault=self._fault(tool, arguments),
             local=self._ledger.spec(node_id).local,
         )
 

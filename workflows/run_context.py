@@ -84,15 +84,15 @@ class RunContext:
     def publish(self) -> None:
         """What the UI shows: search attributes to filter by and the current details."""
         pending = len(self.desk.book.pending())
-        phase = self.display_phase()
-        search_attributes.upsert(phase.value, self.budget.pressure(), pending_waits=pending)
+        phase, pressure = self.display_phase(), self.budget.pressure()
+        search_attributes.upsert(phase.value, pressure, pending_waits=pending)
         workflow.set_current_details(
             current_details(
                 phase,
                 attempt=len(self.state.attempts),
                 counts=self.counts(),
                 pending_waits=pending,
-                pressure=self.budget.pressure(),
+                pressure=pressure,
                 plan=self.state.plan,
                 statuses=self.ledger.statuses() if self.ledger is not None else {},
             )

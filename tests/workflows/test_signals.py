@@ -10,19 +10,12 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.common import RawValue
 
 from harness.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
-from harness.run import RunPhase, RunRequest, RunResult
+from harness.run import RunPhase, RunResult
 from harness.trace import TraceEvent, TraceKind
-from tests.factories import collect, node, synthetic_plan
+from tests.factories import approval_request
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run
 
 APPROVE = {"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}
-
-
-def _approval_request() -> RunRequest:
-    plan = synthetic_plan(
-        node("change", "side_effect", target="prod"), collect("final", ["change"])
-    )
-    return RunRequest(goal="change prod", scenario="synthetic", plan=plan)
 
 
 def _refusals(result: RunResult) -> list[TraceEvent]:
@@ -37,7 +30,7 @@ async def _refused_then_approved(
     client: Client, task_queue: str, send: Any
 ) -> tuple[RunResult, list[TraceEvent]]:
     async with running_worker(client, task_queue):
-        handle: WorkflowHandle[Any, Any] = await start_run(client, task_queue, _approval_request())
+        handle: WorkflowHandle[Any, Any] = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         await send(handle)
         await handle.signal(APPROVE_SIGNAL, APPROVE)
@@ -104,7 +97,7 @@ async def test_a_bare_cancel_signal_cancels_with_the_default_reason(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         await signal_by_cli(client, handle.id, CANCEL_SIGNAL)
         result: RunResult = await handle.result()

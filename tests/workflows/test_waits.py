@@ -13,7 +13,7 @@ from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.wait_book import Decision, WaitStatus
-from tests.factories import collect, delay, node, synthetic_plan
+from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
     deliver_update,
     execute_run,
@@ -25,22 +25,11 @@ from tests.support import (
 from workflows import AgentRunWorkflow
 
 
-def _approval_request(**limits: float) -> RunRequest:
-    plan = synthetic_plan(
-        node("change", "side_effect", target="prod"),
-        delay("independent", 10),
-        collect("final", ["change", "independent"]),
-    )
-    return RunRequest(
-        goal="change prod", scenario="synthetic", plan=plan, wait_timeouts=WaitTimeouts(**limits)
-    )
-
-
 async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         status = await handle.query(AgentRunWorkflow.status)
         assert status.phase is RunPhase.WAITING
@@ -66,7 +55,7 @@ async def test_rejection_fails_the_node_with_policy_violation(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         rejection = ApprovalRequest(
             wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment="no"
@@ -83,7 +72,7 @@ async def test_bad_deliveries_are_refused_recorded_and_change_nothing(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         agent = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="agent:bot")
@@ -123,7 +112,7 @@ async def test_an_expired_approval_is_a_rejection_and_a_late_delivery_is_quarant
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request(approval=1))
+        handle = await start_run(client, task_queue, approval_request(approval=1))
         result: RunResult = await handle.result()
     assert result.status is RunPhase.FAILED_EXECUTION
     approval = next(w for w in result.waits if w.id == "approve-change")
@@ -255,7 +244,7 @@ async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         approval = '{"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}'
         await signal_by_cli(client, handle.id, "approve", approval)
@@ -268,7 +257,7 @@ async def test_a_run_waiting_for_approval_survives_a_worker_restart(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
-        handle = await start_run(client, task_queue, _approval_request())
+        handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
     async with running_worker(client, task_queue):
         receipt = await deliver_update(
@@ -352,7 +341,7 @@ async def test_answers_that_do_not_help_stop_after_three_questions(
 async def test_a_wall_clock_stop_closes_the_waits_of_the_nodes_it_cancels(
     client: Client, task_queue: str
 ) -> None:
-    request = _approval_request().model_copy(update={"limits": BudgetLimits(max_seconds=1)})
+    request = approval_request().model_copy(update={"limits": BudgetLimits(max_seconds=1)})
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
     assert result.status is RunPhase.BUDGET_EXHAUSTED
