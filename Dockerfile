@@ -18,6 +18,7 @@ COPY scenarios/ scenarios/
 COPY worker/ worker/
 COPY starter/ starter/
 COPY infra/ infra/
+COPY payments/ payments/
 RUN pip install --no-cache-dir . \
     && rm -rf build ./*.egg-info
 
@@ -34,6 +35,7 @@ USER harness
 ENV TEMPORAL_ADDRESS=localhost:7233 \
     TEMPORAL_NAMESPACE=default \
     HARNESS_TASK_QUEUE=durable-harness \
-    HARNESS_LLM_PROVIDER=scripted
+    HARNESS_LLM_PROVIDER=scripted \
+    HARNESS_PAYMENTS_URL=http://127.0.0.1:8642
 
 CMD ["python", "-m", "worker"]

@@ -13,12 +13,19 @@ from temporalio.exceptions import ApplicationError
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.provider_errors import config_failure, provider_failure
-from harness.contracts import RUN_TOOL_ACTIVITY
+from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
-from harness.messages import ToolCallRequest, ToolCallResult
+from harness.llm import TextReply, TextRequest
+from harness.messages import (
+    OperationProbe,
+    ProbeRequest,
+    ProbeState,
+    ToolCallRequest,
+    ToolCallResult,
+)
 from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
-from scenarios.base import ToolContext
+from scenarios.base import Tool, ToolContext
 
 log = structlog.get_logger()
 
@@ -42,13 +49,7 @@ class ToolActivities:
         logger = log.bind(
             run_id=request.run_id, node_id=request.node_id, tool=request.tool, attempt=attempt
         )
-        try:
-            tool = get_scenario(request.scenario).tool(request.tool)
-        except UnknownScenarioError as error:
-            raise _tool_failure(ErrorCode.UNKNOWN_TOOL, str(error), attempt) from error
-        if tool is None:
-            message = f"tool '{request.tool}' is not in the {request.scenario} catalog"
-            raise _tool_failure(ErrorCode.UNKNOWN_TOOL, message, attempt)
+        tool = _tool(request.scenario, request.tool, attempt)
         if request.fault is not None and attempt <= request.fault.times:
             message = f"injected fault: {request.fault.code.value} (attempt {attempt})"
             logger.info("tool.injected_fault", code=request.fault.code.value)
@@ -71,7 +72,7 @@ class ToolActivities:
         )
         started = time.perf_counter()
         try:
-            result = await with_heartbeats(tool.run(arguments, context))
+            result = await with_heartbeats(tool.call(arguments, context))
         except ToolError as error:
             logger.info("tool.error", code=error.code.value, reason=error.message)
             raise _tool_failure(error.code, error.message, attempt) from error
@@ -86,3 +87,45 @@ class ToolActivities:
         logger.debug("tool.finish", latency_ms=round(latency_ms, 2))
         usage = context.usage if context.usage.total_tokens else None
         return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
+
+    @activity.defn(name=PROBE_OPERATION_ACTIVITY)
+    async def probe_operation(self, request: ProbeRequest) -> OperationProbe:
+        """Ask the tool's system what became of an uncertain call; UNKNOWN when it cannot."""
+        attempt = activity.info().attempt
+        tool = _tool(request.scenario, request.tool, attempt)
+        if tool.probe is None:
+            return OperationProbe(
+                state=ProbeState.UNKNOWN, detail=f"{request.tool} cannot be asked for an outcome"
+            )
+        context = ToolContext(
+            run_id=request.run_id,
+            node_id=request.node_id,
+            attempt=attempt,
+            writer=_NoModel(),
+            services=self._services,
+        )
+        try:
+            probe = await with_heartbeats(tool.probe(request.operation_id, context))
+        except ToolError as error:
+            log.info("tool.probe_error", node_id=request.node_id, reason=error.message)
+            raise _tool_failure(error.code, error.message, attempt) from error
+        log.info("tool.probe", node_id=request.node_id, state=probe.state.value)
+        return probe
+
+
+class _NoModel:
+    """A probe asks a system of record; it has no model to write with."""
+
+    async def write(self, request: TextRequest) -> TextReply:
+        raise ToolError(ErrorCode.CONFIG_INVALID, "an outcome probe cannot call a model")
+
+
+def _tool(scenario: str, name: str, attempt: int) -> Tool:
+    try:
+        tool = get_scenario(scenario).tool(name)
+    except UnknownScenarioError as error:
+        raise _tool_failure(ErrorCode.UNKNOWN_TOOL, str(error), attempt) from error
+    if tool is None:
+        message = f"tool '{name}' is not in the {scenario} catalog"
+        raise _tool_failure(ErrorCode.UNKNOWN_TOOL, message, attempt)
+    return tool

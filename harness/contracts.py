@@ -16,6 +16,7 @@ BATCH_WORKFLOW: Final = "AgentRunNodeBatch"
 LIST_TOOLS_ACTIVITY: Final = "harness.list_tools"
 PLAN_ACTIVITY: Final = "harness.plan"
 RUN_TOOL_ACTIVITY: Final = "harness.run_tool"
+PROBE_OPERATION_ACTIVITY: Final = "harness.probe_operation"
 CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
 JUDGE_ACTIVITY: Final = "harness.judge"
 

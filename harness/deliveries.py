@@ -53,7 +53,7 @@ class DeliverRequest(BaseModel):
     data: JsonValue = None
     actor: str = "system:external"
 
-    def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V2) -> Delivery:
+    def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V3) -> Delivery:
         target = Delivery(
             wait_id=self.wait_id,
             operation_id=self.operation_id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import FailureContext
@@ -47,6 +49,41 @@ class ToolCallResult(BaseModel):
     attempt: int
     latency_ms: float
     usage: TokenUsage | None = None
+
+
+class ProbeRequest(BaseModel):
+    """Ask the system a side-effecting tool acts on what became of one of its calls."""
+
+    run_id: str
+    scenario: str
+    node_id: str
+    tool: str
+    arguments: dict[str, JsonValue]
+    operation_id: str | None = Field(
+        default=None, description="The operation the call started, when the run knows it."
+    )
+
+
+class ProbeState(StrEnum):
+    SETTLED = "SETTLED"
+    """The side effect happened and its outcome is known."""
+    PENDING = "PENDING"
+    """The side effect happened; its outcome is still to come."""
+    NOT_FOUND = "NOT_FOUND"
+    """The system has no record of the call: nothing was done."""
+    UNKNOWN = "UNKNOWN"
+    """The system could not tell (or cannot be asked): a person must reconcile."""
+
+
+class OperationProbe(BaseModel):
+    state: ProbeState
+    started: JsonValue = Field(
+        default=None, description="What the call returned, or would have: its operation id."
+    )
+    outcome: JsonValue = Field(
+        default=None, description="An async operation's outcome, as its callback delivers it."
+    )
+    detail: str = ""
 
 
 class ReportCheckRequest(BaseModel):

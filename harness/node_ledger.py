@@ -146,6 +146,20 @@ class NodeLedger:
         if note is not None:
             outcome.error_message = note
 
+    def probed(self, node_id: str, state: str, detail: str) -> None:
+        """The system a side effect acts on was asked what became of the call."""
+        outcome = self.outcomes[node_id]
+        self._trace.emit(
+            TraceKind.NODE_PROBE,
+            role=AgentRole.WORKER,
+            tool_role=outcome.tool_role,
+            node_id=node_id,
+            tool=outcome.tool,
+            status=state,
+            message=detail,
+            data={"state": state},
+        )
+
     def retried(self, node_id: str, attempts: int) -> None:
         """Temporal retried inside the activity; charge and trace each extra attempt."""
         outcome = self.outcomes[node_id]

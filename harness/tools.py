@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from harness.plan import Plan, PlanNode
 
@@ -41,6 +41,21 @@ class ToolSpec(BaseModel):
     role: ToolRole = ToolRole.DATA
     cost_hint: float = Field(default=1.0, ge=0, description="Relative cost of one call.")
     side_effects: bool = False
+    idempotent: bool = Field(
+        default=False,
+        description="Calling again with the same arguments in the same run and node does the "
+        "side effect at most once (an idempotency key), so a failed call may be retried.",
+    )
+    probes_outcome: bool = Field(
+        default=False,
+        description="The tool can ask the system it acts on what became of a call whose outcome "
+        "is uncertain, before a person is asked to reconcile it.",
+    )
+    reconcile_example: JsonValue = Field(
+        default=None,
+        description="The result a person delivers to reconcile an uncertain call, with the "
+        "call's argument names in capitals (and OPERATION_ID) as placeholders.",
+    )
     uses_llm: bool = False
     requires_approval: bool = False
     completion: ToolCompletion = ToolCompletion.SYNC
@@ -61,6 +76,9 @@ class ToolSpec(BaseModel):
         role: ToolRole = ToolRole.DATA,
         cost_hint: float = 1.0,
         side_effects: bool = False,
+        idempotent: bool = False,
+        probes_outcome: bool = False,
+        reconcile_example: JsonValue = None,
         uses_llm: bool = False,
         requires_approval: bool = False,
         completion: ToolCompletion = ToolCompletion.SYNC,
@@ -74,6 +92,9 @@ class ToolSpec(BaseModel):
             role=role,
             cost_hint=cost_hint,
             side_effects=side_effects,
+            idempotent=idempotent,
+            probes_outcome=probes_outcome,
+            reconcile_example=reconcile_example,
             uses_llm=uses_llm,
             requires_approval=requires_approval,
             completion=completion,

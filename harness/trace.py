@@ -20,6 +20,7 @@ class TraceKind(StrEnum):
     NODE_FAIL = "node.fail"
     NODE_SKIP = "node.skip"
     NODE_RETRY = "node.retry"
+    NODE_PROBE = "node.probe"
     WAIT_CREATE = "wait.create"
     WAIT_DELIVER = "wait.deliver"
     WAIT_REJECT = "wait.reject"

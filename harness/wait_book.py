@@ -51,6 +51,9 @@ class Wait(BaseModel):
     payload: JsonValue = None
     decision: Decision | None = None
     comment: str | None = None
+    example: JsonValue = Field(
+        default=None, description="What a delivery that settles this wait looks like."
+    )
 
 
 class Delivery(BaseModel):
@@ -88,6 +91,11 @@ class DeliveryRules(IntEnum):
 
     V1 = 1
     V2 = 2
+    V3 = 3
+    """0.3: a RECONCILE delivery says "succeeded" with the result, or "failed"; nothing else."""
+
+
+RECONCILE_OUTCOMES = ("succeeded", "failed")
 
 
 class Parked(BaseModel):
@@ -114,14 +122,14 @@ class WaitBook:
         return wait
 
     def park(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V3
     ) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
         own completion): keep it, bounded, until the wait opens."""
         target = delivery.operation_id or delivery.event
         if rules is DeliveryRules.V1 and len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
-        if rules is DeliveryRules.V2:
+        if rules >= DeliveryRules.V2:
             try:
                 parse_actor(delivery.actor)
             except ValueError as error:
@@ -139,7 +147,7 @@ class WaitBook:
             self.parked.remove(same_lot[0])
 
     def unpark(
-        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V3
     ) -> Delivery | None:
         if rules is DeliveryRules.V1:
             for entry in self.parked:
@@ -157,13 +165,13 @@ class WaitBook:
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
 
-    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V2) -> Wait | None:
+    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V3) -> Wait | None:
         """The wait a delivery is for. By operation id, V2 takes the pending wait first, else
         the latest (V1 took the first opened, even closed, so a later attempt's wait never got
         its result)."""
         if delivery.wait_id is not None:
             return self.waits.get(delivery.wait_id)
-        if rules is DeliveryRules.V2 and delivery.operation_id is not None:
+        if rules >= DeliveryRules.V2 and delivery.operation_id is not None:
             same = [w for w in self.waits.values() if w.operation_id == delivery.operation_id]
             pending = [w for w in same if w.status is WaitStatus.PENDING]
             candidates = pending or same
@@ -181,7 +189,7 @@ class WaitBook:
         return None
 
     def deliver(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V2
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V3
     ) -> DeliveryReceipt:
         """Apply `delivery`; anything not accepted changes nothing."""
         wait = self.find(delivery, rules)
@@ -190,7 +198,7 @@ class WaitBook:
             if delivery.wait_id is None and (delivery.operation_id or delivery.event):
                 return self.park(delivery, now, rules)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
-        problem = _problem(wait, delivery)
+        problem = _problem(wait, delivery, rules)
         if problem is not None:
             return DeliveryReceipt(accepted=False, wait_id=wait.id, reason=problem)
         if wait.status is WaitStatus.DELIVERED:
@@ -225,7 +233,7 @@ class WaitBook:
             wait.status = status
 
 
-def _problem(wait: Wait, delivery: Delivery) -> str | None:
+def _problem(wait: Wait, delivery: Delivery, rules: DeliveryRules) -> str | None:
     if delivery.kind is not wait.kind:
         return f"wait '{wait.id}' is {wait.kind.value}, not {delivery.kind.value}"
     try:
@@ -241,6 +249,18 @@ def _problem(wait: Wait, delivery: Delivery) -> str | None:
         isinstance(delivery.payload, str) and delivery.payload.strip()
     ):
         return "an answer needs non-empty text"
+    if wait.kind is WaitKind.RECONCILE and rules >= DeliveryRules.V3:
+        return _reconcile_problem(delivery.payload)
+    return None
+
+
+def _reconcile_problem(payload: JsonValue) -> str | None:
+    """A reconcile says what really happened: it never guesses, so half an answer is refused."""
+    shape = '{"outcome": "succeeded", "result": {...}} or {"outcome": "failed"}'
+    if not isinstance(payload, dict) or payload.get("outcome") not in RECONCILE_OUTCOMES:
+        return f"a reconcile delivers {shape}"
+    if payload["outcome"] == "succeeded" and payload.get("result") is None:
+        return 'a reconcile of "succeeded" must carry the result the call produced as "result"'
     return None
 
 

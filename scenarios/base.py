@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +12,7 @@ from pydantic import BaseModel, JsonValue
 
 from harness.errors import FailureContext
 from harness.llm import TextReply, TextRequest, TextWriter
+from harness.messages import OperationProbe
 from harness.plan import Plan
 from harness.tools import ToolCatalog, ToolSpec
 from harness.usage import TokenUsage
@@ -36,14 +39,17 @@ class ToolContext:
         return reply
 
 
-ToolFunction = Callable[[Any, ToolContext], Awaitable[JsonValue]]
+ToolFunction = Callable[[Any, ToolContext], Awaitable[JsonValue] | JsonValue]
+"""A tool: `async def` for I/O; a plain function runs in a thread, off the worker's event loop."""
 
-DeliverResult = Callable[[str, str, JsonValue], Awaitable[None]]
-"""How a service reports an operation's outcome to its run: called as (run_id, operation_id,
-outcome). The worker passes one that sends the run's `deliver` signal."""
+ProbeFunction = Callable[[str | None, ToolContext], Awaitable[OperationProbe]]
+"""Asks the system a side-effecting tool acts on what became of the call of this run and node
+(and of this operation id, when the run knows it)."""
+
+Environment = Mapping[str, str]
 
 
-def no_services(deliver: DeliverResult) -> dict[str, object]:
+def no_services(environment: Environment) -> dict[str, object]:
     return {}
 
 
@@ -52,6 +58,16 @@ class Tool:
     spec: ToolSpec
     arguments: type[BaseModel]
     run: ToolFunction
+    probe: ProbeFunction | None = None
+
+    async def call(self, arguments: BaseModel, context: ToolContext) -> JsonValue:
+        """Run the tool: an `async def` on the event loop; a plain function in a thread, so slow
+        synchronous work never holds up the worker's other activities and workflows."""
+        if inspect.iscoroutinefunction(self.run):
+            result: JsonValue = await self.run(arguments, context)
+            return result
+        done = await asyncio.to_thread(self.run, arguments, context)
+        return await done if inspect.isawaitable(done) else done
 
 
 @dataclass(frozen=True)
@@ -91,8 +107,9 @@ class Scenario:
     check: Callable[[CheckInput], list[str]]
     offline_plan: Callable[[PlanningInput], Plan]
     rubric: Callable[[CheckInput], Rubric] = default_rubric
-    services: Callable[[DeliverResult], dict[str, object]] = no_services
-    """The services the scenario's tools use (ToolContext.services), built once per worker."""
+    services: Callable[[Environment], dict[str, object]] = no_services
+    """The services the scenario's tools use (ToolContext.services), built once per worker from
+    its environment (e.g. where the payment service listens)."""
 
     def catalog(self) -> ToolCatalog:
         return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self.tools])

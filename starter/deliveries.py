@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -147,6 +149,16 @@ def _exit_code(error: RPCError) -> int:
     return EXIT_UNAVAILABLE if error.status is RPCStatusCode.UNAVAILABLE else EXIT_USAGE
 
 
+def _reconcile_hint(run_id: str, wait: Wait) -> str:
+    """The whole payload to deliver: the tool's example result with what the run knows filled
+    in (check it against the system of record first), or that nothing happened."""
+    example = wait.example or {"outcome": "succeeded", "result": "RESULT"}
+    done = shlex.quote(json.dumps(example, separators=(", ", ": ")))
+    failed = shlex.quote(json.dumps({"outcome": "failed"}))
+    command = f"harness deliver {run_id} {wait.id} --data"
+    return f"{command} {done}\n    -> or, if it did not happen: {command} {failed}"
+
+
 def describe_wait(run_id: str, wait: Wait) -> str:
     deadline = f" (until {wait.deadline:%Y-%m-%d %H:%M:%S} UTC)" if wait.deadline else ""
     hint = {
@@ -154,6 +166,6 @@ def describe_wait(run_id: str, wait: Wait) -> str:
         "USER_INPUT": f"harness answer {run_id} {wait.id} 'TEXT'",
         "ASYNC_OPERATION": f"harness deliver {run_id} --operation {wait.operation_id} --data JSON",
         "EXTERNAL_EVENT": f"harness deliver {run_id} --event {wait.event} --data JSON",
-        "RECONCILE": f'harness deliver {run_id} {wait.id} --data \'{{"outcome": "succeeded"}}\'',
+        "RECONCILE": _reconcile_hint(run_id, wait),
     }.get(wait.kind.value, "")
     return f"{run_id}  {wait.id}  {wait.kind.value}  {wait.prompt}{deadline}\n    -> {hint}"

@@ -1,6 +1,8 @@
-"""`make demo`: start what is missing (dev server, worker), run a cities goal, show the report.
+"""`make demo`: start what is missing (dev server, payment service, worker), run a cities goal,
+show the report.
 
-`--stop` ends the server and worker that the demo started (their pids are in .harness/).
+`--stop` ends the server, payment service and worker that the demo started (their pids are in
+.harness/).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import DEFAULT_DB, Settings
+from payments.api import DEFAULT_PORT, DEFAULT_URL, PaymentsClient
+from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter import cli, commands, runs
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_UNAVAILABLE, CliError
@@ -66,14 +71,30 @@ async def ensure_services(settings: Settings) -> None:
     added = await register_search_attributes(client, settings.temporal_namespace)
     if added:
         print(f"registered search attributes: {', '.join(added)}", file=sys.stderr)
+    await _ensure_payments(settings)
     if not await runs.has_worker(client, settings):
         _spawn("worker", [sys.executable, "-m", "worker"], settings.state_dir)
         await _wait_until("the worker", lambda: runs.has_worker(client, settings))
 
 
+async def _ensure_payments(settings: Settings) -> None:
+    """The refunds scenario's payment service, with its ledger beside the server's database."""
+    payments = PaymentsClient(os.environ.get(PAYMENTS_URL_VARIABLE) or DEFAULT_URL)
+    if await payments.healthy():
+        return
+    listen = str(urllib.parse.urlsplit(payments.base_url).port or DEFAULT_PORT)
+    ledger = str(settings.state_dir / "payments.db")
+    _spawn(
+        "payments",
+        [sys.executable, "-m", "payments", "--port", listen, "--db", ledger],
+        settings.state_dir,
+    )
+    await _wait_until("the payment service", payments.healthy)
+
+
 def stop(settings: Settings) -> None:
     stopped = False
-    for name in ("worker", "server"):
+    for name in ("worker", "payments", "server"):
         pid_file = settings.state_dir / f"{name}.pid"
         if not pid_file.exists():
             continue
@@ -92,7 +113,9 @@ def stop(settings: Settings) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m starter.demo")
     parser.add_argument("goal", nargs="?", default="Compare Paris, Tokyo and New York")
-    parser.add_argument("--stop", action="store_true", help="stop the server and worker")
+    parser.add_argument(
+        "--stop", action="store_true", help="stop the server, payment service and worker"
+    )
     args = parser.parse_args()
     settings = Settings.from_env()
     if args.stop:
@@ -113,7 +136,7 @@ def main() -> None:
     print(
         f"\nSee the run in the Temporal UI: {settings.ui_url}/namespaces/"
         f"{settings.temporal_namespace}/workflows/{run_id}\n"
-        "The server and worker keep running; `make stop` ends them."
+        "The server, payment service and worker keep running; `make stop` ends them."
     )
     exit_now(code)
 

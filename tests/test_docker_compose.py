@@ -245,6 +245,7 @@ def test_compose_defines_postgres_temporal_ui_and_worker_services() -> None:
         NAMESPACE_JOB,
         "temporal-ui",
         "worker",
+        "payments",
     }
     assert service("postgresql")["image"] == "postgres:16"
     assert service("temporal-admin-tools")["image"].startswith("temporalio/admin-tools:")
@@ -353,6 +354,7 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "TEMPORAL_NAMESPACE": "default",
         "HARNESS_TASK_QUEUE": "durable-harness",
         "HARNESS_LLM_PROVIDER": "scripted",
+        "HARNESS_PAYMENTS_URL": "http://payments:8642",
         "ANTHROPIC_API_KEY": "",
         "OPENAI_API_KEY": "",
     }
@@ -369,6 +371,7 @@ def test_workers_are_interchangeable_replicas_that_wait_for_a_healthy_server() -
     assert depends_on("worker") == {
         "temporal": "service_healthy",
         NAMESPACE_JOB: "service_completed_successfully",
+        "payments": "service_healthy",
     }
     assert "ports" not in worker, "replicas of one service cannot share a host port"
 
@@ -536,3 +539,16 @@ def test_dockerignore_keeps_tests_caches_and_local_state_out_of_the_build() -> N
         if keyword == "COPY"
     }
     assert not copied_sources & patterns, "the Dockerfile copies something the context excludes"
+
+
+def test_one_payment_service_with_a_durable_ledger_serves_every_worker() -> None:
+    payments = service("payments")
+    assert payments["build"]["dockerfile"] == "Dockerfile"
+    assert payments["command"][:3] == ["python", "-m", "payments"]
+    assert "payments-data:/data" in payments["volumes"]
+    assert "/data/payments.db" in payments["command"]
+    assert "replicas" not in payments.get("deploy", {}), "one ledger, one service"
+    assert environment("payments")["TEMPORAL_ADDRESS"] == TEMPORAL_FRONTEND
+    url = environment("worker")["HARNESS_PAYMENTS_URL"]
+    assert url == "http://payments:8642" and "payments" in compose()["services"]
+    assert "8642/health" in " ".join(payments["healthcheck"]["test"])

@@ -20,6 +20,7 @@ from harness.contracts import (
     JUDGE_ACTIVITY,
     LIST_TOOLS_ACTIVITY,
     PLAN_ACTIVITY,
+    PROBE_OPERATION_ACTIVITY,
     RUN_TOOL_ACTIVITY,
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
@@ -27,14 +28,17 @@ from harness.messages import (
     CatalogRequest,
     JudgeCallRequest,
     JudgeCallResult,
+    OperationProbe,
     PlanRequest,
     PlanResponse,
+    ProbeRequest,
+    ProbeState,
     ReportCheckRequest,
     ReportCheckResult,
     ToolCallRequest,
     ToolCallResult,
 )
-from harness.tools import ToolCatalog
+from harness.tools import ToolCatalog, ToolSpec
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
 PLAN_TIMEOUT = timedelta(minutes=3)
@@ -56,6 +60,13 @@ TOOL_RETRY = RetryPolicy(
     non_retryable_error_types=NON_RETRYABLE_CODES,
 )
 SIDE_EFFECT_RETRY = RetryPolicy(maximum_attempts=1)
+"""A side effect that is not idempotent runs once: its outcome, if uncertain, is reconciled."""
+PROBE_TIMEOUT = timedelta(seconds=30)
+PROBE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_attempts=3,
+    non_retryable_error_types=NON_RETRYABLE_CODES,
+)
 PLAN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_attempts=3,
@@ -149,11 +160,15 @@ async def judge(request: JudgeCallRequest) -> JudgeCallResult:
     return result
 
 
+def tool_retry(spec: ToolSpec) -> RetryPolicy:
+    """Side effects run once unless the tool is idempotent; everything else is retried."""
+    return SIDE_EFFECT_RETRY if spec.side_effects and not spec.idempotent else TOOL_RETRY
+
+
 async def run_tool_call(
-    request: ToolCallRequest, *, local: bool, side_effects: bool, summary: str
+    request: ToolCallRequest, *, local: bool, retry: RetryPolicy, summary: str
 ) -> ToolCallResult:
     """One node's tool call: a local activity for cheap in-memory tools, else a regular one."""
-    retry = SIDE_EFFECT_RETRY if side_effects else TOOL_RETRY
     if local:
         result: ToolCallResult = await workflow.execute_local_activity(
             RUN_TOOL_ACTIVITY,
@@ -174,6 +189,26 @@ async def run_tool_call(
         summary=summary,
     )
     return remote
+
+
+async def probe_operation(request: ProbeRequest, summary: str) -> OperationProbe:
+    """What the tool's system says became of an uncertain call; UNKNOWN if it cannot be asked."""
+    try:
+        probe: OperationProbe = await workflow.execute_activity(
+            PROBE_OPERATION_ACTIVITY,
+            request,
+            result_type=OperationProbe,
+            start_to_close_timeout=PROBE_TIMEOUT,
+            heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+            retry_policy=PROBE_RETRY,
+            summary=f"probe {summary}",
+        )
+    except ActivityError as error:
+        raise_if_cancelled(error)
+        failure = ActivityFailure(error, PROBE_RETRY.maximum_attempts)
+        detail = f"the outcome could not be asked for: {failure.message}"
+        return OperationProbe(state=ProbeState.UNKNOWN, detail=detail)
+    return probe
 
 
 def tool_call_summary(node_id: str, tool: str, arguments: dict[str, JsonValue]) -> str:

@@ -1,7 +1,10 @@
 """Held nodes: nodes parked on a durable wait. Approvals before side effects, results of async
 operations, reconciles of uncertain side effects, and the workflow-native timer and event tools.
 
-Each settles its node in the ledger when the wait ends.
+Each settles its node in the ledger when the wait ends. The harness never assumes a side
+effect's outcome: when a call's outcome is uncertain or an operation's result is late, a tool
+that can be asked (`probes_outcome`) is asked first; only what it cannot settle goes to a person
+as a RECONCILE wait.
 """
 
 from __future__ import annotations
@@ -11,20 +14,24 @@ from temporalio import workflow
 
 from harness.dag import NodeStatus
 from harness.errors import ErrorCode
-from harness.messages import ToolCallResult
+from harness.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
 from harness.node_ledger import NodeLedger
-from harness.run import WaitTimeouts
-from harness.tools import NativeWait
+from harness.reconcile import reconcile_example
+from harness.run import ExecutionOptions
+from harness.tools import NativeWait, ToolCompletion
 from harness.wait_book import Decision, WaitKind, WaitStatus
-from workflows.activity_calls import tool_call_summary
+from workflows.activity_calls import probe_operation, tool_call_summary
 from workflows.wait_desk import WaitDesk
+
+LATE_RESULT_RECONCILES_PATCH = "late-side-effect-result-reconciles"
 
 
 class HeldNodes:
-    def __init__(self, ledger: NodeLedger, desk: WaitDesk, timeouts: WaitTimeouts) -> None:
+    def __init__(self, ledger: NodeLedger, desk: WaitDesk, options: ExecutionOptions) -> None:
         self._ledger = ledger
         self._desk = desk
-        self._timeouts = timeouts
+        self._options = options
+        self._timeouts = options.wait_timeouts
 
     async def approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
         """Hold the node until a person or system approves it; anything else fails it."""
@@ -70,19 +77,98 @@ class HeldNodes:
             operation_id=operation_id,
         )
         await self._desk.until_settled(wait)
-        if wait.status is not WaitStatus.DELIVERED:
-            message = f"operation {operation_id} did not report back ({wait.status.value})"
-            self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, message, started.attempt)
+        if wait.status is WaitStatus.DELIVERED:
+            result = {
+                "operation_id": operation_id,
+                "started": started.result,
+                "outcome": wait.payload,
+            }
+            self._ledger.complete(node_id, started.model_copy(update={"result": result}))
             return
-        result = {"operation_id": operation_id, "started": started.result, "outcome": wait.payload}
-        self._ledger.complete(node_id, started.model_copy(update={"result": result}))
+        spec = self._ledger.spec(node_id)
+        late = f"operation {operation_id} did not report back ({wait.status.value})"
+        if wait.status is WaitStatus.EXPIRED and spec.probes_outcome:
+            probe = await self._probe(node_id, arguments, operation_id)
+            if probe.state is ProbeState.SETTLED:
+                self._settle(node_id, probe, started.attempt)
+                return
+            await self.reconcile(
+                node_id, spec.name, arguments, f"{late}; {probe.detail}", operation_id
+            )
+            return
+        if (
+            wait.status is WaitStatus.EXPIRED
+            and spec.side_effects
+            and workflow.patched(LATE_RESULT_RECONCILES_PATCH)
+        ):
+            await self.reconcile(node_id, spec.name, arguments, late, operation_id)
+            return
+        self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, late, started.attempt)
+
+    async def after_uncertain_call(
+        self, node_id: str, arguments: dict[str, JsonValue], reason: str
+    ) -> None:
+        """The call of a side effect failed in a way that leaves its outcome open (it timed
+        out): ask the system what happened before anyone is asked."""
+        spec = self._ledger.spec(node_id)
+        probe = await self._probe(node_id, arguments, None)
+        if probe.state is ProbeState.SETTLED:
+            self._settle(node_id, probe, attempt=1)
+        elif (
+            probe.state is ProbeState.PENDING and spec.completion is ToolCompletion.ASYNC_OPERATION
+        ):
+            started = ToolCallResult(result=probe.started, attempt=1, latency_ms=0.0)
+            await self.await_operation(node_id, arguments, started)
+        elif probe.state is ProbeState.NOT_FOUND:
+            message = f"{reason}; {probe.detail}, so nothing was done"
+            self._ledger.fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, 1)
+        else:
+            await self.reconcile(node_id, spec.name, arguments, f"{reason}; {probe.detail}")
+
+    async def _probe(
+        self, node_id: str, arguments: dict[str, JsonValue], operation_id: str | None
+    ) -> OperationProbe:
+        tool = self._ledger.node(node_id).tool
+        probe = await probe_operation(
+            ProbeRequest(
+                run_id=self._options.run_id,
+                scenario=self._options.scenario,
+                node_id=node_id,
+                tool=tool,
+                arguments=arguments,
+                operation_id=operation_id,
+            ),
+            tool_call_summary(node_id, tool, arguments),
+        )
+        self._ledger.probed(node_id, probe.state.value, probe.detail)
+        return probe
+
+    def _settle(self, node_id: str, probe: OperationProbe, attempt: int) -> None:
+        """DONE with what the system reported: for an async operation, as its callback would."""
+        result: JsonValue = probe.started
+        if self._ledger.spec(node_id).completion is ToolCompletion.ASYNC_OPERATION:
+            started = probe.started if isinstance(probe.started, dict) else {}
+            result = {
+                "operation_id": started.get("operation_id"),
+                "started": probe.started,
+                "outcome": probe.outcome,
+            }
+        self._ledger.complete(
+            node_id, ToolCallResult(result=result, attempt=attempt, latency_ms=0.0)
+        )
 
     async def reconcile(
-        self, node_id: str, tool: str, arguments: dict[str, JsonValue], reason: str
+        self,
+        node_id: str,
+        tool: str,
+        arguments: dict[str, JsonValue],
+        reason: str,
+        operation_id: str | None = None,
     ) -> None:
         """A side effect whose outcome is uncertain is never retried blindly: it is UNKNOWN
         until someone delivers what really happened."""
         self._ledger.hold(node_id, NodeStatus.UNKNOWN, note=f"outcome unknown: {reason}")
+        template = self._ledger.spec(node_id).reconcile_example
         wait = self._desk.open(
             f"reconcile-{node_id}",
             WaitKind.RECONCILE,
@@ -90,6 +176,7 @@ class HeldNodes:
             '{"outcome": "succeeded", "result": ...} or {"outcome": "failed"}',
             self._timeouts.reconcile,
             node_id=node_id,
+            example=reconcile_example(template, arguments, operation_id),
         )
         await self._desk.until_settled(wait)
         payload = wait.payload if isinstance(wait.payload, dict) else {}

@@ -49,7 +49,7 @@ class NodeBatchWorkflow:
                         fault=call.fault,
                     ),
                     local=call.local,
-                    side_effects=False,
+                    retry=TOOL_RETRY,
                     summary=call.summary,
                 )
             except ActivityError as error:

@@ -22,11 +22,10 @@ from harness.node_ledger import NodeLedger
 from harness.run import ExecutionOptions
 from harness.tools import ToolCompletion
 from workflows.activity_calls import (
-    SIDE_EFFECT_RETRY,
-    TOOL_RETRY,
     ActivityFailure,
     run_tool_call,
     tool_call_summary,
+    tool_retry,
 )
 from workflows.held_nodes import HeldNodes
 
@@ -70,7 +69,7 @@ class NodeRunner:
                     fault=self._fault(node.tool, arguments),
                 ),
                 local=spec.local,
-                side_effects=spec.side_effects,
+                retry=tool_retry(spec),
                 summary=tool_call_summary(node_id, node.tool, arguments),
             )
         except ActivityError as error:
@@ -88,11 +87,13 @@ class NodeRunner:
         if self._stopping() and isinstance(error.cause, CancelledError):
             raise asyncio.CancelledError from error  # the run stopped it: not the node's failure
         spec = self._ledger.spec(node_id)
-        policy = SIDE_EFFECT_RETRY if spec.side_effects else TOOL_RETRY
-        failure = ActivityFailure(error, policy.maximum_attempts or 1)
+        failure = ActivityFailure(error, tool_retry(spec).maximum_attempts or 1)
         self._ledger.retried(node_id, failure.attempts)
         if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
-            await self._held.reconcile(node_id, spec.name, arguments, failure.message)
+            if spec.probes_outcome:
+                await self._held.after_uncertain_call(node_id, arguments, failure.message)
+            else:
+                await self._held.reconcile(node_id, spec.name, arguments, failure.message)
             return
         self._ledger.fail(node_id, arguments, failure.code, failure.message, failure.attempts)
 

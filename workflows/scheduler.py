@@ -49,7 +49,7 @@ class Scheduler:
         self._budget = budget
         self._options = options
         self._reusable = reusable
-        held = HeldNodes(ledger, desk, options.wait_timeouts)
+        held = HeldNodes(ledger, desk, options)
         self._runner = NodeRunner(ledger, held, options, lambda: self._stop_reason is not None)
         self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
         self._batches = 0

@@ -22,6 +22,7 @@ from harness.wait_book import (
 
 QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
 DELIVERY_RULES_PATCH = "delivery-rules-v2"
+RECONCILE_RULES_PATCH = "delivery-rules-v3"
 
 
 class WaitDesk:
@@ -32,6 +33,8 @@ class WaitDesk:
 
     def _rules(self) -> DeliveryRules:
         """The delivery rules of the release the run started on (see DeliveryRules)."""
+        if workflow.patched(RECONCILE_RULES_PATCH):
+            return DeliveryRules.V3
         return DeliveryRules.V2 if workflow.patched(DELIVERY_RULES_PATCH) else DeliveryRules.V1
 
     def open(
@@ -44,6 +47,7 @@ class WaitDesk:
         node_id: str | None = None,
         operation_id: str | None = None,
         event: str | None = None,
+        example: JsonValue = None,
     ) -> Wait:
         now = workflow.now()
         deadline = now + timedelta(seconds=timeout_seconds) if timeout_seconds else None
@@ -57,6 +61,7 @@ class WaitDesk:
                 event=event,
                 created_at=now,
                 deadline=deadline,
+                example=example,
             )
         )
         self._trace.emit(

@@ -1,16 +1,19 @@
-"""Scenario `refunds`: check an order, refund it after approval through a payment service that
-calls back, and report what was refunded."""
+"""Scenario `refunds`: check an order, refund it after approval through the payment service (its
+own process, `python -m payments`), which reports the outcome by callback, and report what was
+refunded."""
 
-from scenarios.base import DeliverResult, Scenario
+from payments.api import DEFAULT_URL, PaymentsClient
+from scenarios.base import Environment, Scenario
 from scenarios.refunds.check import check_refund_report, refunds_rubric
-from scenarios.refunds.payments import FakePaymentService
 from scenarios.refunds.planning import plan_refund
 from scenarios.refunds.tools import PAYMENTS, TOOLS
 
+PAYMENTS_URL_VARIABLE = "HARNESS_PAYMENTS_URL"
 
-def _services(deliver: DeliverResult) -> dict[str, object]:
-    """The fake payment service, which reports each outcome to its run through `deliver`."""
-    return {PAYMENTS: FakePaymentService(deliver)}
+
+def _services(environment: Environment) -> dict[str, object]:
+    """The client of the payment service at $HARNESS_PAYMENTS_URL (default on localhost)."""
+    return {PAYMENTS: PaymentsClient(environment.get(PAYMENTS_URL_VARIABLE) or DEFAULT_URL)}
 
 
 SCENARIO = Scenario(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from payments.api import PaymentOutcome
 from scenarios.refunds.data import OrderItem
-from scenarios.refunds.payments import PaymentOutcome
 
 
 class OrderFacts(BaseModel):

@@ -7,8 +7,20 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import ErrorCode, ToolError
 from harness.llm import TextRequest
+from harness.messages import OperationProbe, ProbeState
 from harness.tools import ToolCompletion, ToolRole, ToolSpec
 from harness.untrusted import fence, with_data_rule
+from payments.api import (
+    KeyReuseError,
+    OverRefundError,
+    Payment,
+    PaymentOutcome,
+    PaymentsClient,
+    PaymentsError,
+    PaymentStatus,
+    RefundOrder,
+    UnavailableError,
+)
 from scenarios.base import Tool, ToolContext
 from scenarios.refunds.data import (
     AS_OF,
@@ -26,7 +38,6 @@ from scenarios.refunds.models import (
     RefundStarted,
     SummaryArgs,
 )
-from scenarios.refunds.payments import KeyReuseError, Payment, PaymentService, PaymentStatus
 from scenarios.refunds.report import render_report
 
 PAYMENTS = "payments"
@@ -56,22 +67,34 @@ def _order(order_id: str) -> OrderRecord:
     return record
 
 
-def _payments(ctx: ToolContext) -> PaymentService:
+def _payments(ctx: ToolContext) -> PaymentsClient:
     service = ctx.services.get(PAYMENTS)
-    if not isinstance(service, PaymentService):
+    if not isinstance(service, PaymentsClient):
         raise ToolError(
             ErrorCode.CONFIG_INVALID,
-            f"this worker has no payment service; pass services={{'{PAYMENTS}': ...}} "
-            "to build_worker",
+            f"this worker has no payment service; pass services={{'{PAYMENTS}': "
+            "PaymentsClient(URL)}} to build_worker",
         )
     return service
 
 
-def _paid_through_service(record: OrderRecord, ctx: ToolContext) -> list[Payment]:
-    service = ctx.services.get(PAYMENTS)
-    if not isinstance(service, PaymentService):
-        return []
-    return [payment for payment in service.payments() if payment.order_id == record.order_id]
+def _unreachable(error: UnavailableError) -> ToolError:
+    """The service did not answer: retried, and for a refund its outcome is asked for later."""
+    return ToolError(ErrorCode.TIMEOUT, str(error))
+
+
+async def _paid_through_service(record: OrderRecord, ctx: ToolContext) -> list[Payment]:
+    """Refunds of this order the payment service has accepted (failed ones paid nothing)."""
+    try:
+        found = await _payments(ctx).payments(record.order_id)
+    except UnavailableError as error:
+        raise _unreachable(error) from error
+    return [payment for payment in found if payment.status is not PaymentStatus.FAILED]
+
+
+def _idempotency_key(ctx: ToolContext) -> str:
+    """The same for every attempt of this node in this run: paid at most once."""
+    return f"{ctx.run_id}:{ctx.node_id}"
 
 
 def _total(payments: list[Payment]) -> int:
@@ -122,7 +145,7 @@ async def check_refund_policy(args: PolicyArgs, ctx: ToolContext) -> JsonValue:
     category, window, days = _within_window(record, args.reason)
     # This run's own payment is not an earlier refund: a replan submits it again with the same
     # idempotency key, and that pays nothing.
-    earlier = [p for p in _paid_through_service(record, ctx) if p.run_id != ctx.run_id]
+    earlier = [p for p in await _paid_through_service(record, ctx) if p.run_id != ctx.run_id]
     refundable = record.amount_cents - record.refunded_cents - _total(earlier)
     if refundable <= 0:
         raise ToolError(
@@ -151,14 +174,14 @@ async def submit_refund(args: RefundArgs, ctx: ToolContext) -> JsonValue:
     """Ask the payment service to pay; its outcome is delivered to the run later.
 
     The idempotency key is the same for every attempt of this node in this run, so a retried or
-    re-delivered refund is paid at most once. The policy is enforced here too, so a plan that
-    leaves out the checks cannot pay what they would refuse."""
+    re-delivered refund is paid at most once; the service also refuses to refund more than was
+    captured, whichever run asks. The policy is enforced here too, so a plan that leaves out the
+    checks cannot pay what they would refuse."""
     record = _order(args.order_id)
     _within_window(record, args.reason)
     _not_disputed(record)
-    service = _payments(ctx)
-    key = f"{ctx.run_id}:{ctx.node_id}"
-    others = [p for p in _paid_through_service(record, ctx) if p.idempotency_key != key]
+    key = _idempotency_key(ctx)
+    others = [p for p in await _paid_through_service(record, ctx) if p.idempotency_key != key]
     refundable = record.amount_cents - record.refunded_cents - _total(others)
     if args.amount_cents > refundable:
         raise ToolError(
@@ -166,17 +189,58 @@ async def submit_refund(args: RefundArgs, ctx: ToolContext) -> JsonValue:
             f"a refund of {money(args.amount_cents)} exceeds the {money(max(refundable, 0))} "
             f"left to refund on order {record.order_id}",
         )
-    try:
-        operation_id = await service.submit(ctx.run_id, key, record.order_id, args.amount_cents)
-    except KeyReuseError as error:
-        raise ToolError(ErrorCode.POLICY_VIOLATION, str(error)) from error
-    started = RefundStarted(
-        operation_id=operation_id,
+    order = RefundOrder(
         idempotency_key=key,
+        run_id=ctx.run_id,
         order_id=record.order_id,
         amount_cents=args.amount_cents,
     )
-    return started.model_dump()
+    try:
+        accepted = await _payments(ctx).refund(order)
+    except (KeyReuseError, OverRefundError) as error:
+        raise ToolError(ErrorCode.POLICY_VIOLATION, error.message) from error
+    except PaymentsError as error:
+        raise ToolError(ErrorCode.TOOL_EXECUTION_FAILED, error.message) from error
+    except UnavailableError as error:
+        raise _unreachable(error) from error
+    return _started(accepted.payment).model_dump()
+
+
+def _started(payment: Payment) -> RefundStarted:
+    return RefundStarted(
+        operation_id=payment.operation_id,
+        idempotency_key=payment.idempotency_key,
+        order_id=payment.order_id,
+        amount_cents=payment.amount_cents,
+    )
+
+
+async def probe_refund(operation_id: str | None, ctx: ToolContext) -> OperationProbe:
+    """What the payment service knows of this node's refund: by operation id when the run has
+    one, else by the node's idempotency key."""
+    service = _payments(ctx)
+    try:
+        if operation_id is not None:
+            payment = await service.payment(operation_id)
+        else:
+            payment = await service.payment_by_key(_idempotency_key(ctx))
+    except UnavailableError as error:
+        raise _unreachable(error) from error
+    if payment is None:
+        asked = operation_id or f"idempotency key {_idempotency_key(ctx)}"
+        return OperationProbe(
+            state=ProbeState.NOT_FOUND, detail=f"the payment service has no payment for {asked}"
+        )
+    started = _started(payment).model_dump()
+    if payment.status is PaymentStatus.PENDING:
+        detail = f"payment {payment.operation_id} is pending at the payment service"
+        return OperationProbe(state=ProbeState.PENDING, started=started, detail=detail)
+    return OperationProbe(
+        state=ProbeState.SETTLED,
+        started=started,
+        outcome=PaymentOutcome.of(payment).model_dump(mode="json"),
+        detail=f"payment {payment.operation_id} is {payment.status.value} at the payment service",
+    )
 
 
 async def summarize_refund(args: SummaryArgs, ctx: ToolContext) -> JsonValue:
@@ -240,18 +304,28 @@ TOOLS = (
             "submit_refund",
             "Refund money to the customer through the payment service. Needs approval; runs as "
             "an async operation whose outcome the payment service delivers. Depend on the three "
-            "checks and bind amount_cents to lookup_order's amount_cents. To reconcile an "
-            'unknown outcome, deliver {"outcome": "succeeded", "result": {"operation_id": ..., '
-            '"outcome": {"status": "paid", "operation_id": ..., "order_id": ..., '
-            '"amount_cents": ...}}}.',
+            "checks and bind amount_cents to lookup_order's amount_cents. Idempotent: a "
+            "retried call pays once.",
             RefundArgs,
             cost_hint=1.0,
             side_effects=True,
+            idempotent=True,
+            probes_outcome=True,
+            reconcile_example={
+                "operation_id": "OPERATION_ID",
+                "outcome": {
+                    "status": "paid",
+                    "operation_id": "OPERATION_ID",
+                    "order_id": "ORDER_ID",
+                    "amount_cents": "AMOUNT_CENTS",
+                },
+            },
             requires_approval=True,
             completion=ToolCompletion.ASYNC_OPERATION,
         ),
         arguments=RefundArgs,
         run=submit_refund,
+        probe=probe_refund,
     ),
     Tool(
         spec=ToolSpec.from_model(

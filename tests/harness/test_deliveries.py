@@ -43,7 +43,10 @@ def test_an_answer_request_is_user_input_from_the_user_unless_an_actor_is_given(
     [
         pytest.param(
             wait("reconcile-change", WaitKind.RECONCILE),
-            DeliverRequest(wait_id="reconcile-change", data={"outcome": "succeeded"}),
+            DeliverRequest(
+                wait_id="reconcile-change",
+                data={"outcome": "succeeded", "result": {"changed": True}},
+            ),
             id="RECONCILE-by-wait-id",
         ),
         pytest.param(

@@ -66,7 +66,7 @@ async def test_every_scenario_writer_gets_its_facts_as_data(scenario: str, goal:
         assert tool is not None
         arguments = tool.arguments.model_validate(resolve_arguments(node, tool.spec, results))
         context = ToolContext(run_id="r", node_id=node.id, attempt=1, writer=writer)
-        results[node.id] = await tool.run(arguments, context)
+        results[node.id] = await tool.call(arguments, context)
 
     assert writer.requests
     for request in writer.requests:

@@ -52,7 +52,7 @@ async def run_tool(scenario: Scenario, tool: str, arguments: dict[str, Any]) -> 
     found = scenario.tool(tool)
     assert found is not None, f"{tool} is not in the {scenario.name} catalog"
     context = ToolContext(run_id="local", node_id=tool, attempt=1, writer=ScriptedProvider())
-    result = await found.run(found.arguments.model_validate(arguments), context)
+    result = await found.call(found.arguments.model_validate(arguments), context)
     return json.loads(json.dumps(result))
 
 

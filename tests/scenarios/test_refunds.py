@@ -1,68 +1,72 @@
-"""The refunds scenario: reading the goal, the policy checks, the idempotent payment service, the
-report check, and refunds end to end on the dev server: approval, rejection, a duplicate approval,
-a refusal before approval, and an uncertain outcome that waits for a reconcile delivery."""
+"""The refunds scenario: reading the goal, the policy checks and the refund against the real
+payment service (its HTTP server and ledger, in this process), the outcome probe, and the report
+check. Runs end to end are in test_refund_runs.py; crashes in test_refund_crashes.py."""
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import JsonValue
-from temporalio.client import Client, WorkflowHandle
 
-from activities.callbacks import signal_delivery
-from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.dag import NodeStatus
-from harness.deliveries import ApprovalRequest, DeliverRequest
+from activities.llm import ScriptedProvider
 from harness.errors import ErrorCode, FailureContext, ToolError
-from harness.faults import FaultSpec
-from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus
+from harness.messages import OperationProbe, ProbeState
 from harness.validation import validate_plan
-from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
+from payments.__main__ import shop_charges
+from payments.api import PaymentsClient
+from payments.ledger import PaymentLedger
+from payments.server import ServiceTiming, serve
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningError, ToolContext
 from scenarios.refunds.check import check_refund_report
-from scenarios.refunds.payments import FakePaymentService, KeyReuseError
 from scenarios.refunds.planning import plan_refund
+from tests.payment_service import free_port
 from tests.scenarios.inprocess import planning_input
-from tests.support import activity_timeline, history_events, node_of
-from worker.app import build_worker
-from workflows import AgentRunWorkflow
-
-REAL_TIME_CALLBACK = "the payment callback arrives in real time; skipped time expires its wait"
 
 GOAL = "Refund order A-1001, the customer received a damaged item"
 STATEMENT = "Refunded $64.80 to Dana Whitfield for order A-1001."
 REFUNDS = get_scenario("refunds")
-WAIT_SECONDS = 10.0
+SETTLE_LATER = ServiceTiming(settle_seconds=3600)
 
 
-class Callbacks:
-    """A payment-service callback that records what it was called with."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, JsonValue]] = []
-
-    async def __call__(self, run_id: str, operation_id: str, outcome: JsonValue) -> None:
-        self.calls.append((run_id, operation_id, outcome))
+@pytest.fixture
+def ledger(tmp_path: Path) -> PaymentLedger:
+    ledger = PaymentLedger(tmp_path / "payments.db")
+    ledger.seed(shop_charges())
+    return ledger
 
 
-def tool_context(payments: FakePaymentService | None = None) -> ToolContext:
-    services = {"payments": payments} if payments is not None else {}
+@pytest.fixture
+def shop(ledger: PaymentLedger) -> Iterator[PaymentsClient]:
+    """The payment service's own HTTP server over a fresh ledger, in this process."""
+    server = serve(ledger, "127.0.0.1", 0, SETTLE_LATER)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield PaymentsClient(f"http://127.0.0.1:{server.server_port}")
+    server.shutdown()
+    server.server_close()
+
+
+def tool_context(payments: PaymentsClient, run_id: str = "run-1") -> ToolContext:
     return ToolContext(
-        run_id="run-1", node_id="refund", attempt=1, writer=ScriptedProvider(), services=services
+        run_id=run_id,
+        node_id="refund",
+        attempt=1,
+        writer=ScriptedProvider(),
+        services={"payments": payments},
     )
 
 
 async def call_tool(name: str, context: ToolContext, **arguments: Any) -> JsonValue:
     tool = REFUNDS.tool(name)
     assert tool is not None
-    return await tool.run(tool.arguments.model_validate(arguments), context)
+    return await tool.call(tool.arguments.model_validate(arguments), context)
 
 
 async def refused(name: str, context: ToolContext, **arguments: Any) -> ToolError:
@@ -131,78 +135,70 @@ def test_an_answer_that_names_an_order_replaces_the_order_in_the_goal() -> None:
     ],
 )
 async def test_ineligible_and_unknown_orders_are_refused_with_a_reason(
-    tool: str, order_id: str, code: ErrorCode, message: str
+    tool: str, order_id: str, code: ErrorCode, message: str, shop: PaymentsClient
 ) -> None:
     arguments: dict[str, Any] = {"order_id": order_id}
     if tool == "check_refund_policy":
         arguments["reason"] = "the item arrived damaged"
-    error = await refused(tool, tool_context(), **arguments)
+    error = await refused(tool, tool_context(shop), **arguments)
     assert error.code is code
     assert message in error.message
 
 
-async def test_a_change_of_mind_has_a_shorter_window_than_a_damaged_item() -> None:
+async def test_a_change_of_mind_has_a_shorter_window_than_a_damaged_item(
+    shop: PaymentsClient,
+) -> None:
     windows = []
     for reason in ("it arrived cracked", "the customer changed their mind"):
         decision = await call_tool(
-            "check_refund_policy", tool_context(), order_id="A-1001", reason=reason
+            "check_refund_policy", tool_context(shop), order_id="A-1001", reason=reason
         )
         assert isinstance(decision, dict)
         windows.append((decision["reason_category"], decision["window_days"]))
     assert windows == [("damaged item", 30), ("changed mind", 14)]
 
 
-async def test_the_same_idempotency_key_submitted_twice_pays_once() -> None:
-    callbacks = Callbacks()
-    service = FakePaymentService(callbacks, delay_seconds=0.01)
-    first = await service.submit("run-1", "run-1:refund", "A-1001", 6480)
-    second = await service.submit("run-1", "run-1:refund", "A-1001", 6480)
-    await asyncio.sleep(0.1)
-    assert first == second
-    assert [(p.operation_id, p.amount_cents) for p in service.payments()] == [(first, 6480)]
-    assert [(run, operation) for run, operation, _ in callbacks.calls] == [
-        ("run-1", first),
-        ("run-1", first),
+async def test_a_refund_is_paid_once_however_often_the_same_node_submits_it(
+    shop: PaymentsClient,
+) -> None:
+    context = tool_context(shop)
+    first = await call_tool(
+        "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
+    )
+    again = await call_tool(
+        "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
+    )
+    assert first == again
+    assert isinstance(first, dict) and first["idempotency_key"] == "run-1:refund"
+    assert [(p.operation_id, p.amount_cents) for p in await shop.payments()] == [
+        (first["operation_id"], 6480)
     ]
-    assert all(isinstance(o, dict) and o["status"] == "paid" for _, _, o in callbacks.calls)
 
 
-async def test_a_key_reused_for_a_different_refund_is_refused() -> None:
-    service = FakePaymentService(Callbacks(), delay_seconds=0.01)
-    await service.submit("run-1", "run-1:refund", "A-1001", 6480)
-    with pytest.raises(KeyReuseError, match="needs a new key"):
-        await service.submit("run-1", "run-1:refund", "A-1001", 100)
-    await asyncio.sleep(0.05)
-    assert len(service.payments()) == 1
-
-
-async def test_a_persisted_ledger_remembers_payments_across_restarts(tmp_path: Path) -> None:
-    ledger = tmp_path / "payments.json"
-    before = FakePaymentService(Callbacks(), delay_seconds=0.01, ledger_path=ledger)
-    operation = await before.submit("run-1", "run-1:refund", "A-1001", 6480)
-    after = FakePaymentService(Callbacks(), delay_seconds=0.01, ledger_path=ledger)
-    assert await after.submit("run-1", "run-1:refund", "A-1001", 6480) == operation
-    await asyncio.sleep(0.05)
-    assert len(after.payments()) == 1
-
-
-async def test_an_order_refunded_by_an_earlier_run_is_not_refunded_again() -> None:
-    service = FakePaymentService(Callbacks(), delay_seconds=0.01)
-    await service.submit("run-0", "run-0:refund", "A-1001", 6480)
-    await asyncio.sleep(0.05)
-    context = tool_context(service)
+async def test_an_order_refunded_by_an_earlier_run_is_not_refunded_again(
+    shop: PaymentsClient,
+) -> None:
+    await call_tool(
+        "submit_refund",
+        tool_context(shop, run_id="run-0"),
+        order_id="A-1001",
+        amount_cents=6480,
+        reason="damaged",
+    )
+    context = tool_context(shop)
     policy = await refused("check_refund_policy", context, order_id="A-1001", reason="damaged")
     submit = await refused(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
     assert "already been refunded in full" in policy.message
     assert "exceeds the $0.00 left to refund" in submit.message
-    assert len(service.payments()) == 1
+    assert len(await shop.payments()) == 1
 
 
-async def test_a_replan_in_the_same_run_passes_the_checks_and_is_not_paid_again() -> None:
-    service = FakePaymentService(Callbacks(), delay_seconds=0.01)
-    context = tool_context(service)
+async def test_a_replan_in_the_same_run_passes_the_checks_and_is_not_paid_again(
+    shop: PaymentsClient,
+) -> None:
+    context = tool_context(shop)
     first = await call_tool(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
@@ -210,18 +206,80 @@ async def test_a_replan_in_the_same_run_passes_the_checks_and_is_not_paid_again(
     again = await call_tool(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
-    await asyncio.sleep(0.05)
     assert first == again
-    assert len(service.payments()) == 1
+    assert len(await shop.payments()) == 1
 
 
-async def test_a_refund_submitted_without_the_checks_is_still_held_to_the_policy() -> None:
-    service = FakePaymentService(Callbacks(), delay_seconds=0.01)
+async def test_a_refund_submitted_without_the_checks_is_still_held_to_the_policy(
+    shop: PaymentsClient,
+) -> None:
     error = await refused(
-        "submit_refund", tool_context(service), order_id="A-1004", amount_cents=100, reason="x"
+        "submit_refund", tool_context(shop), order_id="A-1004", amount_cents=100, reason="x"
     )
     assert error.code is ErrorCode.POLICY_VIOLATION and "under dispute" in error.message
-    assert service.payments() == []
+    assert await shop.payments() == []
+
+
+async def test_concurrent_runs_refunding_one_order_pay_it_once(shop: PaymentsClient) -> None:
+    """Every run passes the checks before any has paid; the service holds the line."""
+    submits = [
+        call_tool(
+            "submit_refund",
+            tool_context(shop, run_id=f"run-{n}"),
+            order_id="A-1001",
+            amount_cents=6480,
+            reason="damaged",
+        )
+        for n in range(8)
+    ]
+    outcomes = await asyncio.gather(*submits, return_exceptions=True)
+    paid = [o for o in outcomes if isinstance(o, dict)]
+    refusals = [o for o in outcomes if isinstance(o, ToolError)]
+    assert len(paid) == 1 and len(refusals) == 7
+    assert all(r.code is ErrorCode.POLICY_VIOLATION for r in refusals)
+    assert len(await shop.payments("A-1001")) == 1
+
+
+async def test_an_unreachable_payment_service_is_a_transient_failure() -> None:
+    error = await refused(
+        "submit_refund",
+        tool_context(PaymentsClient(f"http://127.0.0.1:{free_port()}")),
+        order_id="A-1001",
+        amount_cents=6480,
+        reason="damaged",
+    )
+    assert error.code is ErrorCode.TIMEOUT and "did not answer" in error.message
+
+
+async def probe(context: ToolContext, operation_id: str | None = None) -> OperationProbe:
+    tool = REFUNDS.tool("submit_refund")
+    assert tool is not None and tool.probe is not None and tool.spec.probes_outcome
+    return await tool.probe(operation_id, context)
+
+
+async def test_the_probe_finds_no_payment_for_a_refund_that_never_reached_the_service(
+    shop: PaymentsClient,
+) -> None:
+    found = await probe(tool_context(shop))
+    assert found.state is ProbeState.NOT_FOUND
+    assert "no payment for idempotency key run-1:refund" in found.detail
+
+
+async def test_the_probe_reports_a_pending_then_a_settled_refund_by_key_and_by_operation(
+    shop: PaymentsClient, ledger: PaymentLedger
+) -> None:
+    context = tool_context(shop)
+    started = await call_tool(
+        "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
+    )
+    assert isinstance(started, dict)
+    pending = await probe(context)
+    ledger.settle_due(time.time() + 3600)
+    settled = await probe(context, str(started["operation_id"]))
+    assert (pending.state, pending.started) == (ProbeState.PENDING, started)
+    assert (settled.state, settled.started) == (ProbeState.SETTLED, started)
+    assert isinstance(settled.outcome, dict)
+    assert (settled.outcome["status"], settled.outcome["amount_cents"]) == ("paid", 6480)
 
 
 # --- the report check --------------------------------------------------------------------------
@@ -249,168 +307,3 @@ def test_a_report_that_states_the_refund_once_for_the_order_amount_passes() -> N
 def test_a_report_that_misstates_the_refund_is_rejected(report: str, problem: str) -> None:
     problems = check_refund_report(CheckInput(GOAL, report, _paid_results()))
     assert any(problem in text for text in problems), problems
-
-
-# --- end to end on the dev server -------------------------------------------------------------
-
-
-@asynccontextmanager
-async def refunds_worker(client: Client, task_queue: str) -> AsyncIterator[FakePaymentService]:
-    payments = FakePaymentService(signal_delivery(client))
-    registry = ProviderRegistry.always(ScriptedProvider())
-    async with build_worker(client, task_queue, registry, services={"payments": payments}):
-        yield payments
-
-
-async def start_refund(
-    client: Client, task_queue: str, goal: str = GOAL, faults: list[FaultSpec] | None = None
-) -> WorkflowHandle[Any, Any]:
-    return await client.start_workflow(
-        AgentRunWorkflow.run,
-        RunRequest(goal=goal, scenario="refunds", faults=faults or []),
-        id=f"refund-{uuid.uuid4().hex[:10]}",
-        task_queue=task_queue,
-    )
-
-
-async def pending_wait(handle: WorkflowHandle[Any, Any], wait_id: str) -> Wait:
-    for _ in range(int(WAIT_SECONDS / 0.1)):
-        waits = await handle.query(AgentRunWorkflow.waits)
-        found = [w for w in waits if w.id == wait_id and w.status is WaitStatus.PENDING]
-        if found:
-            return found[0]
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"wait {wait_id} was not pending within {WAIT_SECONDS} s")
-
-
-async def update(handle: WorkflowHandle[Any, Any], name: str, request: Any) -> DeliveryReceipt:
-    receipt: DeliveryReceipt = await handle.execute_update(
-        name, request, result_type=DeliveryReceipt
-    )
-    return receipt
-
-
-async def finished(handle: WorkflowHandle[Any, Any]) -> RunResult:
-    result: RunResult = await asyncio.wait_for(handle.result(), timeout=WAIT_SECONDS)
-    return result
-
-
-def node(run: RunResult | RunStatus, node_id: str) -> NodeOutcome:
-    return next(outcome for outcome in run.nodes if outcome.id == node_id)
-
-
-@pytest.mark.requires_local_server(
-    "the payment callback arrives in real time; skipped time expires its wait first"
-)
-async def test_an_approved_refund_is_paid_once_and_reported_once(
-    client: Client, task_queue: str
-) -> None:
-    async with refunds_worker(client, task_queue) as payments:
-        handle = await start_refund(client, task_queue)
-        approval = await pending_wait(handle, "approve-refund")
-        assert approval.kind is WaitKind.APPROVAL and not payments.payments()
-        receipt = await update(
-            handle, "approve_sync", ApprovalRequest(wait_id="approve-refund", actor="human:ops")
-        )
-        result = await finished(handle)
-    assert receipt.accepted and not receipt.duplicate
-    assert result.status is RunPhase.SUCCEEDED, result.error
-    assert result.report is not None
-    assert result.report.count("Refunded") == 1 and STATEMENT in result.report
-    (payment,) = payments.payments()
-    assert (payment.order_id, payment.amount_cents) == ("A-1001", 6480)
-    assert payment.idempotency_key == f"{handle.id}:refund"
-    assert payment.operation_id in result.report
-    operation = next(w for w in result.waits if w.id == "op-refund")
-    assert (operation.operation_id, operation.delivered_by) == (
-        payment.operation_id,
-        "system:payments",
-    )
-
-
-async def test_a_rejected_refund_fails_with_policy_violation_and_pays_nothing(
-    client: Client, task_queue: str
-) -> None:
-    async with refunds_worker(client, task_queue) as payments:
-        handle = await start_refund(client, task_queue)
-        await pending_wait(handle, "approve-refund")
-        rejection = ApprovalRequest(
-            wait_id="approve-refund", decision=Decision.REJECT, actor="human:ops", comment="fraud"
-        )
-        await update(handle, "approve_sync", rejection)
-        result = await finished(handle)
-    assert result.status is RunPhase.FAILED_EXECUTION
-    refund = node(result, "refund")
-    assert (refund.status, refund.error_code) == (NodeStatus.FAILED, "POLICY_VIOLATION")
-    assert node(result, "report").status is NodeStatus.SKIPPED
-    assert payments.payments() == []
-
-
-@pytest.mark.requires_local_server(
-    "the payment callback arrives in real time; skipped time expires its wait first"
-)
-async def test_a_duplicate_approval_is_acknowledged_as_a_duplicate_and_pays_once(
-    client: Client, task_queue: str
-) -> None:
-    async with refunds_worker(client, task_queue) as payments:
-        handle = await start_refund(client, task_queue)
-        await pending_wait(handle, "approve-refund")
-        approval = ApprovalRequest(wait_id="approve-refund", actor="human:ops")
-        first = await update(handle, "approve_sync", approval)
-        second = await update(handle, "approve_sync", approval)
-        result = await finished(handle)
-    assert (first.accepted, first.duplicate) == (True, False)
-    assert (second.accepted, second.duplicate) == (True, True)
-    assert result.status is RunPhase.SUCCEEDED, result.error
-    assert len(payments.payments()) == 1
-
-
-async def test_an_order_outside_the_refund_window_halts_before_any_approval(
-    client: Client, task_queue: str
-) -> None:
-    async with refunds_worker(client, task_queue) as payments:
-        handle = await start_refund(client, task_queue, "Refund order A-1002, it stopped working")
-        result = await finished(handle)
-    assert result.status is RunPhase.FAILED_EXECUTION
-    policy = node(result, "policy")
-    assert policy.error_code == "POLICY_VIOLATION"
-    assert "delivered 67 days ago" in (policy.error_message or "")
-    assert node(result, "refund").status is NodeStatus.SKIPPED
-    assert result.waits == []
-    assert payments.payments() == []
-
-
-async def test_a_refund_with_an_unknown_outcome_waits_for_reconcile_and_is_never_retried(
-    client: Client, task_queue: str
-) -> None:
-    async with refunds_worker(client, task_queue) as payments:
-        handle = await start_refund(
-            client, task_queue, faults=[FaultSpec.parse("submit_refund=TIMEOUT")]
-        )
-        await pending_wait(handle, "approve-refund")
-        await update(
-            handle, "approve_sync", ApprovalRequest(wait_id="approve-refund", actor="human:ops")
-        )
-        reconcile = await pending_wait(handle, "reconcile-refund")
-        status = await handle.query(AgentRunWorkflow.status)
-        outcome = {"status": "paid", "operation_id": "pay-manual", "order_id": "A-1001"}
-        found = {"operation_id": "pay-manual", "outcome": {**outcome, "amount_cents": 6480}}
-        receipt = await update(
-            handle,
-            "deliver_sync",
-            DeliverRequest(
-                wait_id="reconcile-refund",
-                data={"outcome": "succeeded", "result": found},
-                actor="human:ops",
-            ),
-        )
-        result = await finished(handle)
-        timeline = activity_timeline(await history_events(client, handle.id))
-    assert reconcile.kind is WaitKind.RECONCILE
-    assert node(status, "refund").status is NodeStatus.UNKNOWN
-    assert receipt.accepted
-    assert result.status is RunPhase.SUCCEEDED, result.error
-    assert result.report is not None and "pay-manual" in result.report
-    assert payments.payments() == []
-    refund_calls = [s for kind, s in timeline if kind == "scheduled" and node_of(s) == "refund"]
-    assert len(refund_calls) == 1

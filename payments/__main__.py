@@ -1,0 +1,101 @@
+"""`python -m payments`: the payment service, its HTTP API and its callback outbox.
+
+    python -m payments [--host 127.0.0.1] [--port 8642] [--db .harness/payments.db]
+
+Temporal's address and namespace come from the environment, as for the worker. The service
+answers HTTP at once and reports outcomes as soon as Temporal can be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from infra.client import connect
+from infra.process import exit_now
+from infra.settings import Settings
+from payments.api import DEFAULT_PORT
+from payments.callbacks import Outbox
+from payments.ledger import Charge, PaymentLedger
+from payments.server import ServiceTiming, serve
+from scenarios.refunds.data import ORDERS
+
+DEFAULT_DB = Path(".harness") / "payments.db"
+CONNECT_RETRY_SECONDS = 1.0
+log = logging.getLogger("payments")
+
+
+def shop_charges() -> list[Charge]:
+    """The charges the shop captured: one per order of the refunds scenario."""
+    return [Charge(o.order_id, o.amount_cents, o.refunded_cents) for o in ORDERS]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m payments", description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument("--db", type=Path, default=DEFAULT_DB, help="the ledger's SQLite file")
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=0.5,
+        help="how long a refund is pending before it is paid and reported",
+    )
+    parser.add_argument(
+        "--hold-response-seconds",
+        type=float,
+        default=0.0,
+        help="for crash tests: answer a refund this long after paying it",
+    )
+    return parser
+
+
+async def _report_outcomes(ledger: PaymentLedger, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        try:
+            client = await connect(Settings.from_env())
+            break
+        except RuntimeError as error:
+            log.warning("Temporal not reachable yet (%s); retrying", error)
+            await asyncio.sleep(CONNECT_RETRY_SECONDS)
+    else:
+        return
+    outbox = asyncio.create_task(Outbox(ledger, client).run())
+    await stop.wait()
+    outbox.cancel()
+
+
+async def _main(args: argparse.Namespace) -> None:
+    ledger = PaymentLedger(args.db)
+    ledger.seed(shop_charges())
+    timing = ServiceTiming(args.settle_seconds, args.hold_response_seconds)
+    try:
+        server = serve(ledger, args.host, args.port, timing)
+    except OSError as error:
+        print(
+            f"payments: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr
+        )
+        exit_now(3)
+    threading.Thread(target=server.serve_forever, name="payments-http", daemon=True).start()
+    log.info("payment service on http://%s:%s (ledger %s)", args.host, server.server_port, args.db)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await _report_outcomes(ledger, stop)
+    server.shutdown()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(_main(_parser().parse_args()))
+    exit_now(0)
+
+
+if __name__ == "__main__":
+    main()

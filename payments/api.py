@@ -1,0 +1,193 @@
+"""The payment service's HTTP API: its wire models and the client a worker calls it with.
+
+The client uses only the standard library (one blocking request per call, run in a thread so
+the worker's event loop never waits on the network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+DEFAULT_PORT = 8642
+DEFAULT_URL = f"http://127.0.0.1:{DEFAULT_PORT}"
+REQUEST_TIMEOUT_SECONDS = 10.0
+
+
+class PaymentStatus(StrEnum):
+    PENDING = "pending"
+    """Accepted, and the money is committed; settlement and its callback follow."""
+    PAID = "paid"
+    FAILED = "failed"
+
+
+class RefundOrder(BaseModel):
+    """`POST /refunds`: pay back `amount_cents` on a captured charge, once per key."""
+
+    idempotency_key: str = Field(min_length=1, max_length=400)
+    run_id: str = Field(min_length=1, max_length=400, description="The run told of the outcome.")
+    order_id: str = Field(min_length=1, max_length=200)
+    amount_cents: int = Field(gt=0)
+
+
+class Payment(BaseModel):
+    """One line of the ledger: a refund the service accepted, and where it stands."""
+
+    operation_id: str
+    idempotency_key: str
+    run_id: str
+    order_id: str
+    amount_cents: int
+    status: PaymentStatus
+    created_at: datetime
+    settled_at: datetime | None = None
+    reason: str | None = Field(default=None, description="Why a payment failed.")
+
+
+class PaymentOutcome(BaseModel):
+    """What the callback delivers for an operation: the refund node's `outcome`."""
+
+    status: PaymentStatus
+    operation_id: str
+    order_id: str
+    amount_cents: int
+    idempotency_key: str | None = None
+    paid_at: datetime | None = None
+    reason: str | None = Field(default=None, description="Why a payment failed.")
+
+    @classmethod
+    def of(cls, payment: Payment) -> PaymentOutcome:
+        return cls(
+            status=payment.status,
+            operation_id=payment.operation_id,
+            order_id=payment.order_id,
+            amount_cents=payment.amount_cents,
+            idempotency_key=payment.idempotency_key,
+            paid_at=payment.settled_at if payment.status is PaymentStatus.PAID else None,
+            reason=payment.reason,
+        )
+
+
+class RefundAccepted(BaseModel):
+    """The answer to `POST /refunds`: the payment, and whether this request created it."""
+
+    payment: Payment
+    created: bool
+
+
+class ApiError(BaseModel):
+    """Every refusal: a code a program can branch on, and one line for a person."""
+
+    code: str
+    message: str
+
+
+class PaymentsError(Exception):
+    """The service refused a request; `code` is ApiError.code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class KeyReuseError(PaymentsError):
+    """An idempotency key sent again with a different order or amount."""
+
+
+class OverRefundError(PaymentsError):
+    """More than is left of the charge; nothing was paid."""
+
+
+class UnavailableError(Exception):
+    """The service could not be reached or answered oddly: the outcome of the call is unknown."""
+
+
+KEY_REUSED = "key_reused"
+OVER_REFUND = "over_refund"
+UNKNOWN_CHARGE = "unknown_charge"
+BAD_REQUEST = "bad_request"
+NOT_FOUND = "not_found"
+
+_REFUSALS: dict[str, type[PaymentsError]] = {
+    KEY_REUSED: KeyReuseError,
+    OVER_REFUND: OverRefundError,
+}
+_PAYMENTS = TypeAdapter(list[Payment])
+
+
+class PaymentsClient:
+    """The worker's way to the service; one instance is shared by every tool call."""
+
+    def __init__(self, base_url: str = DEFAULT_URL) -> None:
+        self.base_url = base_url.rstrip("/")
+
+    async def refund(self, order: RefundOrder) -> RefundAccepted:
+        body = await self._call("POST", "/refunds", order.model_dump(mode="json"))
+        return RefundAccepted.model_validate(body)
+
+    async def payment(self, operation_id: str) -> Payment | None:
+        return await self._one(f"/payments/{urllib.parse.quote(operation_id, safe='')}")
+
+    async def payment_by_key(self, idempotency_key: str) -> Payment | None:
+        query = urllib.parse.urlencode({"idempotency_key": idempotency_key})
+        found = _PAYMENTS.validate_python(await self._call("GET", f"/payments?{query}"))
+        return found[0] if found else None
+
+    async def payments(self, order_id: str | None = None) -> list[Payment]:
+        query = f"?{urllib.parse.urlencode({'order_id': order_id})}" if order_id else ""
+        return _PAYMENTS.validate_python(await self._call("GET", f"/payments{query}"))
+
+    async def healthy(self) -> bool:
+        try:
+            await self._call("GET", "/health")
+        except (UnavailableError, PaymentsError):
+            return False
+        return True
+
+    async def _one(self, path: str) -> Payment | None:
+        try:
+            return Payment.model_validate(await self._call("GET", path))
+        except PaymentsError as error:
+            if error.code == NOT_FOUND:
+                return None
+            raise
+
+    async def _call(self, method: str, path: str, body: Any = None) -> Any:
+        return await asyncio.to_thread(self._blocking_call, method, path, body)
+
+    def _blocking_call(self, method: str, path: str, body: Any) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.base_url + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise _refusal(error) from None
+        except (OSError, ValueError) as error:
+            raise UnavailableError(
+                f"payment service at {self.base_url} did not answer {method} {path}: {error}"
+            ) from None
+
+
+def _refusal(error: urllib.error.HTTPError) -> Exception:
+    if error.code >= 500:
+        return UnavailableError(f"payment service failed ({error.code}): {error.reason}")
+    try:
+        refusal = ApiError.model_validate_json(error.read())
+    except ValueError:
+        return UnavailableError(f"payment service answered {error.code} without an error body")
+    return _REFUSALS.get(refusal.code, PaymentsError)(refusal.code, refusal.message)

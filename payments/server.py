@@ -1,0 +1,157 @@
+"""The payment service's HTTP API over its ledger (standard library `http.server`, one thread
+per request; the ledger's transactions keep the threads apart).
+
+    GET  /health                         {"status": "ok"}
+    POST /refunds                        RefundOrder -> RefundAccepted (201 new, 200 same key)
+    GET  /payments[?order_id=|?idempotency_key=]   [Payment, ...]
+    GET  /payments/OPERATION_ID          Payment, or 404
+
+Refusals carry an ApiError body: 400 bad_request, 404 not_found or unknown_charge, 409
+key_reused, 422 over_refund.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.parse
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from payments.api import (
+    BAD_REQUEST,
+    KEY_REUSED,
+    NOT_FOUND,
+    OVER_REFUND,
+    UNKNOWN_CHARGE,
+    ApiError,
+    PaymentsError,
+    PaymentStatus,
+    RefundOrder,
+)
+from payments.ledger import PaymentLedger
+
+log = logging.getLogger(__name__)
+_M = TypeVar("_M", bound=BaseModel)
+
+MAX_BODY_BYTES = 64 * 1024
+_STATUS_OF = {
+    BAD_REQUEST: HTTPStatus.BAD_REQUEST,
+    NOT_FOUND: HTTPStatus.NOT_FOUND,
+    UNKNOWN_CHARGE: HTTPStatus.NOT_FOUND,
+    KEY_REUSED: HTTPStatus.CONFLICT,
+    OVER_REFUND: HTTPStatus.UNPROCESSABLE_ENTITY,
+}
+
+
+@dataclass(frozen=True)
+class ServiceTiming:
+    settle_seconds: float = 0.5
+    """How long a refund stays pending before it is paid and reported."""
+    hold_response_seconds: float = 0.0
+    """For crash tests: answer `POST /refunds` this long after the payment is committed, so a
+    caller can die between the payment and its answer."""
+
+
+def serve(
+    ledger: PaymentLedger, host: str, port: int, timing: ServiceTiming
+) -> ThreadingHTTPServer:
+    """A server bound to (host, port); the caller runs `serve_forever` and `shutdown`."""
+
+    class Handler(_PaymentsHandler):
+        pass
+
+    Handler.ledger = ledger
+    Handler.timing = timing
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
+
+
+class _PaymentsHandler(BaseHTTPRequestHandler):
+    ledger: PaymentLedger
+    timing: ServiceTiming
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        if url.path == "/health":
+            self._send(HTTPStatus.OK, {"status": "ok"})
+        elif url.path == "/payments":
+            if "idempotency_key" in query:
+                found = self.ledger.payment_by_key(query["idempotency_key"])
+                listed = [found] if found is not None else []
+            else:
+                listed = self.ledger.payments(query.get("order_id"))
+            self._send(HTTPStatus.OK, [p.model_dump(mode="json") for p in listed])
+        elif url.path.startswith("/payments/"):
+            operation_id = urllib.parse.unquote(url.path.removeprefix("/payments/"))
+            payment = self.ledger.payment(operation_id)
+            if payment is None:
+                self._refuse(NOT_FOUND, f"no payment '{operation_id}'")
+            else:
+                self._send(HTTPStatus.OK, payment.model_dump(mode="json"))
+        else:
+            self._refuse(NOT_FOUND, f"no resource {url.path}")
+
+    def do_POST(self) -> None:
+        if urllib.parse.urlsplit(self.path).path != "/refunds":
+            self._refuse(NOT_FOUND, f"cannot POST {self.path}")
+            return
+        order = self._body(RefundOrder)
+        if order is None:
+            return
+        try:
+            accepted = self.ledger.refund(order, time.time() + self.timing.settle_seconds)
+        except PaymentsError as error:
+            self._refuse(error.code, error.message)
+            return
+        payment = accepted.payment
+        if accepted.created:
+            log.info(
+                "paid %s: %s cents on %s",
+                payment.operation_id,
+                payment.amount_cents,
+                payment.order_id,
+            )
+        elif payment.status is not PaymentStatus.PENDING:
+            self.ledger.report_again(payment.operation_id)
+        if self.timing.hold_response_seconds:
+            time.sleep(self.timing.hold_response_seconds)
+        status = HTTPStatus.CREATED if accepted.created else HTTPStatus.OK
+        self._send(status, accepted.model_dump(mode="json"))
+
+    def _body(self, model: type[_M]) -> _M | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            self._refuse(BAD_REQUEST, f"a body is at most {MAX_BODY_BYTES} bytes")
+            return None
+        try:
+            return model.model_validate_json(self.rfile.read(length))
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors()
+            )
+            self._refuse(BAD_REQUEST, problems)
+            return None
+
+    def _refuse(self, code: str, message: str) -> None:
+        status = _STATUS_OF.get(code, HTTPStatus.BAD_REQUEST)
+        self._send(status, ApiError(code=code, message=message).model_dump())
+
+    def _send(self, status: HTTPStatus, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)

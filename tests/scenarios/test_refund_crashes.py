@@ -1,0 +1,243 @@
+"""A worker killed with SIGKILL at any point of a refund, with one worker (restarted) and with two
+(the other takes over), and then a second run for the same order: the payment service's ledger
+holds exactly one payment every time.
+
+Workers are `python -m worker` processes; the payment service is `python -m payments`; nothing
+is faked. Killing a worker mid-call costs the activity's heartbeat timeout (30 s) before the
+retry, so these tests are slow by nature."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import EventType, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowHandle
+
+from harness.contracts import APPROVE_SIGNAL
+from harness.deliveries import ApprovalRequest
+from harness.run import RunPhase, RunRequest, RunResult
+from harness.wait_book import WaitStatus
+from infra.process import die_with_parent
+from scenarios.refunds import PAYMENTS_URL_VARIABLE
+from tests.payment_service import PaymentService, payment_service, temporal_environment
+from tests.support import history_events
+from workflows import AgentRunWorkflow
+
+pytestmark = [
+    pytest.mark.requires_local_server("worker processes and the service run in real time"),
+    pytest.mark.timeout(240),
+]
+
+GOAL = "Refund order A-1001, the customer received a damaged item"
+SECONDS = 120.0
+HOLD_RESPONSE_SECONDS = 3.0
+SETTLE_SECONDS = 4.0
+
+
+class Point(StrEnum):
+    BEFORE_THE_CALL = "before the call"
+    """Approval pending: nothing has been asked of the service."""
+    DURING_THE_CALL = "during the call"
+    """The service has paid; its answer has not reached the worker."""
+    BEFORE_THE_CALLBACK = "before the callback"
+    """The run waits for the outcome; the service has not reported it."""
+    AFTER_THE_CALLBACK = "after the callback"
+    """The outcome is in; the report is still to write."""
+
+
+class Workers:
+    """Worker processes on one task queue, each known by the identity Temporal records."""
+
+    def __init__(self, client: Client, task_queue: str, service: PaymentService, log: Path):
+        self._client = client
+        self._task_queue = task_queue
+        self._service = service
+        self._log = log
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    async def start(self) -> str:
+        environment = {
+            **os.environ,
+            **temporal_environment(self._client),
+            "HARNESS_TASK_QUEUE": self._task_queue,
+            "HARNESS_LLM_PROVIDER": "scripted",
+            PAYMENTS_URL_VARIABLE: self._service.url,
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "worker"],
+            env=environment,
+            stdout=self._log.open("ab"),
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent(),
+        )
+        identity = f"{process.pid}@{socket.gethostname()}"
+        self.processes[identity] = process
+        await self._until_polling(identity)
+        return identity
+
+    def kill(self, identity: str) -> None:
+        process = self.processes.pop(identity)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            process.terminate()
+        for process in self.processes.values():
+            process.wait(timeout=20)
+
+    async def _until_polling(self, identity: str) -> None:
+        for _ in range(300):
+            response = await self._client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(
+                    namespace=self._client.namespace,
+                    task_queue=TaskQueue(name=self._task_queue),
+                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+                )
+            )
+            if any(poller.identity == identity for poller in response.pollers):
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"worker {identity} never polled {self._task_queue}")
+
+
+@asynccontextmanager
+async def workers(
+    client: Client, task_queue: str, service: PaymentService, log: Path
+) -> AsyncIterator[Workers]:
+    pool = Workers(client, task_queue, service, log)
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+async def eventually(check: Any, what: str) -> None:
+    for _ in range(int(SECONDS / 0.1)):
+        if await check():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"never saw {what}")
+
+
+async def wait_status(handle: WorkflowHandle[Any, Any], wait_id: str) -> WaitStatus | None:
+    waits = await handle.query(AgentRunWorkflow.waits)
+    return next((w.status for w in waits if w.id == wait_id), None)
+
+
+async def workflow_owner(client: Client, run_id: str) -> str:
+    """The worker that completed the run's latest workflow task (the one caching it)."""
+    events = await history_events(client, run_id)
+    completed = [
+        e.workflow_task_completed_event_attributes.identity
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
+    return completed[-1]
+
+
+async def refund_caller(handle: WorkflowHandle[Any, Any]) -> str | None:
+    """The worker running the refund's activity right now."""
+    description = await handle.describe()
+    for pending in description.raw_description.pending_activities:
+        if pending.activity_type.name == "harness.run_tool" and pending.last_worker_identity:
+            return pending.last_worker_identity
+    return None
+
+
+async def start_refund(client: Client, task_queue: str) -> WorkflowHandle[Any, Any]:
+    return await client.start_workflow(
+        AgentRunWorkflow.run,
+        RunRequest(goal=GOAL, scenario="refunds"),
+        id=f"refund-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
+    )
+
+
+async def approve(handle: WorkflowHandle[Any, Any]) -> None:
+    """By signal: it needs no worker to be accepted, so it works while none is alive."""
+    await handle.signal(
+        APPROVE_SIGNAL, ApprovalRequest(wait_id="approve-refund", actor="human:ops")
+    )
+
+
+@pytest.mark.parametrize("worker_count", [1, 2], ids=["one-worker", "two-workers"])
+@pytest.mark.parametrize("point", list(Point), ids=[p.name.lower() for p in Point])
+async def test_a_worker_killed_at_any_point_of_a_refund_pays_exactly_once(
+    client: Client, task_queue: str, tmp_path: Path, point: Point, worker_count: int
+) -> None:
+    hold = HOLD_RESPONSE_SECONDS if point is Point.DURING_THE_CALL else 0.0
+    async with (
+        payment_service(
+            client, tmp_path, settle_seconds=SETTLE_SECONDS, hold_response_seconds=hold
+        ) as service,
+        workers(client, task_queue, service, tmp_path / "workers.log") as pool,
+    ):
+        for _ in range(worker_count):
+            await pool.start()
+        handle = await start_refund(client, task_queue)
+
+        async def approval_pending() -> bool:
+            return await wait_status(handle, "approve-refund") is WaitStatus.PENDING
+
+        await eventually(approval_pending, "the approval wait")
+        if point is Point.BEFORE_THE_CALL:
+            pool.kill(await workflow_owner(client, handle.id))
+            await approve(handle)
+        else:
+            await approve(handle)
+            victim = await _at(point, client, handle, service)
+            pool.kill(victim)
+        if not pool.processes:
+            await pool.start()
+        result: RunResult = await asyncio.wait_for(handle.result(), timeout=SECONDS)
+        second: RunResult = await asyncio.wait_for(
+            (await start_refund(client, task_queue)).result(), timeout=SECONDS
+        )
+        payments = await service.payments("A-1001")
+    assert result.status is RunPhase.SUCCEEDED, (point, result.error)
+    assert [p.idempotency_key for p in payments] == [f"{handle.id}:refund"]
+    assert second.status is RunPhase.FAILED_EXECUTION
+    assert result.report is not None and payments[0].operation_id in result.report
+
+
+async def _at(
+    point: Point, client: Client, handle: WorkflowHandle[Any, Any], service: PaymentService
+) -> str:
+    """Wait for `point` and name the worker to kill there."""
+    if point is Point.DURING_THE_CALL:
+
+        async def paid() -> bool:
+            return bool(await service.payments()) and await refund_caller(handle) is not None
+
+        await eventually(paid, "the payment with its call still open")
+        caller = await refund_caller(handle)
+        assert caller is not None
+        return caller
+    if point is Point.BEFORE_THE_CALLBACK:
+
+        async def waiting() -> bool:
+            return await wait_status(handle, "op-refund") is WaitStatus.PENDING
+
+        await eventually(waiting, "the wait for the payment's outcome")
+    else:
+
+        async def delivered() -> bool:
+            return await wait_status(handle, "op-refund") is WaitStatus.DELIVERED
+
+        await eventually(delivered, "the payment's outcome delivered")
+    return await workflow_owner(client, handle.id)

@@ -1,0 +1,305 @@
+"""Refunds end to end on the dev server, against the payment service as its own process:
+approval, rejection, a duplicate approval, a refusal before approval, a timed-out call retried
+under its key, a call that never reached the service, an outcome nobody can tell (reconciled by
+a person, with the whole payload), and a result that comes too late."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle
+
+from activities.llm import ProviderRegistry, ScriptedProvider
+from harness.dag import NodeStatus
+from harness.deliveries import ApprovalRequest, DeliverRequest
+from harness.faults import FaultSpec
+from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
+from harness.trace import TraceKind
+from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
+from starter.deliveries import describe_wait
+from tests.payment_service import PaymentService, payment_service
+from tests.support import activity_timeline, history_events, node_of
+from worker.app import build_worker
+from workflows import AgentRunWorkflow
+
+pytestmark = pytest.mark.requires_local_server(
+    "the payment service reports in real time; skipped time expires its wait first"
+)
+
+GOAL = "Refund order A-1001, the customer received a damaged item"
+STATEMENT = "Refunded $64.80 to Dana Whitfield for order A-1001."
+WAIT_SECONDS = 20.0
+
+
+@pytest.fixture
+async def service(client: Client, tmp_path: Path) -> AsyncIterator[PaymentService]:
+    async with payment_service(client, tmp_path) as running:
+        yield running
+
+
+@asynccontextmanager
+async def refunds_worker(
+    client: Client, task_queue: str, service: PaymentService
+) -> AsyncIterator[None]:
+    registry = ProviderRegistry.always(ScriptedProvider())
+    async with build_worker(client, task_queue, registry, services={"payments": service.client}):
+        yield
+
+
+async def start_refund(
+    client: Client,
+    task_queue: str,
+    goal: str = GOAL,
+    faults: list[FaultSpec] | None = None,
+    timeouts: WaitTimeouts | None = None,
+) -> WorkflowHandle[Any, Any]:
+    request = RunRequest(goal=goal, scenario="refunds", faults=faults or [])
+    if timeouts is not None:
+        request = request.model_copy(update={"wait_timeouts": timeouts})
+    return await client.start_workflow(
+        AgentRunWorkflow.run, request, id=f"refund-{uuid.uuid4().hex[:10]}", task_queue=task_queue
+    )
+
+
+async def pending_wait(handle: WorkflowHandle[Any, Any], wait_id: str) -> Wait:
+    for _ in range(int(WAIT_SECONDS / 0.1)):
+        waits = await handle.query(AgentRunWorkflow.waits)
+        found = [w for w in waits if w.id == wait_id and w.status is WaitStatus.PENDING]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"wait {wait_id} was not pending within {WAIT_SECONDS} s")
+
+
+async def update(handle: WorkflowHandle[Any, Any], name: str, request: Any) -> DeliveryReceipt:
+    receipt: DeliveryReceipt = await handle.execute_update(
+        name, request, result_type=DeliveryReceipt
+    )
+    return receipt
+
+
+async def approve(handle: WorkflowHandle[Any, Any]) -> DeliveryReceipt:
+    await pending_wait(handle, "approve-refund")
+    return await update(
+        handle, "approve_sync", ApprovalRequest(wait_id="approve-refund", actor="human:ops")
+    )
+
+
+async def finished(handle: WorkflowHandle[Any, Any], seconds: float = WAIT_SECONDS) -> RunResult:
+    result: RunResult = await asyncio.wait_for(handle.result(), timeout=seconds)
+    return result
+
+
+def node(run: RunResult | RunStatus, node_id: str) -> NodeOutcome:
+    return next(outcome for outcome in run.nodes if outcome.id == node_id)
+
+
+def refund_calls(events: list[Any]) -> list[str]:
+    timeline = activity_timeline(events)
+    return [s for kind, s in timeline if kind == "scheduled" and node_of(s) == "refund"]
+
+
+async def test_an_approved_refund_is_paid_once_and_reported_by_the_service(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(client, task_queue)
+        approval = await pending_wait(handle, "approve-refund")
+        assert approval.kind is WaitKind.APPROVAL and await service.payments() == []
+        receipt = await approve(handle)
+        result = await finished(handle)
+    assert receipt.accepted and not receipt.duplicate
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.report is not None
+    assert result.report.count("Refunded") == 1 and STATEMENT in result.report
+    (payment,) = await service.payments()
+    assert (payment.order_id, payment.amount_cents) == ("A-1001", 6480)
+    assert payment.idempotency_key == f"{handle.id}:refund"
+    assert payment.operation_id in result.report
+    operation = next(w for w in result.waits if w.id == "op-refund")
+    assert (operation.operation_id, operation.delivered_by) == (
+        payment.operation_id,
+        "system:payments",
+    )
+
+
+async def test_a_rejected_refund_fails_with_policy_violation_and_pays_nothing(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(client, task_queue)
+        await pending_wait(handle, "approve-refund")
+        rejection = ApprovalRequest(
+            wait_id="approve-refund", decision=Decision.REJECT, actor="human:ops", comment="fraud"
+        )
+        await update(handle, "approve_sync", rejection)
+        result = await finished(handle)
+    assert result.status is RunPhase.FAILED_EXECUTION
+    refund = node(result, "refund")
+    assert (refund.status, refund.error_code) == (NodeStatus.FAILED, "POLICY_VIOLATION")
+    assert node(result, "report").status is NodeStatus.SKIPPED
+    assert await service.payments() == []
+
+
+async def test_a_duplicate_approval_is_acknowledged_as_a_duplicate_and_pays_once(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(client, task_queue)
+        first = await approve(handle)
+        second = await update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-refund", actor="human:ops")
+        )
+        result = await finished(handle)
+    assert (first.accepted, first.duplicate) == (True, False)
+    assert (second.accepted, second.duplicate) == (True, True)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert len(await service.payments()) == 1
+
+
+async def test_an_order_outside_the_refund_window_halts_before_any_approval(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(client, task_queue, "Refund order A-1002, it stopped working")
+        result = await finished(handle)
+    assert result.status is RunPhase.FAILED_EXECUTION
+    policy = node(result, "policy")
+    assert policy.error_code == "POLICY_VIOLATION"
+    assert "delivered 67 days ago" in (policy.error_message or "")
+    assert node(result, "refund").status is NodeStatus.SKIPPED
+    assert result.waits == []
+    assert await service.payments() == []
+
+
+async def test_a_second_run_for_a_refunded_order_pays_nothing(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        first = await start_refund(client, task_queue)
+        await approve(first)
+        assert (await finished(first)).status is RunPhase.SUCCEEDED
+        second = await finished(await start_refund(client, task_queue))
+    assert second.status is RunPhase.FAILED_EXECUTION
+    assert "already been refunded in full" in (node(second, "policy").error_message or "")
+    assert len(await service.payments("A-1001")) == 1
+
+
+async def test_a_timed_out_refund_call_is_retried_under_its_key_and_paid_once(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(
+            client, task_queue, faults=[FaultSpec.parse("submit_refund=TIMEOUT")]
+        )
+        await approve(handle)
+        result = await finished(handle)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert node(result, "refund").attempts == 2
+    assert len(await service.payments()) == 1
+
+
+async def test_a_refund_call_that_never_reached_the_service_fails_and_nobody_is_asked(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(
+            client, task_queue, faults=[FaultSpec.parse("submit_refund=TIMEOUT*3")]
+        )
+        await approve(handle)
+        result = await finished(handle, 40)
+    refund = node(result, "refund")
+    assert result.status is RunPhase.FAILED_EXECUTION
+    assert refund.status is NodeStatus.FAILED
+    assert "has no payment for idempotency key" in (refund.error_message or "")
+    assert "nothing was done" in (refund.error_message or "")
+    assert [w.kind for w in result.waits] == [WaitKind.APPROVAL]
+    probes = [e for e in result.trace if e.kind is TraceKind.NODE_PROBE]
+    assert [(e.node_id, e.status) for e in probes] == [("refund", "NOT_FOUND")]
+    assert await service.payments() == []
+
+
+async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the_result(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    """The service goes down after the approval: the call and the probe both fail, so a person
+    is asked, shown the whole payload, and half an answer is refused."""
+    async with refunds_worker(client, task_queue, service):
+        handle = await start_refund(client, task_queue)
+        await pending_wait(handle, "approve-refund")
+        service.kill()
+        await approve(handle)
+        reconcile = await pending_wait(handle, "reconcile-refund")
+        status = await handle.query(AgentRunWorkflow.status)
+        half = await update(
+            handle,
+            "deliver_sync",
+            DeliverRequest(
+                wait_id="reconcile-refund", data={"outcome": "succeeded"}, actor="human:ops"
+            ),
+        )
+        unknown = await update(
+            handle,
+            "deliver_sync",
+            DeliverRequest(
+                wait_id="reconcile-refund", data={"outcome": "maybe"}, actor="human:ops"
+            ),
+        )
+        example = reconcile.example
+        assert isinstance(example, dict) and isinstance(example["result"], dict)
+        found = json.loads(
+            json.dumps(example["result"]).replace("OPERATION_ID", "pay-found-by-hand")
+        )
+        receipt = await update(
+            handle,
+            "deliver_sync",
+            DeliverRequest(
+                wait_id="reconcile-refund",
+                data={"outcome": "succeeded", "result": found},
+                actor="human:ops",
+            ),
+        )
+        result = await finished(handle, 40)
+        events = await history_events(client, handle.id)
+    assert node(status, "refund").status is NodeStatus.UNKNOWN
+    assert example["outcome"] == "succeeded"
+    assert found["outcome"]["order_id"] == "A-1001" and found["outcome"]["amount_cents"] == 6480
+    hint = describe_wait(handle.id, reconcile)
+    assert '"order_id": "A-1001"' in hint and '"amount_cents": 6480' in hint
+    assert '{"outcome": "failed"}' in hint
+    assert not half.accepted and "must carry the result" in half.reason
+    assert not unknown.accepted and "a reconcile delivers" in unknown.reason
+    assert receipt.accepted
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.report is not None and "pay-found-by-hand" in result.report
+    probes = [e for e in result.trace if e.kind is TraceKind.NODE_PROBE]
+    assert [(e.node_id, e.status) for e in probes] == [("refund", "UNKNOWN")]
+    assert len(refund_calls(events)) == 1
+
+
+async def test_a_result_that_comes_too_late_is_asked_for_before_anyone_is_asked(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """The service holds the refund pending for an hour; the run's one-second wait expires, the
+    service is asked, and only because it is still pending does a person get a reconcile that
+    names the operation."""
+    async with (
+        payment_service(client, tmp_path, settle_seconds=3600) as slow,
+        refunds_worker(client, task_queue, slow),
+    ):
+        handle = await start_refund(client, task_queue, timeouts=WaitTimeouts(async_operation=1.0))
+        await approve(handle)
+        reconcile = await pending_wait(handle, "reconcile-refund")
+        status = await handle.query(AgentRunWorkflow.status)
+        await handle.cancel()
+        (payment,) = await slow.payments()
+    assert isinstance(reconcile.example, dict) and isinstance(reconcile.example["result"], dict)
+    assert reconcile.example["result"]["operation_id"] == payment.operation_id
+    assert "pending at the payment service" in (node(status, "refund").error_message or "")
