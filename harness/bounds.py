@@ -48,6 +48,10 @@ def request_problems(request: RunRequest) -> list[str]:
     problems += _number("max_replans", request.max_replans, MAX_REPLANS)
     problems += _number("max_concurrency", request.max_concurrency, MAX_CONCURRENCY)
     problems += _number("max_nodes", request.max_nodes, MAX_PLAN_NODES)
+    for name in ("session_id", "provider"):
+        value = getattr(request, name)
+        if value is not None:
+            problems += _at_most(name, value, MAX_NAME_CHARS)
     if request.plan is not None and len(request.plan.nodes) > MAX_PLAN_NODES:
         problems.append(
             f"plan: a plan has at most {MAX_PLAN_NODES} nodes; this one has "
@@ -76,12 +80,16 @@ def delivery_problems(request: BaseModel) -> list[str]:
         value = getattr(request, name, None)
         if isinstance(value, str):
             problems += _at_most(name, value, MAX_NAME_CHARS)
+            if not value.strip():
+                problems.append(f"{name}: must not be empty")
     if isinstance(request, ApprovalRequest) and request.comment is not None:
         problems += _at_most("comment", request.comment, MAX_COMMENT_CHARS)
     if isinstance(request, CancelRequest):
         problems += _at_most("reason", request.reason, MAX_COMMENT_CHARS)
     if isinstance(request, AnswerRequest):
         problems += _at_most("text", request.text, MAX_ANSWER_CHARS)
+        if not request.text.strip():
+            problems.append("text: an answer needs words, not only spaces")
     if isinstance(request, DeliverRequest):
         problems += _data_problems(request.data)
     return problems

@@ -33,12 +33,10 @@ class FaultSpec(BaseModel):
         except ValueError:
             known = ", ".join(code.value for code in ErrorCode)
             raise ValueError(f"unknown error code '{match['code']}' (known: {known})") from None
-        return cls(
-            tool=match["tool"],
-            argument_value=match["arg"],
-            code=code,
-            times=int(match["n"]) if match["n"] else 1,
-        )
+        times = int(match["n"]) if match["n"] else 1
+        if times < 1:
+            raise ValueError(f"'{text}': *N fails the first N attempts, so N is 1 or more")
+        return cls(tool=match["tool"], argument_value=match["arg"], code=code, times=times)
 
     def matches(self, tool: str, arguments: dict[str, JsonValue]) -> bool:
         if tool != self.tool:

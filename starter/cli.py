@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.bounds import MAX_NAME_CHARS
 from harness.faults import FaultSpec
 from harness.run import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REPLANS
 from infra.process import exit_now
@@ -59,6 +60,18 @@ def _run_id(text: str) -> str:
     return text
 
 
+def _wait_id(text: str) -> str:
+    if not text.strip() or len(text) > MAX_NAME_CHARS:
+        raise argparse.ArgumentTypeError(f"a wait id has 1 to {MAX_NAME_CHARS} characters")
+    return text
+
+
+def _session(text: str) -> str:
+    if not text.strip() or len(text) > MAX_RUN_ID_CHARS:
+        raise argparse.ArgumentTypeError(f"a session id has 1 to {MAX_RUN_ID_CHARS} characters")
+    return text
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -85,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
     run.add_argument("--id", dest="run_id", type=_run_id, help="run id (default: a new run-… id)")
     run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
-    run.add_argument("--session", help="session id carried into the trace")
+    run.add_argument("--session", type=_session, help="session id carried into the trace")
     run.add_argument(
         "--provider",
         metavar="NAME",
@@ -113,48 +126,48 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
 
     status = commands.add_parser("status", help="a run's phase and node statuses")
-    status.add_argument("run_id")
+    status.add_argument("run_id", type=_run_id)
     status.add_argument("--json", action="store_true")
 
     trace = commands.add_parser("trace", help="a run's trace, rebuilt from its workflow history")
-    trace.add_argument("run_id")
+    trace.add_argument("run_id", type=_run_id)
     trace_format = trace.add_mutually_exclusive_group()
     trace_format.add_argument("--json", action="store_true", help="one JSON array")
     trace_format.add_argument("--jsonl", action="store_true", help="one JSON object per line")
 
     waits = commands.add_parser("waits", help="pending waits of a run, or of every run")
-    waits.add_argument("run_id", nargs="?")
+    waits.add_argument("run_id", nargs="?", type=_run_id)
     waits.add_argument("--json", action="store_true")
 
     approve = commands.add_parser("approve", help="approve (or --reject) an APPROVAL wait")
-    approve.add_argument("run_id")
-    approve.add_argument("wait_id")
+    approve.add_argument("run_id", type=_run_id)
+    approve.add_argument("wait_id", type=_wait_id)
     approve.add_argument("--actor", required=True, help="human:NAME or system:NAME")
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--comment")
 
     answer = commands.add_parser("answer", help="answer a USER_INPUT wait")
-    answer.add_argument("run_id")
-    answer.add_argument("wait_id")
+    answer.add_argument("run_id", type=_run_id)
+    answer.add_argument("wait_id", type=_wait_id)
     answer.add_argument("text")
     answer.add_argument("--actor", default="human:user")
 
     deliver = commands.add_parser("deliver", help="deliver an async result, event or reconcile")
-    deliver.add_argument("run_id")
+    deliver.add_argument("run_id", type=_run_id)
     target = deliver.add_mutually_exclusive_group(required=True)
-    target.add_argument("wait_id", nargs="?")
+    target.add_argument("wait_id", nargs="?", type=_wait_id)
     target.add_argument("--operation", help="the operation id instead of a wait id")
     target.add_argument("--event", help="the event name instead of a wait id")
     deliver.add_argument("--data", required=True, help="JSON, or @FILE holding JSON")
     deliver.add_argument("--actor", default="system:cli")
 
     cancel = commands.add_parser("cancel", help="cancel a run; finished results are kept")
-    cancel.add_argument("run_id")
+    cancel.add_argument("run_id", type=_run_id)
     cancel.add_argument("--reason", default="cancelled from the CLI")
     cancel.add_argument("--actor", default="human:cli")
 
     report = commands.add_parser("report", help="charts and an HTML page for a run")
-    report.add_argument("run_id")
+    report.add_argument("run_id", type=_run_id)
     report.add_argument("--out", type=Path, required=True, help="output folder")
 
     validate = commands.add_parser("validate", help="check a plan file offline")

@@ -138,8 +138,9 @@ async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
+    request = deliveries.cancellation(args.reason, args.actor)
     client = await runs.client_for(settings)
-    await deliveries.cancel(client, args.run_id, args.reason, args.actor)
+    await deliveries.cancel(client, args.run_id, request)
     print(f"cancellation requested for run {args.run_id}")
     return 0
 
@@ -190,7 +191,10 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace, settings: Settings) -> int:
-    command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
+    try:
+        command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
+    except OSError as error:
+        raise CliError(f"cannot keep the server's data in {args.db}: {error.strerror}") from error
     output.note(
         f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
         f"data in {args.db} (Ctrl-C stops it)"

@@ -11,7 +11,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.actors import parse_actor
+from harness.actors import ActorKind, parse_actor
 from harness.bounds import delivery_problems
 from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, CANCEL_SIGNAL, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
@@ -81,6 +81,9 @@ _UPDATE_OF: dict[type[Request], str] = {
 
 def approval(wait_id: str, actor: str, reject: bool, comment: str | None) -> ApprovalRequest:
     decision = Decision.REJECT if reject else Decision.APPROVE
+    kind, _ = parse_actor(check_actor(actor))
+    if kind is ActorKind.AGENT and decision is Decision.APPROVE:
+        raise CliError(f"{actor} is an agent; agents can never approve")
     return _checked(
         ApprovalRequest, wait_id=wait_id, decision=decision, actor=actor, comment=comment
     )
@@ -114,10 +117,14 @@ async def send(client: Client, run_id: str, request: Request) -> DeliveryReceipt
     return await _update(client, run_id, _UPDATE_OF[type(request)], request)
 
 
-async def cancel(client: Client, run_id: str, reason: str, actor: str) -> None:
+def cancellation(reason: str, actor: str) -> CancelRequest:
+    return _checked(CancelRequest, reason=reason, actor=actor)
+
+
+async def cancel(client: Client, run_id: str, request: CancelRequest) -> None:
     handle = client.get_workflow_handle(run_id)
     try:
-        await handle.signal(CANCEL_SIGNAL, CancelRequest(reason=reason, actor=actor))
+        await handle.signal(CANCEL_SIGNAL, request)
     except RPCError as error:
         raise CliError(
             f"cannot cancel run '{run_id}': {error.message}", _exit_code(error)

@@ -32,7 +32,27 @@ def _files(tmp: Path) -> dict[str, str]:
         '{"nodes": [{"id": "a", "tool": "delay", "arguments": [{"name": "ms", '
         '"kind": "LITERAL", "value": NaN}]}]}'
     )
-    return {"not_utf8": str(not_utf8), "deep": str(deep), "nan": str(nan)}
+    truncated = tmp / "truncated.json"
+    truncated.write_text('{"nodes": [')
+    a_list = tmp / "list.json"
+    a_list.write_text("[1, 2]")
+    empty = tmp / "empty.json"
+    empty.write_text("")
+    folder = tmp / "folder"
+    folder.mkdir()
+    big = tmp / "big.json"
+    big.write_text('"' + "d" * 270_000 + '"')
+    return {
+        "not_utf8": str(not_utf8),
+        "deep": str(deep),
+        "nan": str(nan),
+        "truncated": str(truncated),
+        "list": str(a_list),
+        "empty": str(empty),
+        "folder": str(folder),
+        "big": str(big),
+        "missing": str(tmp / "missing.json"),
+    }
 
 
 CASES: list[tuple[str, tuple[str, ...], str]] = [
@@ -58,6 +78,74 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("report to /proc", ("report", "r", "--out", "/proc/nope/x"), "cannot write to"),
     ("port too big", ("server", "--port", "70000"), "is not a port"),
     ("unknown scenario", ("tools", "--scenario", "citys"), "did you mean 'cities'?"),
+    # every number of `run`, at and past each end of its range
+    ("max tokens zero", ("run", "x", "--max-tokens", "0"), "0 must be at least 1"),
+    ("max tokens negative", ("run", "x", "--max-tokens", "-5"), "-5 must be at least 1"),
+    ("max tokens a word", ("run", "x", "--max-tokens", "abc"), "'abc' is not a whole number"),
+    ("max tokens 1e3", ("run", "x", "--max-tokens", "1e3"), "'1e3' is not a whole number"),
+    ("max tool calls zero", ("run", "x", "--max-tool-calls", "0"), "0 must be at least 1"),
+    ("max tool calls huge", ("run", "x", "--max-tool-calls", "9" * 20), "at most 1000000000"),
+    ("max seconds negative", ("run", "x", "--max-seconds", "-1"), "must be more than 0"),
+    ("max seconds zero", ("run", "x", "--max-seconds", "0"), "must be more than 0"),
+    ("max seconds a word", ("run", "x", "--max-seconds", "soon"), "'soon' is not a number"),
+    ("max cost negative", ("run", "x", "--max-cost", "-1"), "must be more than 0"),
+    ("max cost inf", ("run", "x", "--max-cost", "inf"), "not a finite number"),
+    ("max cost huge", ("run", "x", "--max-cost", "1e9"), "max_cost_usd: at most"),
+    ("concurrency zero", ("run", "x", "--max-concurrency", "0"), "0 must be at least 1"),
+    ("concurrency huge", ("run", "x", "--max-concurrency", "100000"), "at most 10000"),
+    ("replans negative", ("run", "x", "--max-replans", "-1"), "must not be negative"),
+    ("replans too many", ("run", "x", "--max-replans", "21"), "max_replans: at most 20"),
+    # the rest of `run`
+    ("fault not a fault", ("run", "x", "--fault", "nonsense"), "is not TOOL[:ARG]=CODE[*N]"),
+    ("fault unknown code", ("run", "x", "--fault", "t=NOPE"), "unknown error code 'NOPE'"),
+    ("fault zero times", ("run", "x", "--fault", "t=TIMEOUT*0"), "N is 1 or more"),
+    ("run unknown scenario", ("run", "x", "--scenario", "nope"), "unknown scenario 'nope'"),
+    ("blank run id", ("run", "x", "--id", " "), "a run id has 1 to 200 characters"),
+    ("long session", ("run", "x", "--session", "s" * 1200), "a session id has 1 to 200"),
+    ("no goal", ("run",), "the following arguments are required: goal"),
+    ("plan missing", ("run", "x", "--plan", "{missing}"), "No such file or directory"),
+    ("plan a folder", ("run", "x", "--plan", "{folder}"), "Is a directory"),
+    ("plan cut short", ("run", "x", "--plan", "{truncated}"), "is not valid JSON"),
+    ("plan a list", ("run", "x", "--plan", "{list}"), "does not have the plan shape"),
+    ("plan empty", ("run", "x", "--plan", "{empty}"), "is not valid JSON"),
+    # reading runs
+    ("status no run", ("status",), "the following arguments are required: run_id"),
+    ("status blank run", ("status", " "), "a run id has 1 to 200 characters"),
+    ("trace two formats", ("trace", "r", "--json", "--jsonl"), "not allowed with argument"),
+    ("trace long run id", ("trace", "r" * 201), "a run id has 1 to 200 characters"),
+    ("report no out", ("report", "r"), "the following arguments are required: --out"),
+    ("waits extra argument", ("waits", "r", "extra"), "unrecognized arguments: extra"),
+    # deliveries
+    ("approve nothing", ("approve", "r"), "required: wait_id, --actor"),
+    ("approve no actor", ("approve", "r", "w"), "required: --actor"),
+    ("approve as agent", ("approve", "r", "w", "--actor", "agent:p"), "agents can never approve"),
+    ("approve nameless", ("approve", "r", "w", "--actor", "human:"), "must look like human:NAME"),
+    ("approve blank wait", ("approve", "r", " ", "--actor", "human:a"), "a wait id has 1 to"),
+    ("answer no text", ("answer", "r", "w"), "the following arguments are required: text"),
+    ("answer blank", ("answer", "r", "w", "  "), "an answer needs words"),
+    ("answer bad actor", ("answer", "r", "w", "x", "--actor", "robot"), "must look like"),
+    ("answer too long", ("answer", "r", "w", "a" * 10_001), "text: at most 10000"),
+    ("deliver no target", ("deliver", "r", "--data", "{}"), "one of the arguments"),
+    ("deliver two targets", ("deliver", "r", "w", "--event", "e", "--data", "{}"), "not allowed"),
+    ("deliver no data", ("deliver", "r", "w"), "required: --data"),
+    ("data file missing", ("deliver", "r", "w", "--data", "@{missing}"), "cannot read"),
+    ("data not utf-8", ("deliver", "r", "w", "--data", "@{not_utf8}"), "is not UTF-8 text"),
+    ("data a folder", ("deliver", "r", "w", "--data", "@{folder}"), "Is a directory"),
+    ("data too big", ("deliver", "r", "w", "--data", "@{big}"), "at most 262144 are taken"),
+    ("deliver bad actor", ("deliver", "r", "w", "--data", "1", "--actor", "x"), "must look like"),
+    ("deliver blank event", ("deliver", "r", "--event", " ", "--data", "1"), "must not be empty"),
+    ("cancel long reason", ("cancel", "r", "--reason", "r" * 3000), "reason: at most 2000"),
+    ("cancel bad actor", ("cancel", "r", "--actor", "bogus"), "must look like human:NAME"),
+    # offline commands and the server
+    ("validate missing", ("validate", "{missing}", "--scenario", "cities"), "cannot read"),
+    ("validate cut short", ("validate", "{truncated}", "--scenario", "cities"), "not valid JSON"),
+    ("validate scenario", ("validate", "{list}", "--scenario", "nope"), "unknown scenario"),
+    ("tools blank scenario", ("tools", "--scenario", ""), "unknown scenario ''"),
+    ("port negative", ("server", "--port", "-1"), "-1 must be at least 1"),
+    ("port a word", ("server", "--port", "abc"), "'abc' is not a whole number"),
+    ("ui port too big", ("server", "--ui-port", "70000"), "is not a port"),
+    ("server db nowhere", ("server", "--db", "/proc/nope/x.db"), "cannot keep the server's data"),
+    ("unknown command", ("nonsense",), "invalid choice: 'nonsense'"),
 ]
 
 
@@ -68,6 +156,11 @@ def _resolve(arg: str, files: dict[str, str]) -> str:
     if name.startswith("{") and name.endswith("}") and name[1:-1] in files:
         return prefix + files[name[1:-1]]
     return arg
+
+
+def test_the_corpus_has_a_case_for_every_bad_invocation_the_issue_counted() -> None:
+    assert len(CASES) + 2 >= 68  # with the address and the broken pipe below
+    assert len({name for name, _, _ in CASES}) == len(CASES)
 
 
 @pytest.mark.parametrize(

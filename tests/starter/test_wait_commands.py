@@ -61,8 +61,8 @@ async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_huma
         )
         result: RunResult = await handle.result()
     assert handle.id in listed[1] and "APPROVAL" in listed[1]
-    assert refused[0] == 1
-    assert "refused: agent:planner is an agent; agents can never approve" in refused[1]
+    assert refused[0] == 2  # refused by the CLI before anything is sent; the run would refuse too
+    assert refused[2].strip() == "harness: agent:planner is an agent; agents can never approve"
     pending = json.loads(still[1])[handle.id]
     assert [(w["id"], w["status"]) for w in pending] == [("approve-change", "PENDING")]
     assert approved[0] == 0 and approved[1].startswith("accepted")
