@@ -10,12 +10,15 @@ Each function returns the problems, one sentence each; an empty list means in ra
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 from typing import Final
 
 from pydantic import BaseModel, JsonValue
 
+from harness.actors import parse_actor
 from harness.budget import BudgetLimits
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.run import RunRequest
@@ -34,6 +37,8 @@ MAX_NAME_CHARS: Final = 1_000
 """Run, wait and operation ids, events and actors (an operation id may be an ARN or a URL)."""
 MAX_COMMENT_CHARS: Final = 2_000
 MAX_ANSWER_CHARS: Final = 10_000
+MAX_SIGNATURE_CHARS: Final = 200
+ED25519_KEY_BYTES: Final = 32
 MAX_DATA_BYTES: Final = 256 * 1024
 """Delivered data as JSON: the run keeps it, far below Temporal's 2 MB payload limit."""
 
@@ -48,6 +53,7 @@ def request_problems(request: RunRequest) -> list[str]:
     problems += _number("max_replans", request.max_replans, MAX_REPLANS)
     problems += _number("max_concurrency", request.max_concurrency, MAX_CONCURRENCY)
     problems += _number("max_nodes", request.max_nodes, MAX_PLAN_NODES)
+    problems += _actor_key_problems(request.actor_keys)
     for name in ("session_id", "provider"):
         value = getattr(request, name)
         if value is not None:
@@ -57,6 +63,23 @@ def request_problems(request: RunRequest) -> list[str]:
             f"plan: a plan has at most {MAX_PLAN_NODES} nodes; this one has "
             f"{len(request.plan.nodes)}"
         )
+    return problems
+
+
+def _actor_key_problems(keys: dict[str, str]) -> list[str]:
+    problems = []
+    for actor, key in keys.items():
+        try:
+            parse_actor(actor)
+        except ValueError as error:
+            problems.append(f"actor_keys: {error}")
+            continue
+        try:
+            raw = base64.b64decode(key, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) != ED25519_KEY_BYTES:
+            problems.append(f"actor_keys: the key of {actor} is not an Ed25519 public key (base64)")
     return problems
 
 
@@ -84,6 +107,9 @@ def delivery_problems(request: BaseModel) -> list[str]:
                 problems.append(f"{name}: must not be empty")
     if isinstance(request, ApprovalRequest) and request.comment is not None:
         problems += _at_most("comment", request.comment, MAX_COMMENT_CHARS)
+    signature = getattr(request, "signature", None)
+    if isinstance(signature, str):
+        problems += _at_most("signature", signature, MAX_SIGNATURE_CHARS)
     if isinstance(request, CancelRequest):
         problems += _at_most("reason", request.reason, MAX_COMMENT_CHARS)
     if isinstance(request, AnswerRequest):

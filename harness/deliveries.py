@@ -6,7 +6,7 @@ and updates that carry them are in `harness.contracts`.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from harness.wait_book import Decision, Delivery, DeliveryRules, WaitBook, WaitKind
 
@@ -20,6 +20,9 @@ class ApprovalRequest(BaseModel):
     decision: Decision = Decision.APPROVE
     actor: str
     comment: str | None = None
+    signature: str | None = Field(
+        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
+    )
 
     def delivery(self) -> Delivery:
         return Delivery(
@@ -37,6 +40,9 @@ class AnswerRequest(BaseModel):
     wait_id: str
     text: str
     actor: str = "human:user"
+    signature: str | None = Field(
+        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
+    )
 
     def delivery(self) -> Delivery:
         return Delivery(
@@ -52,6 +58,9 @@ class DeliverRequest(BaseModel):
     event: str | None = None
     data: JsonValue = None
     actor: str = "system:external"
+    signature: str | None = Field(
+        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
+    )
 
     def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V3) -> Delivery:
         target = Delivery(

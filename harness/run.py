@@ -80,6 +80,11 @@ class RunRequest(BaseModel):
         default=True, description="Ask the user when the goal lacks information the plan needs."
     )
     wait_timeouts: WaitTimeouts = Field(default_factory=lambda: WaitTimeouts())
+    actor_keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="Signed actors: actor -> Ed25519 public key (base64). When set, approvals, "
+        "reconciles and async results must be signed by one of them (harness.signatures).",
+    )
     scale: ScaleOptions = Field(default_factory=lambda: ScaleOptions())
 
 

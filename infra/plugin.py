@@ -15,7 +15,16 @@ from infra.converter import DATA_CONVERTER
 from workflows import AgentRunWorkflow, NodeBatchWorkflow
 
 PLUGIN_NAME = "durable-harness"
-PASSTHROUGH_MODULES = ("harness", "pydantic", "pydantic_core", "annotated_types")
+PASSTHROUGH_MODULES = (
+    "harness",
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "infra.signing",
+    "cryptography",
+)
+"""The pure domain, its models and the Ed25519 check of signed actors: deterministic code the
+workflows use, loaded once per worker instead of once per run."""
 
 _SANDBOX = SandboxedWorkflowRunner(
     restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)

@@ -19,6 +19,7 @@ from pathlib import Path
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings
+from infra.signing import KeyFileError, read_private_key
 from payments.api import DEFAULT_PORT
 from payments.callbacks import Outbox
 from payments.ledger import Charge, PaymentLedger
@@ -47,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how long a refund is pending before it is paid and reported",
     )
     parser.add_argument(
+        "--key",
+        type=Path,
+        help="sign outcomes as system:payments with this Ed25519 key file, for runs with "
+        "actor keys (python -m infra.signing new FILE makes one)",
+    )
+    parser.add_argument(
         "--hold-response-seconds",
         type=float,
         default=0.0,
@@ -55,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _report_outcomes(ledger: PaymentLedger, stop: asyncio.Event) -> None:
+async def _report_outcomes(
+    ledger: PaymentLedger, private_key: str | None, stop: asyncio.Event
+) -> None:
     while not stop.is_set():
         try:
             client = await connect(Settings.from_env())
@@ -65,12 +74,17 @@ async def _report_outcomes(ledger: PaymentLedger, stop: asyncio.Event) -> None:
             await asyncio.sleep(CONNECT_RETRY_SECONDS)
     else:
         return
-    outbox = asyncio.create_task(Outbox(ledger, client).run())
+    outbox = asyncio.create_task(Outbox(ledger, client, private_key=private_key).run())
     await stop.wait()
     outbox.cancel()
 
 
 async def _main(args: argparse.Namespace) -> None:
+    try:
+        private_key = read_private_key(args.key) if args.key else None
+    except KeyFileError as error:
+        print(f"payments: {error}", file=sys.stderr)
+        exit_now(2)
     ledger = PaymentLedger(args.db)
     ledger.seed(shop_charges())
     timing = ServiceTiming(args.settle_seconds, args.hold_response_seconds)
@@ -87,7 +101,7 @@ async def _main(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    await _report_outcomes(ledger, stop)
+    await _report_outcomes(ledger, private_key, stop)
     server.shutdown()
 
 

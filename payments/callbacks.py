@@ -1,6 +1,7 @@
 """The outbox: settles pending payments and reports every outcome to its run by the `deliver`
-signal, until Temporal has accepted it. The ledger says what is still to report, so a report
-survives a crash of this process or of any worker; a run that no longer exists is given up."""
+signal until Temporal has accepted it, signed as `system:payments` when the service has a key.
+The ledger says what is still to report, so a report survives a crash of this process or of any
+worker; a run that no longer exists is given up."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import DELIVER_SIGNAL
 from harness.deliveries import DeliverRequest
+from harness.signatures import signed_message
+from infra.signing import sign
 from payments.api import Payment, PaymentOutcome
 from payments.ledger import PaymentLedger
 
@@ -24,10 +27,17 @@ RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0)
 
 
 class Outbox:
-    def __init__(self, ledger: PaymentLedger, client: Client, actor: str = ACTOR) -> None:
+    def __init__(
+        self,
+        ledger: PaymentLedger,
+        client: Client,
+        actor: str = ACTOR,
+        private_key: str | None = None,
+    ) -> None:
         self._ledger = ledger
         self._client = client
         self._actor = actor
+        self._private_key = private_key
         self._failures: dict[str, int] = {}
 
     async def run(self) -> None:
@@ -47,6 +57,9 @@ class Outbox:
             data=PaymentOutcome.of(payment).model_dump(mode="json"),
             actor=self._actor,
         )
+        if self._private_key is not None:
+            message = signed_message(payment.run_id, request)
+            request = request.model_copy(update={"signature": sign(self._private_key, message)})
         try:
             await self._client.get_workflow_handle(payment.run_id).signal(DELIVER_SIGNAL, request)
         except RPCError as error:

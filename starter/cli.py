@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-wait", action="store_true", help="print the run id and return")
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
+    run.add_argument(
+        "--actor-keys",
+        metavar="FILE",
+        help="signed actors: JSON of actor -> Ed25519 public key; approvals, reconciles and "
+        "async results must then be signed (default: $HARNESS_ACTOR_KEYS)",
+    )
 
     status = commands.add_parser("status", help="a run's phase and node statuses")
     status.add_argument("run_id", type=_run_id)
@@ -145,12 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--actor", required=True, help="human:NAME or system:NAME")
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--comment")
+    approve.add_argument(
+        "--key", metavar="FILE", help="sign as the actor with this private key file"
+    )
 
     answer = commands.add_parser("answer", help="answer a USER_INPUT wait")
     answer.add_argument("run_id", type=_run_id)
     answer.add_argument("wait_id", type=_wait_id)
     answer.add_argument("text")
     answer.add_argument("--actor", default="human:user")
+    answer.add_argument(
+        "--key", metavar="FILE", help="sign as the actor with this private key file"
+    )
 
     deliver = commands.add_parser("deliver", help="deliver an async result, event or reconcile")
     deliver.add_argument("run_id", type=_run_id)
@@ -160,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--event", help="the event name instead of a wait id")
     deliver.add_argument("--data", required=True, help="JSON, or @FILE holding JSON")
     deliver.add_argument("--actor", default="system:cli")
+    deliver.add_argument(
+        "--key", metavar="FILE", help="sign as the actor with this private key file"
+    )
 
     cancel = commands.add_parser("cancel", help="cancel a run; finished results are kept")
     cancel.add_argument("run_id", type=_run_id)

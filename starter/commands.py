@@ -19,7 +19,7 @@ from harness.validation import ValidationReport, validate_plan
 from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import Settings, SettingsError
-from starter import deliveries, history, output, runs
+from starter import deliveries, history, output, runs, signed_actors
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
@@ -48,6 +48,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             limits=limits,
             faults=args.fault,
             ask_user=not args.no_ask,
+            actor_keys=signed_actors.actor_keys(args.actor_keys),
         )
     except ValidationError as error:
         raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
@@ -129,6 +130,7 @@ async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
         request = deliveries.delivery(
             args.wait_id, args.operation, args.event, args.data, args.actor
         )
+    request = signed_actors.signed(request, args.run_id, args.key)
     client = await runs.client_for(settings)
     receipt = await deliveries.send(client, args.run_id, request)
     verdict = "accepted" if receipt.accepted else "refused"

@@ -63,6 +63,7 @@ async def payment_service(
     *,
     settle_seconds: float = 0.2,
     hold_response_seconds: float = 0.0,
+    key_file: Path | None = None,
 ) -> AsyncIterator[PaymentService]:
     port = free_port()
     ledger = directory / "payments.db"
@@ -80,6 +81,7 @@ async def payment_service(
             str(settle_seconds),
             "--hold-response-seconds",
             str(hold_response_seconds),
+            *(["--key", str(key_file)] if key_file is not None else []),
         ],
         env={**os.environ, **temporal_environment(client)},
         stdout=log,

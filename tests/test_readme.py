@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from harness.run_state import describe_transitions
 from starter.cli import build_parser
 
@@ -53,3 +55,25 @@ def test_the_readme_state_machine_is_the_declared_transition_table() -> None:
     section = README.split("as `harness/run_state.py` declares it", 1)[1]
     block = section.split("```text", 1)[1].split("```", 1)[0]
     assert block.strip().splitlines() == describe_transitions()
+
+
+def test_the_readme_signing_snippet_signs_a_delivery_the_run_would_take(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.signatures import signature_problem
+    from harness.wait_book import WaitKind
+    from infra.signing import new_private_key, public_key, verify
+
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    snippet = next(block for block in blocks if "def signed_outcome" in block)
+    key = new_private_key()
+    (tmp_path / "payments.key").write_text(key)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)
+    signed_outcome = namespace["signed_outcome"]
+    assert callable(signed_outcome)
+    request = signed_outcome("run-1", "pay-1", {"status": "paid"})
+    keys = {"system:payments": public_key(key)}
+    assert signature_problem("run-1", request, WaitKind.ASYNC_OPERATION, keys, verify) is None
+    assert signature_problem("run-2", request, WaitKind.ASYNC_OPERATION, keys, verify)

@@ -33,8 +33,10 @@ from harness.contracts import (
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
 from harness.run_state import RunState
+from harness.signatures import signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
-from harness.wait_book import DeliveryReceipt, Wait
+from harness.wait_book import DeliveryReceipt, Wait, WaitKind
+from infra.signing import verify
 from workflows.clock import RunClock
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
@@ -110,13 +112,13 @@ class AgentRunWorkflow:
             self._ctx.desk.refuse(refusal, {"signal": name, "payloads": len(args)})
 
     def _approve(self, request: ApprovalRequest) -> None:
-        self._ctx.desk.deliver(request.delivery())
+        self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
     def _answer(self, request: AnswerRequest) -> None:
-        self._ctx.desk.deliver(request.delivery())
+        self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
     def _deliver(self, request: DeliverRequest) -> None:
-        self._ctx.desk.deliver(self._ctx.desk.targeted(request))
+        self._ctx.desk.deliver_signed(request, self._ctx.desk.targeted(request), self._unsigned)
 
     def _cancel(self, request: CancelRequest) -> None:
         if self._ctx.state.phase.is_terminal or self._cancel_reason is not None:
@@ -129,29 +131,32 @@ class AgentRunWorkflow:
 
     @workflow.update(name=APPROVE_UPDATE)
     def approve_sync(self, request: ApprovalRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver(request.delivery())
+        return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
     @approve_sync.validator
     def _validate_approve(self, request: ApprovalRequest) -> None:
-        self._refuse_when_finished(request)
+        self._refuse_when_finished(request, WaitKind.APPROVAL)
 
     @workflow.update(name=ANSWER_UPDATE)
     def answer_sync(self, request: AnswerRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver(request.delivery())
+        return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
     @answer_sync.validator
     def _validate_answer(self, request: AnswerRequest) -> None:
-        self._refuse_when_finished(request)
+        self._refuse_when_finished(request, WaitKind.USER_INPUT)
 
     @workflow.update(name=DELIVER_UPDATE)
     def deliver_sync(self, request: DeliverRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver(self._ctx.desk.targeted(request))
+        delivery = self._ctx.desk.targeted(request)
+        return self._ctx.desk.deliver_signed(request, delivery, self._unsigned)
 
     @deliver_sync.validator
     def _validate_deliver(self, request: DeliverRequest) -> None:
-        self._refuse_when_finished(request)
+        # The kind only decides whether a signature is needed: read without the run's patch
+        # markers (a validator may not add any); the handler delivers under the run's rules.
+        self._refuse_when_finished(request, request.delivery(self._ctx.desk.book).kind)
 
-    def _refuse_when_finished(self, request: BaseModel) -> None:
+    def _refuse_when_finished(self, request: BaseModel, kind: WaitKind) -> None:
         """Refuse before acceptance (a refused update leaves no event in history)."""
         phase = self._ctx.state.phase
         if phase.is_terminal:
@@ -159,6 +164,15 @@ class AgentRunWorkflow:
         problems = delivery_problems(request)
         if problems:
             raise ValueError("out of range: " + "; ".join(problems))
+        unsigned = self._unsigned(request, kind)
+        if unsigned is not None:
+            raise ValueError(unsigned)
+
+    def _unsigned(self, request: BaseModel, kind: WaitKind) -> str | None:
+        """Why the request may not speak in this run (signed actors), or None."""
+        state = self._ctx.state
+        keys = state.request.actor_keys
+        return signature_problem(state.run_id, request, kind, keys, verify) if keys else None
 
     # -- the run's own ending ------------------------------------------------------------------
 

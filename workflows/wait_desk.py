@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 from temporalio import workflow
 
 from harness.deliveries import DeliverRequest
@@ -146,6 +146,25 @@ class WaitDesk:
             data=data,
             stamps_decisions=False,
         )
+
+    def deliver_signed(
+        self,
+        request: BaseModel,
+        delivery: Delivery,
+        unsigned: Callable[[BaseModel, WaitKind], str | None],
+    ) -> DeliveryReceipt:
+        """Deliver, unless the run's signed actors refuse who sent it (traced, nothing changed)."""
+        problem = unsigned(request, delivery.kind)
+        if problem is None:
+            return self.deliver(delivery)
+        target = delivery.wait_id or delivery.operation_id or delivery.event
+        self._trace.emit(
+            TraceKind.WAIT_REJECT,
+            status="rejected",
+            message=f"{delivery.actor}: {problem}",
+            data={"kind": delivery.kind.value, "actor": delivery.actor, "target": target},
+        )
+        return DeliveryReceipt(accepted=False, wait_id=delivery.wait_id, reason=problem)
 
     def deliver(self, delivery: Delivery) -> DeliveryReceipt:
         receipt = self.book.deliver(delivery, workflow.now(), self._rules())

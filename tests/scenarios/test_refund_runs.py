@@ -21,8 +21,10 @@ from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.faults import FaultSpec
 from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
+from harness.signatures import signed_message
 from harness.trace import TraceKind
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
+from infra.signing import new_private_key, public_key, sign
 from starter.deliveries import describe_wait
 from tests.payment_service import PaymentService, payment_service
 from tests.support import activity_timeline, history_events, node_of
@@ -59,8 +61,11 @@ async def start_refund(
     goal: str = GOAL,
     faults: list[FaultSpec] | None = None,
     timeouts: WaitTimeouts | None = None,
+    actor_keys: dict[str, str] | None = None,
 ) -> WorkflowHandle[Any, Any]:
-    request = RunRequest(goal=goal, scenario="refunds", faults=faults or [])
+    request = RunRequest(
+        goal=goal, scenario="refunds", faults=faults or [], actor_keys=actor_keys or {}
+    )
     if timeouts is not None:
         request = request.model_copy(update={"wait_timeouts": timeouts})
     return await client.start_workflow(
@@ -303,3 +308,40 @@ async def test_a_result_that_comes_too_late_is_asked_for_before_anyone_is_asked(
     assert isinstance(reconcile.example, dict) and isinstance(reconcile.example["result"], dict)
     assert reconcile.example["result"]["operation_id"] == payment.operation_id
     assert "pending at the payment service" in (node(status, "refund").error_message or "")
+
+
+async def test_with_signed_actors_the_services_signed_outcome_is_taken_and_a_forged_one_is_not(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    service_key, ops_key = new_private_key(), new_private_key()
+    (tmp_path / "payments.key").write_text(service_key)
+    keys = {"system:payments": public_key(service_key), "human:ops": public_key(ops_key)}
+    async with (
+        payment_service(client, tmp_path, key_file=tmp_path / "payments.key") as signed,
+        refunds_worker(client, task_queue, signed),
+    ):
+        handle = await start_refund(client, task_queue, actor_keys=keys)
+        await pending_wait(handle, "approve-refund")
+        approval = ApprovalRequest(wait_id="approve-refund", actor="human:ops")
+        message = signed_message(handle.id, approval)
+        approval.signature = sign(ops_key, message)
+        await update(handle, "approve_sync", approval)
+        wait = await pending_wait(handle, "op-refund")
+        forged = {"status": "paid", "operation_id": wait.operation_id, "order_id": "A-1001"}
+        await handle.signal(
+            "deliver",
+            DeliverRequest(
+                operation_id=wait.operation_id,
+                data={**forged, "amount_cents": 1},
+                actor="human:mallory",
+            ),
+        )
+        result = await finished(handle)
+        (payment,) = await signed.payments()
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    operation = next(w for w in result.waits if w.id == "op-refund")
+    assert operation.delivered_by == "system:payments"
+    assert isinstance(operation.payload, dict) and operation.payload["amount_cents"] == 6480
+    refusals = [e.message or "" for e in result.trace if e.kind is TraceKind.WAIT_REJECT]
+    assert any("human:mallory has no key in this run" in m for m in refusals), refusals
+    assert payment.operation_id == wait.operation_id

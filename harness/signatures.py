@@ -1,0 +1,60 @@
+"""Signed actors: when a run is given actor keys, who may speak is a matter of keys, not names.
+
+Whoever can signal a namespace can deliver to its runs, and an actor is a string the sender
+chooses. A run started with `actor_keys` (actor -> Ed25519 public key) accepts approvals,
+reconciles and async results only with a valid signature by a configured actor, and nothing in
+the name of a configured actor without that actor's signature. The signature covers the run id
+and the whole request except the signature itself, so it cannot be moved to another run or
+another decision. Pure rules here; the Ed25519 arithmetic is `infra.signing`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+from pydantic import BaseModel
+
+from harness.wait_book import WaitKind
+
+SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_OPERATION})
+"""What changes money or state: always signed when a run has keys."""
+
+Verify = Callable[[str, str, bytes], bool]
+"""(public key, signature, message) -> whether the signature is the key's, both base64."""
+
+
+def signed_message(run_id: str, request: BaseModel) -> bytes:
+    """The exact bytes an actor signs: canonical JSON of the run id, the request's kind and its
+    fields other than the signature."""
+    body = {
+        "run_id": run_id,
+        "kind": type(request).__name__,
+        "request": request.model_dump(mode="json", exclude={"signature"}),
+    }
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def signature_problem(
+    run_id: str,
+    request: BaseModel,
+    kind: WaitKind | None,
+    keys: Mapping[str, str],
+    verify: Verify,
+) -> str | None:
+    """Why `request` may not speak in this run, or None. No keys: no rule (the README says who
+    may signal then)."""
+    if not keys:
+        return None
+    actor = str(getattr(request, "actor", ""))
+    signature = getattr(request, "signature", None)
+    if actor not in keys and kind not in SIGNED_KINDS:
+        return None
+    if actor not in keys:
+        what = f"an {kind.value}" if kind is not None else "this"
+        return f"{actor} has no key in this run, and {what} delivery must be signed"
+    if not isinstance(signature, str) or not signature:
+        return f"{actor} has a key in this run; its deliveries must carry its signature"
+    if not verify(keys[actor], signature, signed_message(run_id, request)):
+        return f"the signature is not {actor}'s for this delivery to this run"
+    return None
