@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -16,8 +17,26 @@ from scenarios import UnknownScenarioError
 log = structlog.get_logger()
 
 
+RATE_LIMIT_BASE_SECONDS = 1.0
+RATE_LIMIT_CAP_SECONDS = 60.0
+RATE_LIMIT_JITTER = 0.5
+"""A rate-limited call waits what the provider asked (or 1, 2, 4 ... 60 s) plus up to half as
+much again, drawn at random, so a fleet of workers never comes back in lockstep."""
+
+
+def rate_limit_delay(
+    retry_after: float | None, attempt: int, draw: Callable[[], float] = random.random
+) -> timedelta:
+    base = retry_after
+    if base is None:
+        base = min(RATE_LIMIT_CAP_SECONDS, RATE_LIMIT_BASE_SECONDS * 2 ** max(attempt - 1, 0))
+    return timedelta(seconds=base * (1 + RATE_LIMIT_JITTER * draw()))
+
+
 def provider_failure(error: ProviderError, attempt: int) -> ApplicationError:
     delay = timedelta(seconds=error.retry_after) if error.retry_after is not None else None
+    if error.code is ErrorCode.RATE_LIMITED:
+        delay = rate_limit_delay(error.retry_after, attempt)
     return ApplicationError(
         error.message,
         {"attempt": attempt},

@@ -32,3 +32,12 @@ DELIVER_UPDATE: Final = "deliver_sync"
 STATUS_QUERY: Final = "status"
 TRACE_QUERY: Final = "trace"
 WAITS_QUERY: Final = "waits"
+
+
+LLM_QUEUE_SUFFIX: Final = "-llm"
+
+
+def llm_task_queue(task_queue: str) -> str:
+    """Where a run's model calls go: its own task queue's twin, whose workers carry the
+    server-side rate limit toward the providers (HARNESS_LLM_ACTIVITIES_PER_SECOND)."""
+    return f"{task_queue}{LLM_QUEUE_SUFFIX}"

@@ -123,6 +123,7 @@ class BatchCall(BaseModel):
     summary: str
     fault: FaultSpec | None = None
     local: bool = False
+    uses_llm: bool = False
 
 
 class NodeBatchRequest(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class Settings:
     max_tool_calls: int | None = None
     max_seconds: float | None = None
     max_cost_usd: float | None = None
+    llm_activities_per_second: float | None = None
+    """The server-side rate limit of model calls, shared by every worker of the task queue."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -46,6 +49,7 @@ class Settings:
             max_tool_calls=_number(env, "HARNESS_MAX_TOOL_CALLS", int),
             max_seconds=_number(env, "HARNESS_MAX_SECONDS", float),
             max_cost_usd=_number(env, "HARNESS_MAX_COST_USD", float),
+            llm_activities_per_second=_number(env, "HARNESS_LLM_ACTIVITIES_PER_SECOND", float),
         )
 
 
@@ -64,8 +68,8 @@ def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:
         value = kind(raw)
     except ValueError:
         raise SettingsError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, got {raw}")
+    if not math.isfinite(value) or value <= 0:
+        raise SettingsError(f"{name} must be a positive finite number, got {raw}")
     return value
 
 

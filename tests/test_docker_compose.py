@@ -355,6 +355,7 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "HARNESS_TASK_QUEUE": "durable-harness",
         "HARNESS_LLM_PROVIDER": "scripted",
         "HARNESS_PAYMENTS_URL": "http://payments:8642",
+        "HARNESS_LLM_ACTIVITIES_PER_SECOND": "",
         "ANTHROPIC_API_KEY": "",
         "OPENAI_API_KEY": "",
     }

@@ -8,6 +8,7 @@ import signal
 import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
+from harness.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.process import exit_now
@@ -21,7 +22,12 @@ async def serve(settings: Settings) -> None:
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
     client = await connect(settings, tracing=True)
-    worker = build_worker(client, settings.task_queue, providers)
+    worker = build_worker(
+        client,
+        settings.task_queue,
+        providers,
+        llm_activities_per_second=settings.llm_activities_per_second,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -31,6 +37,8 @@ async def serve(settings: Settings) -> None:
         address=settings.temporal_address,
         namespace=settings.temporal_namespace,
         task_queue=settings.task_queue,
+        llm_task_queue=llm_task_queue(settings.task_queue),
+        llm_activities_per_second=settings.llm_activities_per_second,
         provider=provider.name,
     )
     async with worker:

@@ -1,16 +1,19 @@
-"""Builds the worker: one task queue, the workflows (from the client's harness plugin) and every
-activity."""
+"""Builds the worker: the run's task queue (the workflows, from the client's harness plugin, and
+the activities that call no model) and its twin for model calls (planner, judge and tools that
+write), which carries the server-side rate limit toward the providers."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from types import TracebackType
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import JudgeActivities, PlannerActivities, ToolActivities, check_report, list_tools
 from activities.llm import ProviderRegistry
+from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
 from scenarios import all_scenarios
 
@@ -26,18 +29,50 @@ def default_services(environment: Mapping[str, str] | None = None) -> dict[str, 
     return services
 
 
+class HarnessWorker:
+    """The two Temporal workers of one worker process, started and stopped together."""
+
+    def __init__(self, run_worker: Worker, llm_worker: Worker) -> None:
+        self.run_worker = run_worker
+        self.llm_worker = llm_worker
+
+    async def __aenter__(self) -> HarnessWorker:
+        await self.run_worker.__aenter__()
+        try:
+            await self.llm_worker.__aenter__()
+        except BaseException:
+            await self.run_worker.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            await self.llm_worker.__aexit__(kind, error, traceback)
+        finally:
+            await self.run_worker.__aexit__(kind, error, traceback)
+
+
 def build_worker(
     client: Client,
     task_queue: str,
     providers: ProviderRegistry,
     services: Mapping[str, object] | None = None,
-) -> Worker:
+    llm_activities_per_second: float | None = None,
+) -> HarnessWorker:
+    """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
+    by the Temporal server for every worker of the queue together (the last worker to start
+    sets it); None leaves them unlimited."""
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
     tools = ToolActivities(providers, default_services() if services is None else services)
     critic = JudgeActivities(providers)
-    return Worker(
+    run_worker = Worker(
         client,
         task_queue=task_queue,
         activities=[
@@ -50,3 +85,12 @@ def build_worker(
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )
+    llm_worker = Worker(
+        client,
+        task_queue=llm_task_queue(task_queue),
+        activities=[planner.plan, tools.run_tool, critic.judge],
+        workflows=[],
+        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+        max_task_queue_activities_per_second=llm_activities_per_second,
+    )
+    return HarnessWorker(run_worker, llm_worker)

@@ -22,6 +22,7 @@ from harness.contracts import (
     PLAN_ACTIVITY,
     PROBE_OPERATION_ACTIVITY,
     RUN_TOOL_ACTIVITY,
+    llm_task_queue,
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
 from harness.messages import (
@@ -49,6 +50,8 @@ TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 """The planner and the judge heartbeat while the model answers: a dead worker is seen in
 seconds, not after the three-minute timeout of the call."""
+
+LLM_QUEUE_PATCH = "llm-calls-on-their-own-queue"
 
 NON_RETRYABLE_CODES = [code.value for code in ErrorCode if not is_retryable(code)]
 
@@ -122,10 +125,19 @@ async def load_catalog(scenario: str) -> ToolCatalog:
     return result
 
 
+def llm_queue() -> str | None:
+    """The task queue of model calls (see harness.contracts.llm_task_queue); runs recorded
+    before it make them on their own queue."""
+    if workflow.patched(LLM_QUEUE_PATCH):
+        return llm_task_queue(workflow.info().task_queue)
+    return None
+
+
 async def make_plan(request: PlanRequest) -> PlanResponse:
     result: PlanResponse = await workflow.execute_activity(
         PLAN_ACTIVITY,
         request,
+        task_queue=llm_queue(),
         result_type=PlanResponse,
         start_to_close_timeout=PLAN_TIMEOUT,
         heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
@@ -151,6 +163,7 @@ async def judge(request: JudgeCallRequest) -> JudgeCallResult:
     result: JudgeCallResult = await workflow.execute_activity(
         JUDGE_ACTIVITY,
         request,
+        task_queue=llm_queue(),
         result_type=JudgeCallResult,
         start_to_close_timeout=PLAN_TIMEOUT,
         heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
@@ -166,9 +179,15 @@ def tool_retry(spec: ToolSpec) -> RetryPolicy:
 
 
 async def run_tool_call(
-    request: ToolCallRequest, *, local: bool, retry: RetryPolicy, summary: str
+    request: ToolCallRequest,
+    *,
+    local: bool,
+    retry: RetryPolicy,
+    summary: str,
+    uses_llm: bool = False,
 ) -> ToolCallResult:
-    """One node's tool call: a local activity for cheap in-memory tools, else a regular one."""
+    """One node's tool call: a local activity for cheap in-memory tools, else a regular one;
+    a tool that calls a model runs where model calls are rate-limited."""
     if local:
         result: ToolCallResult = await workflow.execute_local_activity(
             RUN_TOOL_ACTIVITY,
@@ -182,6 +201,7 @@ async def run_tool_call(
     remote: ToolCallResult = await workflow.execute_activity(
         RUN_TOOL_ACTIVITY,
         request,
+        task_queue=llm_queue() if uses_llm else None,
         result_type=ToolCallResult,
         start_to_close_timeout=TOOL_TIMEOUT,
         heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,

@@ -50,6 +50,7 @@ class NodeBatchWorkflow:
                     ),
                     local=call.local,
                     retry=TOOL_RETRY,
+                    uses_llm=call.uses_llm,
                     summary=call.summary,
                 )
             except ActivityError as error:

@@ -70,6 +70,7 @@ class NodeRunner:
                 ),
                 local=spec.local,
                 retry=tool_retry(spec),
+                uses_llm=spec.uses_llm,
                 summary=tool_call_summary(node_id, node.tool, arguments),
             )
         except ActivityError as error:
@@ -110,6 +111,7 @@ class NodeRunner:
             summary=tool_call_summary(node_id, tool, arguments),
             fault=self._fault(tool, arguments),
             local=self._ledger.spec(node_id).local,
+            uses_llm=self._ledger.spec(node_id).uses_llm,
         )
 
     async def run_batch(self, calls: list[BatchCall], number: int) -> NodeBatchResult:

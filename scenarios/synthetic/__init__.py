@@ -1,7 +1,8 @@
 """Scenario `synthetic`: any DAG shape from a plan file, for tests and benchmarks.
 
-`delay` sleeps and returns its input, `fail` fails with a chosen error code, `collect` is the
-final node. The offline planner does not plan here: pass a plan with `--plan`.
+`delay` sleeps and returns its input, `fail` fails with a chosen error code, `write` makes one
+model call, `collect` is the final node. The offline planner does not plan here: pass a plan
+with `--plan`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import ErrorCode, ToolError
+from harness.llm import TextRequest
 from harness.plan import Plan
 from harness.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
 from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
@@ -51,6 +53,23 @@ class EffectArgs(BaseModel):
 
 class CollectArgs(BaseModel):
     inputs: list[JsonValue] = Field(default_factory=list, description="Results to collect.")
+
+
+class WriteArgs(BaseModel):
+    topic: str = Field(min_length=1, max_length=200, description="What to write a line about.")
+
+
+async def write(args: WriteArgs, ctx: ToolContext) -> JsonValue:
+    """One model call: a line about the topic (load on the LLM task queue and its limit)."""
+    reply = await ctx.write(
+        TextRequest(
+            system="You write one short sentence.",
+            prompt=f"Write one sentence about {args.topic}.",
+            draft=f"A sentence about {args.topic}.",
+            max_output_tokens=60,
+        )
+    )
+    return reply.text.strip()
 
 
 class EchoArgs(BaseModel):
@@ -111,6 +130,13 @@ SCENARIO = Scenario(
             delay,
         ),
         Tool(ToolSpec.from_model("fail", "Fail with an error code.", FailArgs), FailArgs, fail),
+        Tool(
+            ToolSpec.from_model(
+                "write", "One model call: a sentence about a topic.", WriteArgs, uses_llm=True
+            ),
+            WriteArgs,
+            write,
+        ),
         Tool(
             ToolSpec.from_model(
                 "echo", "Return the input at once (a local activity).", EchoArgs, local=True

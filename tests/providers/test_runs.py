@@ -100,7 +100,7 @@ async def test_a_rate_limit_with_retry_after_is_retried_and_succeeds_on_attempt_
     assert planning.last_failure is not None
     info = planning.last_failure.application_failure_info
     assert info.type == "RATE_LIMITED" and not info.non_retryable
-    assert info.next_retry_delay.ToTimedelta().total_seconds() == 1.0
+    assert 1.0 <= info.next_retry_delay.ToTimedelta().total_seconds() <= 1.5  # jittered
 
 
 async def test_a_rejected_key_fails_the_run_at_once_with_a_message_naming_the_variable(
