@@ -30,10 +30,14 @@ import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
+from harness.deliveries import ApprovalRequest
+from harness.faults import FaultSpec
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.signatures import signed_message
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
+from infra.signing import public_key, sign
 from starter.dev_server import temporal_binary
 from starter.runs import new_run_id, start_run
 from tests.factories import approval_request, collect, delay, node
@@ -178,6 +182,46 @@ async def junk_before_an_early_result(start: Start) -> Handle:
     return handle
 
 
+OPS_KEY = "9lx8TbEC7sBC3ibYeyoJUCp3CHs7HaLxuoimHzWjB5E="
+"""A fixed test key, so the recorded run's input is the same each time it is recorded."""
+
+
+async def signed_approval(start: Start) -> Handle:
+    """Signed actors: an unsigned approval in the name of human:ops is refused, the signed one
+    approves."""
+    request = approval_request().model_copy(
+        update={"actor_keys": {"human:ops": public_key(OPS_KEY)}}
+    )
+    handle = await start(request)
+    await pending_wait(handle, "approve-change")
+    await handle.signal("approve", APPROVE_CHANGE)
+    approval = ApprovalRequest.model_validate(APPROVE_CHANGE)
+    approval.signature = sign(OPS_KEY, signed_message(handle.id, approval))
+    await handle.signal("approve", approval.model_dump(mode="json"))
+    return handle
+
+
+async def reconcile_with_its_result(start: Start) -> Handle:
+    """A side effect whose call timed out: a reconcile without the result is refused, then the
+    whole one completes the node (delivery rules v3)."""
+    plan = plan_of(node("change", "side_effect", target="prod"), collect("final", ["change"]))
+    request = RunRequest(
+        goal="reconcile",
+        scenario="synthetic",
+        plan=plan,
+        approve_side_effects=False,
+        faults=[FaultSpec.parse("side_effect=TIMEOUT")],
+    )
+    handle = await start(request)
+    await pending_wait(handle, "reconcile-change")
+    half = {"wait_id": "reconcile-change", "data": {"outcome": "succeeded"}, "actor": "human:ops"}
+    receipt: Payload = await handle.execute_update("deliver_sync", half, result_type=dict)
+    assert not receipt["accepted"], receipt
+    whole = {**half, "data": {"outcome": "succeeded", "result": {"changed": "prod"}}}
+    await _update(handle, "deliver_sync", whole)
+    return handle
+
+
 async def cancel_by_signal(start: Start) -> Handle:
     """Cancelled while one node waits for approval and another runs; a third has finished."""
     plan = plan_of(
@@ -291,6 +335,8 @@ CASES: tuple[Case, ...] = (
         settle=HEARTBEAT_EVERY_SECONDS + 1,
     ),
     Case("junk_before_an_early_result", RunPhase.SUCCEEDED, junk_before_an_early_result),
+    Case("signed_approval", RunPhase.SUCCEEDED, signed_approval),
+    Case("reconcile_with_its_result", RunPhase.SUCCEEDED, reconcile_with_its_result),
     Case(
         "halt_skips_nodes_waiting_for_a_slot",
         RunPhase.FAILED_EXECUTION,

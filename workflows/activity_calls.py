@@ -127,7 +127,12 @@ async def load_catalog(scenario: str) -> ToolCatalog:
 
 def llm_queue() -> str | None:
     """The task queue of model calls (see harness.contracts.llm_task_queue); runs recorded
-    before it make them on their own queue."""
+    before it make them on their own queue.
+
+    Each workflow asks first thing in its first task. A patch first asked for just after a
+    local activity resolved is not replay-safe: live, the local activity may have outlasted its
+    workflow task (so the marker lands in the next task), while replay resolves it at once,
+    still in the first task, where no marker is found."""
     if workflow.patched(LLM_QUEUE_PATCH):
         return llm_task_queue(workflow.info().task_queue)
     return None

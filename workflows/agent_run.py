@@ -37,6 +37,7 @@ from harness.signatures import signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from infra.signing import verify
+from workflows.activity_calls import llm_queue
 from workflows.clock import RunClock
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
@@ -77,6 +78,7 @@ class AgentRunWorkflow:
             data={"scenario": request.scenario, "max_replans": request.max_replans},
         )
         self._main_task = asyncio.current_task()
+        llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step

@@ -20,13 +20,14 @@ from harness.messages import (
     NodeBatchResult,
     ToolCallRequest,
 )
-from workflows.activity_calls import TOOL_RETRY, ActivityFailure, run_tool_call
+from workflows.activity_calls import TOOL_RETRY, ActivityFailure, llm_queue, run_tool_call
 
 
 @workflow.defn(name=BATCH_WORKFLOW)
 class NodeBatchWorkflow:
     @workflow.run
     async def run(self, request: NodeBatchRequest) -> NodeBatchResult:
+        llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         slots = asyncio.Semaphore(request.max_concurrency)
         outcomes = await asyncio.gather(
             *(self._call(request, call, slots) for call in request.calls)
