@@ -20,7 +20,6 @@ PASSTHROUGH_MODULES = (
     "pydantic",
     "pydantic_core",
     "annotated_types",
-    "infra.signing",
     "cryptography",
 )
 """The pure domain, its models and the Ed25519 check of signed actors: deterministic code the

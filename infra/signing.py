@@ -1,4 +1,5 @@
-"""Ed25519 keys and signatures for signed actors (the `cryptography` library), base64 text.
+"""Ed25519 keys and signatures for signed actors (the `cryptography` library), base64 text; the
+check itself is the workflow's (`workflows.actor_signatures`), re-exported here.
 
 Key files hold the raw 32-byte private key as base64 on one line; `python -m infra.signing
 new FILE` writes one and prints the public key to configure.
@@ -11,8 +12,11 @@ import binascii
 import sys
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from workflows.actor_signatures import verify
+
+__all__ = ["KeyFileError", "new_private_key", "public_key", "read_private_key", "sign", "verify"]
 
 
 class KeyFileError(ValueError):
@@ -29,16 +33,6 @@ def public_key(private_key: str) -> str:
 
 def sign(private_key: str, message: bytes) -> str:
     return _text(_private(private_key).sign(message))
-
-
-def verify(public_key_text: str, signature: str, message: bytes) -> bool:
-    """Whether `signature` is the key's over `message`; anything malformed is simply not."""
-    try:
-        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_text, validate=True))
-        key.verify(base64.b64decode(signature, validate=True), message)
-    except (InvalidSignature, ValueError, binascii.Error):
-        return False
-    return True
 
 
 def read_private_key(path: Path) -> str:

@@ -22,18 +22,13 @@ from infra.settings import Settings
 from infra.signing import KeyFileError, read_private_key
 from payments.api import DEFAULT_PORT
 from payments.callbacks import Outbox
-from payments.ledger import Charge, PaymentLedger
+from payments.ledger import PaymentLedger
 from payments.server import ServiceTiming, serve
-from scenarios.refunds.data import ORDERS
+from payments.shop import SHOP_CHARGES
 
 DEFAULT_DB = Path(".harness") / "payments.db"
 CONNECT_RETRY_SECONDS = 1.0
 log = logging.getLogger("payments")
-
-
-def shop_charges() -> list[Charge]:
-    """The charges the shop captured: one per order of the refunds scenario."""
-    return [Charge(o.order_id, o.amount_cents, o.refunded_cents) for o in ORDERS]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,7 +81,7 @@ async def _main(args: argparse.Namespace) -> None:
         print(f"payments: {error}", file=sys.stderr)
         exit_now(2)
     ledger = PaymentLedger(args.db)
-    ledger.seed(shop_charges())
+    ledger.seed(SHOP_CHARGES)
     timing = ServiceTiming(args.settle_seconds, args.hold_response_seconds)
     try:
         server = serve(ledger, args.host, args.port, timing)

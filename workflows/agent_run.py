@@ -36,8 +36,8 @@ from harness.run_state import RunState
 from harness.signatures import signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
-from infra.signing import verify
 from workflows.activity_calls import llm_queue
+from workflows.actor_signatures import verify
 from workflows.clock import RunClock
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext

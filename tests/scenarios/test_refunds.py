@@ -18,13 +18,14 @@ from activities.llm import ScriptedProvider
 from harness.errors import ErrorCode, FailureContext, ToolError
 from harness.messages import OperationProbe, ProbeState
 from harness.validation import validate_plan
-from payments.__main__ import shop_charges
 from payments.api import PaymentsClient
 from payments.ledger import PaymentLedger
 from payments.server import ServiceTiming, serve
+from payments.shop import SHOP_CHARGES
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningError, ToolContext
 from scenarios.refunds.check import check_refund_report
+from scenarios.refunds.data import ORDERS
 from scenarios.refunds.planning import plan_refund
 from tests.payment_service import free_port
 from tests.scenarios.inprocess import planning_input
@@ -38,7 +39,7 @@ SETTLE_LATER = ServiceTiming(settle_seconds=3600)
 @pytest.fixture
 def ledger(tmp_path: Path) -> PaymentLedger:
     ledger = PaymentLedger(tmp_path / "payments.db")
-    ledger.seed(shop_charges())
+    ledger.seed(SHOP_CHARGES)
     return ledger
 
 
@@ -51,6 +52,12 @@ def shop(ledger: PaymentLedger) -> Iterator[PaymentsClient]:
     yield PaymentsClient(f"http://127.0.0.1:{server.server_port}")
     server.shutdown()
     server.server_close()
+
+
+def test_the_payment_service_holds_a_charge_for_every_order_of_the_shop() -> None:
+    """Two systems of record, the shop's orders and the provider's charges, agree."""
+    charges = {c.order_id: (c.captured_cents, c.refunded_before_cents) for c in SHOP_CHARGES}
+    assert charges == {o.order_id: (o.amount_cents, o.refunded_cents) for o in ORDERS}
 
 
 def tool_context(payments: PaymentsClient, run_id: str = "run-1") -> ToolContext:

@@ -1,0 +1,15 @@
+"""The charges the payment service holds for the demo shop: what it captured for each order and
+what was refunded before this ledger began. The shop's own order records (the refunds
+scenario's data) are another system; a test holds the two to agreeing."""
+
+from __future__ import annotations
+
+from payments.ledger import Charge
+
+SHOP_CHARGES: tuple[Charge, ...] = (
+    Charge("A-1001", 6480),
+    Charge("A-1002", 12900),
+    Charge("A-1003", 5900, refunded_before_cents=5900),
+    Charge("A-1004", 18900),
+    Charge("A-1005", 4448),
+)
