@@ -36,6 +36,9 @@ class Decision(StrEnum):
     REJECT = "reject"
 
 
+COMMENT_EXCERPT_CHARS = 200
+
+
 class Wait(BaseModel):
     id: str
     kind: WaitKind
@@ -54,6 +57,14 @@ class Wait(BaseModel):
     example: JsonValue = Field(
         default=None, description="What a delivery that settles this wait looks like."
     )
+
+    def comment_excerpt(self) -> str:
+        """The comment as the run quotes it elsewhere (a node's failure, the planner's context):
+        whole when short, else its start and where the whole is kept, once, in this wait."""
+        comment = self.comment or ""
+        if len(comment) <= COMMENT_EXCERPT_CHARS:
+            return comment
+        return f"{comment[:COMMENT_EXCERPT_CHARS]}… (the whole comment is in wait {self.id})"
 
 
 class Delivery(BaseModel):

@@ -49,7 +49,7 @@ class HeldNodes:
             return True
         if wait.status is WaitStatus.DELIVERED:
             reason = f"rejected by {wait.delivered_by}"
-            reason += f": {wait.comment}" if wait.comment else ""
+            reason += f": {wait.comment_excerpt()}" if wait.comment else ""
         else:
             reason = f"approval {wait.status.value.lower()} without a decision; treated as rejected"
         self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)

@@ -420,3 +420,11 @@ def test_a_delivery_naming_an_unknown_operation_and_an_awaited_event_goes_to_the
     receipt = book.deliver(both, LATER)
 
     assert (receipt.accepted, receipt.wait_id) == (True, "event-go")
+
+
+def test_a_long_comment_is_kept_once_in_its_wait_and_quoted_short_elsewhere() -> None:
+    rejected = wait("approve-x", WaitKind.APPROVAL).model_copy(update={"comment": "no " * 400})
+    excerpt = rejected.comment_excerpt()
+    assert len(excerpt) < 260 and excerpt.endswith("(the whole comment is in wait approve-x)")
+    short = rejected.model_copy(update={"comment": "too much"})
+    assert short.comment_excerpt() == "too much"

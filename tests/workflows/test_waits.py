@@ -408,3 +408,21 @@ async def test_an_event_that_arrives_before_its_wait_opens_is_parked_and_applied
     assert early.accepted and "parked" in early.reason
     assert result.status is RunPhase.SUCCEEDED
     assert next(n for n in result.nodes if n.id == "signal").result == {"go": True}
+
+
+async def test_a_rejection_comment_is_stored_once_in_the_result_and_quoted_short_elsewhere(
+    client: Client, task_queue: str
+) -> None:
+    comment = "".join(f"reason {n}; " for n in range(150))  # 1,700 characters or so
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, approval_request())
+        await pending_wait(handle, "approve-change")
+        rejection = ApprovalRequest(
+            wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment=comment
+        )
+        await handle.execute_update(AgentRunWorkflow.approve_sync, rejection)
+        result: RunResult = await handle.result()
+    assert result.status is RunPhase.FAILED_EXECUTION
+    assert result.model_dump_json().count(comment) == 1
+    change = next(n for n in result.nodes if n.id == "change")
+    assert "the whole comment is in wait approve-change" in (change.error_message or "")
