@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RawValue
 
@@ -47,8 +47,12 @@ from workflows.wait_desk import WaitDesk
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
 
 
-@workflow.defn(name=RUN_WORKFLOW)
+@workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[ValidationError])
 class AgentRunWorkflow:
+    """A request that does not decode as a RunRequest (any client may start a run, e.g.
+    `temporal workflow start`) fails the run, Failed with pydantic's reason, instead of failing
+    its first workflow task forever; so does any other message the run cannot read."""
+
     @workflow.init
     def __init__(self, request: RunRequest) -> None:
         run_id = workflow.info().workflow_id

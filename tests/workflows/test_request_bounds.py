@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from temporalio.client import Client
+import asyncio
+import uuid
+
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from harness.budget import BudgetLimits
+from harness.contracts import RUN_WORKFLOW
 from harness.run import RunPhase, RunRequest
+from starter.dev_server import temporal_binary
 from tests.support import execute_run, running_worker
 
 
@@ -20,3 +26,25 @@ async def test_a_request_out_of_range_ends_the_run_failed_validation_with_every_
     assert result.error.startswith("the request is out of range: max_seconds: at most a year")
     assert "max_replans: at most 20, not 50" in result.error
     assert result.nodes == [] and result.attempts == 0
+
+
+async def test_a_request_that_is_not_a_run_request_fails_the_run_instead_of_wedging_it(
+    client: Client, task_queue: str
+) -> None:
+    """Started by the `temporal` CLI with junk input: Failed, with pydantic's reason."""
+    run_id = f"junk-{uuid.uuid4().hex[:8]}"
+    async with running_worker(client, task_queue):
+        process = await asyncio.create_subprocess_exec(
+            temporal_binary(), "workflow", "start",
+            "--address", client.service_client.config.target_host,
+            "--task-queue", task_queue, "--type", RUN_WORKFLOW,
+            "--workflow-id", run_id, "--input", '{"goal": 7, "nonsense": true}',
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await process.communicate()
+        assert process.returncode == 0, err.decode()
+        with pytest.raises(WorkflowFailureError) as failed:
+            await asyncio.wait_for(client.get_workflow_handle(run_id).result(), timeout=20)
+        description = await client.get_workflow_handle(run_id).describe()
+    assert description.status is WorkflowExecutionStatus.FAILED
+    assert "goal" in str(failed.value.cause)
