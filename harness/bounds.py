@@ -103,8 +103,6 @@ def delivery_problems(request: BaseModel) -> list[str]:
         value = getattr(request, name, None)
         if isinstance(value, str):
             problems += _at_most(name, value, MAX_NAME_CHARS)
-            if not value.strip():
-                problems.append(f"{name}: must not be empty")
     if isinstance(request, ApprovalRequest) and request.comment is not None:
         problems += _at_most("comment", request.comment, MAX_COMMENT_CHARS)
     signature = getattr(request, "signature", None)
@@ -114,8 +112,6 @@ def delivery_problems(request: BaseModel) -> list[str]:
         problems += _at_most("reason", request.reason, MAX_COMMENT_CHARS)
     if isinstance(request, AnswerRequest):
         problems += _at_most("text", request.text, MAX_ANSWER_CHARS)
-        if not request.text.strip():
-            problems.append("text: an answer needs words, not only spaces")
     if isinstance(request, DeliverRequest):
         problems += _data_problems(request.data)
     return problems

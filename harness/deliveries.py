@@ -82,3 +82,6 @@ class CancelRequest(BaseModel):
 
     reason: str = "cancelled"
     actor: str = "human:user"
+    signature: str | None = Field(
+        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
+    )

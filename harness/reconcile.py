@@ -10,6 +10,7 @@ from pydantic import JsonValue
 
 OPERATION_ID = "OPERATION_ID"
 UNKNOWN_RESULT = "RESULT"
+# harness.wait_book.RECONCILE_PLACEHOLDERS refuses a delivery that still holds either.
 """Where a tool gives no example: the person must supply the whole result."""
 
 

@@ -54,6 +54,10 @@ TERMINAL_PHASES = frozenset(
 )
 
 
+class UnreadableRunRequestError(ValueError):
+    """A workflow input that does not decode as a RunRequest: the run fails (not its task)."""
+
+
 class RunRequest(BaseModel):
     """The workflow's input. Keep its validation as it is: RunRequest is decoded again on every
     replay, so a rule added here would strand the runs it refuses. New limits go in

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
+from harness.actors import parse_actor
 from harness.wait_book import WaitKind
 
 SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_OPERATION})
@@ -35,6 +36,16 @@ def signed_message(run_id: str, request: BaseModel) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def canonical_actor(actor: str) -> str:
+    """The one spelling of an actor the wait book would accept (`Human: ops ` is human:ops), so
+    no variant of a keyed actor's name passes as someone else."""
+    try:
+        kind, name = parse_actor(actor)
+    except ValueError:
+        return actor
+    return f"{kind.value}:{name}"
+
+
 def signature_problem(
     run_id: str,
     request: BaseModel,
@@ -46,7 +57,8 @@ def signature_problem(
     may signal then)."""
     if not keys:
         return None
-    actor = str(getattr(request, "actor", ""))
+    keys = {canonical_actor(actor): key for actor, key in keys.items()}
+    actor = canonical_actor(str(getattr(request, "actor", "")))
     signature = getattr(request, "signature", None)
     if actor not in keys and kind not in SIGNED_KINDS:
         return None

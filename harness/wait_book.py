@@ -107,6 +107,8 @@ class DeliveryRules(IntEnum):
 
 
 RECONCILE_OUTCOMES = ("succeeded", "failed")
+RECONCILE_PLACEHOLDERS = frozenset({"OPERATION_ID", "RESULT"})
+"""What harness.reconcile leaves in an example where the run does not know the value."""
 
 
 class Parked(BaseModel):
@@ -272,7 +274,21 @@ def _reconcile_problem(payload: JsonValue) -> str | None:
         return f"a reconcile delivers {shape}"
     if payload["outcome"] == "succeeded" and payload.get("result") is None:
         return 'a reconcile of "succeeded" must carry the result the call produced as "result"'
+    left = _placeholders(payload.get("result"))
+    if left:
+        return f"the result still holds the placeholder {left[0]}: put in what really happened"
     return None
+
+
+def _placeholders(value: JsonValue) -> list[str]:
+    """Placeholders of a reconcile example (harness.reconcile) left in a delivered result."""
+    if isinstance(value, str):
+        return [value] if value in RECONCILE_PLACEHOLDERS else []
+    if isinstance(value, list):
+        return [found for item in value for found in _placeholders(item)]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _placeholders(item)]
+    return []
 
 
 def _awaited_by(wait: Wait, delivery: Delivery) -> bool:

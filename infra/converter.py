@@ -11,11 +11,16 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 from google.protobuf.message import DecodeError
+from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
+
+from harness.problems import describe_invalid
+from harness.run import RunRequest, UnreadableRunRequestError
 
 COMPRESS_ABOVE_BYTES = 128 * 1024
 ENCODING = b"binary/zlib"
@@ -52,6 +57,25 @@ class CompressLargePayloads(PayloadCodec):
         return original
 
 
+class HarnessPayloadConverter(PydanticPayloadConverter):
+    """Pydantic JSON; a run's input that is not a RunRequest is named as such, so the workflow
+    fails the run with the reason (its `failure_exception_types`) instead of failing its first
+    task forever. Every other decoding error is left as it is."""
+
+    def from_payloads(
+        self, payloads: Sequence[Payload], type_hints: list[type] | None = None
+    ) -> list[Any]:
+        try:
+            return super().from_payloads(payloads, type_hints)
+        except ValidationError as error:
+            if type_hints is None or RunRequest not in type_hints:
+                raise
+            reason = describe_invalid(error, whole="RunRequest")
+            raise UnreadableRunRequestError(f"not a RunRequest: {reason}") from None
+
+
 DATA_CONVERTER: DataConverter = dataclasses.replace(
-    pydantic_data_converter, payload_codec=CompressLargePayloads()
+    pydantic_data_converter,
+    payload_converter_class=HarnessPayloadConverter,
+    payload_codec=CompressLargePayloads(),
 )

@@ -76,6 +76,18 @@ class PaymentOutcome(BaseModel):
         )
 
 
+class KeyQuery(BaseModel):
+    """`POST /payments/void`: the payment under a key, or void the key if there is none."""
+
+    idempotency_key: str = Field(min_length=1, max_length=400)
+
+
+class KeyAnswer(BaseModel):
+    payment: Payment | None = Field(
+        description="The payment under the key; None: there was none, and now there never will be."
+    )
+
+
 class RefundAccepted(BaseModel):
     """The answer to `POST /refunds`: the payment, and whether this request created it."""
 
@@ -112,6 +124,7 @@ class UnavailableError(Exception):
 
 
 KEY_REUSED = "key_reused"
+KEY_VOIDED = "key_voided"
 OVER_REFUND = "over_refund"
 UNKNOWN_CHARGE = "unknown_charge"
 BAD_REQUEST = "bad_request"
@@ -141,6 +154,13 @@ class PaymentsClient:
         query = urllib.parse.urlencode({"idempotency_key": idempotency_key})
         found = _PAYMENTS.validate_python(await self._call("GET", f"/payments?{query}"))
         return found[0] if found else None
+
+    async def void_unpaid(self, idempotency_key: str) -> Payment | None:
+        """The payment under the key, or None, after which nothing can be paid under it."""
+        body = await self._call(
+            "POST", "/payments/void", KeyQuery(idempotency_key=idempotency_key).model_dump()
+        )
+        return KeyAnswer.model_validate(body).payment
 
     async def payments(self, order_id: str | None = None) -> list[Payment]:
         query = f"?{urllib.parse.urlencode({'order_id': order_id})}" if order_id else ""

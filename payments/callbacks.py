@@ -41,8 +41,14 @@ class Outbox:
         self._failures: dict[str, int] = {}
 
     async def run(self) -> None:
+        """Until cancelled: an error in one round (a ledger locked too long, a server that
+        answers oddly) is logged and the next round tries again, so reporting never stops."""
         while True:
-            await self.drain()
+            try:
+                await self.drain()
+            except Exception:
+                log.exception("the outbox round failed; trying again")
+                await asyncio.sleep(RETRY_SECONDS[-1])
             await asyncio.sleep(POLL_SECONDS)
 
     async def drain(self) -> None:
@@ -50,6 +56,21 @@ class Outbox:
         await asyncio.to_thread(self._ledger.settle_due, now)
         for payment in await asyncio.to_thread(self._ledger.unreported, now):
             await self._report(payment)
+
+    async def _later(self, payment: Payment, why: str) -> None:
+        failures = self._failures.get(payment.operation_id, 0)
+        self._failures[payment.operation_id] = failures + 1
+        delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
+        log.warning(
+            "reporting %s to run %s failed (%s); again in %.1f s",
+            payment.operation_id,
+            payment.run_id,
+            why,
+            delay,
+        )
+        await asyncio.to_thread(
+            self._ledger.report_later, payment.operation_id, time.time() + delay
+        )
 
     async def _report(self, payment: Payment) -> None:
         request = DeliverRequest(
@@ -72,19 +93,10 @@ class Outbox:
                 )
                 await asyncio.to_thread(self._ledger.mark_reported, payment.operation_id)
                 return
-            failures = self._failures.get(payment.operation_id, 0)
-            self._failures[payment.operation_id] = failures + 1
-            delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
-            log.warning(
-                "reporting %s to run %s failed (%s); again in %.1f s",
-                payment.operation_id,
-                payment.run_id,
-                error.message,
-                delay,
-            )
-            await asyncio.to_thread(
-                self._ledger.report_later, payment.operation_id, time.time() + delay
-            )
+            await self._later(payment, error.message)
+            return
+        except Exception as error:  # Temporal not reachable (yet): keep it for a later round
+            await self._later(payment, str(error))
             return
         self._failures.pop(payment.operation_id, None)
         await asyncio.to_thread(self._ledger.mark_reported, payment.operation_id)

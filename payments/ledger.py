@@ -18,6 +18,7 @@ from pathlib import Path
 
 from payments.api import (
     KEY_REUSED,
+    KEY_VOIDED,
     OVER_REFUND,
     UNKNOWN_CHARGE,
     KeyReuseError,
@@ -48,6 +49,10 @@ CREATE TABLE IF NOT EXISTS payments (
     reason TEXT,
     reported INTEGER NOT NULL DEFAULT 0,
     report_after REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS voided_keys (
+    idempotency_key TEXT PRIMARY KEY,
+    voided_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS payments_by_order ON payments(order_id);
 CREATE INDEX IF NOT EXISTS payments_outbox ON payments(reported, status);
@@ -87,6 +92,12 @@ class PaymentLedger:
         """Pay `order` once per key. The same key with the same order and amount returns the
         first payment (`created` false); with another order or amount it is refused."""
         with self._transaction() as db:
+            if _voided(db, order.idempotency_key):
+                raise PaymentsError(
+                    KEY_VOIDED,
+                    f"idempotency key '{order.idempotency_key}' was voided: its caller was told "
+                    "nothing was paid under it, so nothing will be",
+                )
             existing = _one(db, "WHERE idempotency_key = ?", order.idempotency_key)
             if existing is not None:
                 if (existing.order_id, existing.amount_cents) != (
@@ -139,6 +150,18 @@ class PaymentLedger:
     def payment_by_key(self, idempotency_key: str) -> Payment | None:
         with self._connection() as db:
             return _one(db, "WHERE idempotency_key = ?", idempotency_key)
+
+    def void_unpaid(self, idempotency_key: str) -> Payment | None:
+        """The payment under the key; if there is none, the key is voided in the same
+        transaction, so a request still on its way can never pay under it later (the caller is
+        about to conclude that nothing was paid)."""
+        with self._transaction() as db:
+            payment = _one(db, "WHERE idempotency_key = ?", idempotency_key)
+            if payment is None:
+                db.execute(
+                    "INSERT OR IGNORE INTO voided_keys VALUES (?, ?)", (idempotency_key, _now())
+                )
+            return payment
 
     def payments(self, order_id: str | None = None) -> list[Payment]:
         with self._connection() as db:
@@ -206,6 +229,13 @@ class PaymentLedger:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+
+
+def _voided(db: sqlite3.Connection, idempotency_key: str) -> bool:
+    found = db.execute(
+        "SELECT 1 FROM voided_keys WHERE idempotency_key = ?", (idempotency_key,)
+    ).fetchone()
+    return found is not None
 
 
 def _refundable(db: sqlite3.Connection, order_id: str) -> int:

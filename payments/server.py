@@ -3,11 +3,12 @@ per request; the ledger's transactions keep the threads apart).
 
     GET  /health                         {"status": "ok"}
     POST /refunds                        RefundOrder -> RefundAccepted (201 new, 200 same key)
+    POST /payments/void                  KeyQuery -> KeyAnswer: the key's payment, or void it
     GET  /payments[?order_id=|?idempotency_key=]   [Payment, ...]
     GET  /payments/OPERATION_ID          Payment, or 404
 
 Refusals carry an ApiError body: 400 bad_request, 404 not_found or unknown_charge, 409
-key_reused, 422 over_refund.
+key_reused or key_voided, 422 over_refund.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from pydantic import BaseModel, ValidationError
 from payments.api import (
     BAD_REQUEST,
     KEY_REUSED,
+    KEY_VOIDED,
     NOT_FOUND,
     OVER_REFUND,
     UNKNOWN_CHARGE,
     ApiError,
+    KeyAnswer,
+    KeyQuery,
     PaymentsError,
     PaymentStatus,
     RefundOrder,
@@ -45,6 +49,7 @@ _STATUS_OF = {
     NOT_FOUND: HTTPStatus.NOT_FOUND,
     UNKNOWN_CHARGE: HTTPStatus.NOT_FOUND,
     KEY_REUSED: HTTPStatus.CONFLICT,
+    KEY_VOIDED: HTTPStatus.CONFLICT,
     OVER_REFUND: HTTPStatus.UNPROCESSABLE_ENTITY,
 }
 
@@ -101,6 +106,12 @@ class _PaymentsHandler(BaseHTTPRequestHandler):
             self._refuse(NOT_FOUND, f"no resource {url.path}")
 
     def do_POST(self) -> None:
+        if urllib.parse.urlsplit(self.path).path == "/payments/void":
+            query = self._body(KeyQuery)
+            if query is not None:
+                payment = self.ledger.void_unpaid(query.idempotency_key)
+                self._send(HTTPStatus.OK, KeyAnswer(payment=payment).model_dump(mode="json"))
+            return
         if urllib.parse.urlsplit(self.path).path != "/refunds":
             self._refuse(NOT_FOUND, f"cannot POST {self.path}")
             return

@@ -107,10 +107,24 @@ def _checked(model: type[RequestT], **fields: Any) -> RequestT:
         request = model(**fields)
     except ValidationError as error:
         raise CliError(describe_invalid(error, whole=model.__name__)) from error
-    problems = delivery_problems(request)
+    problems = delivery_problems(request) + _blank_problems(request)
     if problems:
         raise CliError("; ".join(problems))
     return request
+
+
+def _blank_problems(request: BaseModel) -> list[str]:
+    """What the CLI refuses before sending, beyond the run's own bounds: names and answers of
+    spaces only. (Not in harness.bounds: signals are checked with those bounds again on
+    replay, and runs that took a blank name once must replay as they ran.)"""
+    problems = []
+    for name in ("wait_id", "operation_id", "event"):
+        value = getattr(request, name, None)
+        if isinstance(value, str) and not value.strip():
+            problems.append(f"{name}: must not be empty")
+    if isinstance(request, AnswerRequest) and not request.text.strip():
+        problems.append("text: an answer needs words, not only spaces")
+    return problems
 
 
 async def send(client: Client, run_id: str, request: Request) -> DeliveryReceipt:

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RawValue
 
@@ -31,7 +31,7 @@ from harness.contracts import (
     WAITS_QUERY,
 )
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.run import RunPhase, RunRequest, RunResult, RunStatus
+from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
 from harness.signatures import signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
@@ -47,11 +47,12 @@ from workflows.wait_desk import WaitDesk
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
 
 
-@workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[ValidationError])
+@workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
 class AgentRunWorkflow:
     """A request that does not decode as a RunRequest (any client may start a run, e.g.
     `temporal workflow start`) fails the run, Failed with pydantic's reason, instead of failing
-    its first workflow task forever; so does any other message the run cannot read."""
+    its first workflow task forever (infra.converter names it). Any other error in workflow code
+    fails the task, as Temporal does, so a fix can be deployed and the run goes on."""
 
     @workflow.init
     def __init__(self, request: RunRequest) -> None:
@@ -127,6 +128,10 @@ class AgentRunWorkflow:
         self._ctx.desk.deliver_signed(request, self._ctx.desk.targeted(request), self._unsigned)
 
     def _cancel(self, request: CancelRequest) -> None:
+        unsigned = self._unsigned(request, None)
+        if unsigned is not None:  # a keyed actor's name, without its signature
+            self._ctx.desk.refuse(f"{request.actor}: {unsigned}", {"signal": "cancel"})
+            return
         if self._ctx.state.phase.is_terminal or self._cancel_reason is not None:
             return
         if self._cancelling:
@@ -174,7 +179,7 @@ class AgentRunWorkflow:
         if unsigned is not None:
             raise ValueError(unsigned)
 
-    def _unsigned(self, request: BaseModel, kind: WaitKind) -> str | None:
+    def _unsigned(self, request: BaseModel, kind: WaitKind | None) -> str | None:
         """Why the request may not speak in this run (signed actors), or None."""
         state = self._ctx.state
         keys = state.request.actor_keys

@@ -19,11 +19,13 @@ from harness.node_ledger import NodeLedger
 from harness.reconcile import reconcile_example
 from harness.run import ExecutionOptions
 from harness.tools import NativeWait, ToolCompletion
-from harness.wait_book import Decision, WaitKind, WaitStatus
+from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
 from workflows.activity_calls import probe_operation, tool_call_summary
 from workflows.wait_desk import WaitDesk
 
 LATE_RESULT_RECONCILES_PATCH = "late-side-effect-result-reconciles"
+MAX_PENDING_ROUNDS = 3
+"""How many more waits a late result gets while its system says the operation is under way."""
 
 
 class HeldNodes:
@@ -68,33 +70,15 @@ class HeldNodes:
             )
             return
         self._ledger.hold(node_id, NodeStatus.WAITING)
-        wait = self._desk.open(
-            f"op-{node_id}",
-            WaitKind.ASYNC_OPERATION,
-            f"result of operation {operation_id} started by {node_id}",
-            self._timeouts.async_operation,
-            node_id=node_id,
-            operation_id=operation_id,
-        )
+        wait = self._open_operation(node_id, operation_id)
         await self._desk.until_settled(wait)
         if wait.status is WaitStatus.DELIVERED:
-            result = {
-                "operation_id": operation_id,
-                "started": started.result,
-                "outcome": wait.payload,
-            }
-            self._ledger.complete(node_id, started.model_copy(update={"result": result}))
+            self._operation_done(node_id, started, operation_id, wait.payload)
             return
         spec = self._ledger.spec(node_id)
         late = f"operation {operation_id} did not report back ({wait.status.value})"
         if wait.status is WaitStatus.EXPIRED and spec.probes_outcome:
-            probe = await self._probe(node_id, arguments, operation_id)
-            if probe.state is ProbeState.SETTLED:
-                self._settle(node_id, probe, started.attempt)
-                return
-            await self.reconcile(
-                node_id, spec.name, arguments, f"{late}; {probe.detail}", operation_id
-            )
+            await self._late_result(node_id, arguments, started, operation_id, late)
             return
         if (
             wait.status is WaitStatus.EXPIRED
@@ -104,6 +88,60 @@ class HeldNodes:
             await self.reconcile(node_id, spec.name, arguments, late, operation_id)
             return
         self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, late, started.attempt)
+
+    def _open_operation(self, node_id: str, operation_id: str) -> Wait:
+        return self._desk.open(
+            f"op-{node_id}",
+            WaitKind.ASYNC_OPERATION,
+            f"result of operation {operation_id} started by {node_id}",
+            self._timeouts.async_operation,
+            node_id=node_id,
+            operation_id=operation_id,
+        )
+
+    def _operation_done(
+        self, node_id: str, started: ToolCallResult, operation_id: str, outcome: JsonValue
+    ) -> None:
+        result = {"operation_id": operation_id, "started": started.result, "outcome": outcome}
+        self._ledger.complete(node_id, started.model_copy(update={"result": result}))
+
+    async def _late_result(
+        self,
+        node_id: str,
+        arguments: dict[str, JsonValue],
+        started: ToolCallResult,
+        operation_id: str,
+        late: str,
+    ) -> None:
+        """The result is late: ask the system. While it says the operation is under way, go on
+        listening, a wait at a time (each opens before the question, so an outcome reported
+        meanwhile is taken, never quarantined); a person is asked only when it cannot tell or
+        the operation stays pending for MAX_PENDING_ROUNDS more waits."""
+        tool = self._ledger.spec(node_id).name
+        for _ in range(MAX_PENDING_ROUNDS):
+            again = self._open_operation(node_id, operation_id)
+            probe = await self._probe(node_id, arguments, operation_id)
+            if again.status is not WaitStatus.PENDING:
+                pass  # reported while the system was asked: taken below
+            elif probe.state is ProbeState.SETTLED:
+                self._desk.cancel_pending("settled by asking the system", node_id=node_id)
+                self._settle(node_id, probe, started.attempt)
+                return
+            elif probe.state is ProbeState.PENDING:
+                await self._desk.until_settled(again)
+            else:
+                self._desk.cancel_pending(
+                    f"the system cannot tell: {probe.detail}", node_id=node_id
+                )
+                await self.reconcile(
+                    node_id, tool, arguments, f"{late}; {probe.detail}", operation_id
+                )
+                return
+            if again.status is WaitStatus.DELIVERED:
+                self._operation_done(node_id, started, operation_id, again.payload)
+                return
+        still = f"{late}; still pending after {MAX_PENDING_ROUNDS} more waits"
+        await self.reconcile(node_id, tool, arguments, still, operation_id)
 
     async def after_uncertain_call(
         self, node_id: str, arguments: dict[str, JsonValue], reason: str

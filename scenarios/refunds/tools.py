@@ -217,17 +217,19 @@ def _started(payment: Payment) -> RefundStarted:
 
 async def probe_refund(operation_id: str | None, ctx: ToolContext) -> OperationProbe:
     """What the payment service knows of this node's refund: by operation id when the run has
-    one, else by the node's idempotency key."""
+    one, else by the node's idempotency key, which the service voids if nothing was paid under
+    it, so a request of this node still on its way cannot pay after the run was told nothing
+    was."""
     service = _payments(ctx)
     try:
         if operation_id is not None:
             payment = await service.payment(operation_id)
         else:
-            payment = await service.payment_by_key(_idempotency_key(ctx))
+            payment = await service.void_unpaid(_idempotency_key(ctx))
     except UnavailableError as error:
         raise _unreachable(error) from error
     if payment is None:
-        asked = operation_id or f"idempotency key {_idempotency_key(ctx)}"
+        asked = operation_id or f"idempotency key {_idempotency_key(ctx)} (now voided)"
         return OperationProbe(
             state=ProbeState.NOT_FOUND, detail=f"the payment service has no payment for {asked}"
         )

@@ -53,6 +53,11 @@ def reconcile(payload: JsonValue, rules: DeliveryRules = DeliveryRules.V3) -> tu
         ({"outcome": "maybe"}, "a reconcile delivers"),
         ("succeeded", "a reconcile delivers"),
         (None, "a reconcile delivers"),
+        ({"outcome": "succeeded", "result": "RESULT"}, "still holds the placeholder RESULT"),
+        (
+            {"outcome": "succeeded", "result": {"operation_id": "OPERATION_ID"}},
+            "still holds the placeholder OPERATION_ID",
+        ),
     ],
 )
 def test_a_reconcile_that_does_not_say_what_happened_is_refused(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.signatures import signature_problem, signed_message
 from harness.wait_book import Decision, WaitKind
 from infra.signing import new_private_key, public_key, sign, verify
@@ -74,3 +74,16 @@ def test_an_answer_needs_a_signature_only_from_an_actor_that_has_a_key() -> None
     as_ops = AnswerRequest(wait_id="question-1", text="Paris", actor="human:ops")
     assert problem(anyone, WaitKind.USER_INPUT) is None
     assert "must carry its signature" in str(problem(as_ops, WaitKind.USER_INPUT))
+
+
+@pytest.mark.parametrize("variant", ["Human:ops", "human: ops", "human:ops ", " HUMAN:ops"])
+def test_no_spelling_of_a_keyed_actor_speaks_without_its_signature(variant: str) -> None:
+    answer = AnswerRequest(wait_id="question-1", text="Paris", actor=variant)
+    assert "must carry its signature" in str(problem(answer, WaitKind.USER_INPUT))
+
+
+def test_a_cancel_in_the_name_of_a_keyed_actor_needs_its_signature() -> None:
+    cancel = CancelRequest(reason="stop", actor="human:ops")
+    assert "must carry its signature" in str(signature_problem(RUN, cancel, None, KEYS, verify))
+    anyone = CancelRequest(reason="stop", actor="human:ana")
+    assert signature_problem(RUN, anyone, None, KEYS, verify) is None

@@ -155,3 +155,30 @@ def test_a_bad_request_gets_one_line_that_says_what_to_fix(
     assert caught.value.code == status
     assert refusal["code"] == "bad_request" and message in refusal["message"]
     assert "\n" not in refusal["message"]
+
+
+def test_asking_for_a_key_with_no_payment_voids_it_so_a_late_request_cannot_pay(
+    ledger: PaymentLedger,
+) -> None:
+    assert ledger.void_unpaid("run-1:refund") is None
+    with pytest.raises(PaymentsError, match="was voided") as refused:
+        ledger.refund(order(), settle_after=0)
+    assert refused.value.code == "key_voided"
+    assert ledger.payments() == []
+
+
+def test_asking_for_a_key_that_paid_returns_the_payment_and_voids_nothing(
+    ledger: PaymentLedger,
+) -> None:
+    paid = ledger.refund(order(), settle_after=0).payment
+    assert ledger.void_unpaid("run-1:refund") == paid
+    assert ledger.refund(order(), settle_after=0).payment == paid
+
+
+async def test_the_void_endpoint_answers_with_the_payment_or_none(service: str) -> None:
+    client = PaymentsClient(service)
+    assert await client.void_unpaid("k-1") is None
+    accepted = await client.refund(order(key="k-2"))
+    assert await client.void_unpaid("k-2") == accepted.payment
+    with pytest.raises(PaymentsError, match="was voided"):
+        await client.refund(order(key="k-1"))

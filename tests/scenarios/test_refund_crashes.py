@@ -46,6 +46,7 @@ GOAL = "Refund order A-1001, the customer received a damaged item"
 SECONDS = 120.0
 HOLD_RESPONSE_SECONDS = 3.0
 SETTLE_SECONDS = 4.0
+STARTUP_SECONDS = 120.0
 
 
 class Point(StrEnum):
@@ -101,7 +102,12 @@ class Workers:
             process.wait(timeout=20)
 
     async def _until_polling(self, identity: str) -> None:
-        for _ in range(300):
+        """A worker process imports for some seconds first, more on a busy machine."""
+        process = self.processes[identity]
+        for _ in range(int(STARTUP_SECONDS / 0.1)):
+            if process.poll() is not None:
+                log = self._log.read_text(errors="replace")[-2000:]
+                raise AssertionError(f"worker {identity} exited with {process.returncode}: {log}")
             response = await self._client.workflow_service.describe_task_queue(
                 DescribeTaskQueueRequest(
                     namespace=self._client.namespace,

@@ -289,12 +289,32 @@ async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the
     assert len(refund_calls(events)) == 1
 
 
-async def test_a_result_that_comes_too_late_is_asked_for_before_anyone_is_asked(
+async def test_a_late_result_that_is_still_pending_is_waited_for_and_taken_when_it_comes(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
-    """The service holds the refund pending for an hour; the run's one-second wait expires, the
-    service is asked, and only because it is still pending does a person get a reconcile that
-    names the operation."""
+    """The run's one-second wait expires while the refund is pending; the service says so, the
+    run goes on listening and takes the outcome the service reports two seconds later."""
+    async with (
+        payment_service(client, tmp_path, settle_seconds=2.5) as slow,
+        refunds_worker(client, task_queue, slow),
+    ):
+        handle = await start_refund(client, task_queue, timeouts=WaitTimeouts(async_operation=1.0))
+        await approve(handle)
+        result = await finished(handle)
+        (payment,) = await slow.payments()
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    probes = [e.status for e in result.trace if e.kind is TraceKind.NODE_PROBE]
+    assert probes and set(probes) == {"PENDING"}
+    assert not any(w.kind is WaitKind.RECONCILE for w in result.waits)
+    taken = [w for w in result.waits if w.status is WaitStatus.DELIVERED and w.operation_id]
+    assert [(w.operation_id, w.delivered_by) for w in taken] == [
+        (payment.operation_id, "system:payments")
+    ]
+
+
+async def test_a_result_pending_for_too_long_goes_to_a_person_who_is_shown_the_operation(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
     async with (
         payment_service(client, tmp_path, settle_seconds=3600) as slow,
         refunds_worker(client, task_queue, slow),
@@ -303,11 +323,14 @@ async def test_a_result_that_comes_too_late_is_asked_for_before_anyone_is_asked(
         await approve(handle)
         reconcile = await pending_wait(handle, "reconcile-refund")
         status = await handle.query(AgentRunWorkflow.status)
+        trace = await handle.query(AgentRunWorkflow.trace)
         await handle.cancel()
         (payment,) = await slow.payments()
     assert isinstance(reconcile.example, dict) and isinstance(reconcile.example["result"], dict)
     assert reconcile.example["result"]["operation_id"] == payment.operation_id
-    assert "pending at the payment service" in (node(status, "refund").error_message or "")
+    assert "still pending after 3 more waits" in (node(status, "refund").error_message or "")
+    probes = [e.status for e in trace if e.kind is TraceKind.NODE_PROBE]
+    assert probes == ["PENDING"] * 3
 
 
 async def test_with_signed_actors_the_services_signed_outcome_is_taken_and_a_forged_one_is_not(

@@ -267,9 +267,14 @@ async def probe(context: ToolContext, operation_id: str | None = None) -> Operat
 async def test_the_probe_finds_no_payment_for_a_refund_that_never_reached_the_service(
     shop: PaymentsClient,
 ) -> None:
-    found = await probe(tool_context(shop))
+    context = tool_context(shop)
+    found = await probe(context)
+    late = await refused(
+        "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
+    )
     assert found.state is ProbeState.NOT_FOUND
-    assert "no payment for idempotency key run-1:refund" in found.detail
+    assert "no payment for idempotency key run-1:refund (now voided)" in found.detail
+    assert "was voided" in late.message and await shop.payments() == []
 
 
 async def test_the_probe_reports_a_pending_then_a_settled_refund_by_key_and_by_operation(

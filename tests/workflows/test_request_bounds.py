@@ -47,4 +47,4 @@ async def test_a_request_that_is_not_a_run_request_fails_the_run_instead_of_wedg
             await asyncio.wait_for(client.get_workflow_handle(run_id).result(), timeout=20)
         description = await client.get_workflow_handle(run_id).describe()
     assert description.status is WorkflowExecutionStatus.FAILED
-    assert "goal" in str(failed.value.cause)
+    assert "not a RunRequest" in str(failed.value.cause) and "goal" in str(failed.value.cause)

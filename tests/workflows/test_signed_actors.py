@@ -5,7 +5,6 @@ the `temporal` CLI's signal and by update) and traces the refusal, and takes the
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import pytest
@@ -76,7 +75,7 @@ async def test_a_forged_approval_is_refused_and_a_signed_one_is_taken(
 async def test_a_signed_result_is_taken_and_a_forged_one_from_anyone_else_is_not(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
-    ops_key, _, keys = keys_on_disk(tmp_path)
+    _, _, keys = keys_on_disk(tmp_path)
     system = new_private_key()
     (tmp_path / "system.key").write_text(system)
     keys["system:jobs"] = public_key(system)
@@ -99,4 +98,3 @@ async def test_a_signed_result_is_taken_and_a_forged_one_from_anyone_else_is_not
     assert (job.delivered_by, job.payload) == ("system:jobs", {"rows": 3})
     refusals = [e.message or "" for e in result.trace if e.kind is TraceKind.WAIT_REJECT]
     assert any("human:x has no key in this run" in m for m in refusals), refusals
-    assert ops_key.exists() and uuid.uuid4()
