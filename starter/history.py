@@ -24,6 +24,7 @@ from temporalio.worker import (
 
 from harness.run import RunStatus
 from harness.trace import TraceEvent
+from harness.wait_book import Wait
 from infra.plugin import HarnessPlugin
 from starter.errors import CliError
 from workflows import AgentRunWorkflow
@@ -49,9 +50,10 @@ class _KeepInstance(Interceptor):
 
 
 class ReplayedRun:
-    def __init__(self, trace: list[TraceEvent], status: RunStatus) -> None:
+    def __init__(self, trace: list[TraceEvent], status: RunStatus, waits: list[Wait]) -> None:
         self.trace = trace
         self.status = status
+        self.waits = waits
 
 
 async def replay_run(history: WorkflowHistory) -> ReplayedRun:
@@ -66,7 +68,7 @@ async def replay_run(history: WorkflowHistory) -> ReplayedRun:
     if result.replay_failure is not None or not instances:
         raise CliError(f"cannot replay run {history.workflow_id}: {result.replay_failure}", 1)
     run: AgentRunWorkflow = instances[-1]
-    return ReplayedRun(trace=list(run.trace()), status=run.status())
+    return ReplayedRun(trace=list(run.trace()), status=run.status(), waits=run.waits())
 
 
 async def fetch_history(client: Client, run_id: str) -> WorkflowHistory:

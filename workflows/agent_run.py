@@ -90,6 +90,8 @@ class AgentRunWorkflow:
             while not ctx.state.phase.is_terminal:
                 ctx.enter(await self._phases.handlers[ctx.state.phase]())
         except asyncio.CancelledError:
+            if self._being_evicted():
+                raise  # the worker drops this copy of the run: nothing of the run's own ends
             await self._cancel_run(self._cancel_reason or "cancellation requested")
         ctx.trace.emit(TraceKind.RUN_FINISH, status=ctx.state.phase.value, message=ctx.state.error)
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -186,6 +188,13 @@ class AgentRunWorkflow:
         return signature_problem(state.run_id, request, kind, keys, verify) if keys else None
 
     # -- the run's own ending ------------------------------------------------------------------
+
+    def _being_evicted(self) -> bool:
+        """An eviction (a worker's cache dropping the run, or the local replay behind `harness
+        trace` reaching the end of an open history) cancels the run's tasks too, but it is not a
+        cancellation: no event, wait or phase may come of it. Its clock reads the epoch, before
+        any run began, which no live or replayed task ever does."""
+        return workflow.now() < self._ctx.state.started_at
 
     def _publish(self) -> None:
         self._ctx.publish()

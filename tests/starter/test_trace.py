@@ -11,11 +11,12 @@ from temporalio.client import Client
 
 from harness.faults import FaultSpec
 from harness.run import RunPhase, RunRequest
+from harness.trace import TraceEvent
 from infra.settings import Settings
 from starter import history, runs
-from tests.factories import collect, delay, synthetic_plan
+from tests.factories import approval_request, collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import execute_run, running_worker
+from tests.support import execute_run, pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
 
 
@@ -104,3 +105,28 @@ async def test_harness_trace_prints_ordered_events_with_node_latency(
     )
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["kind"] for e in events] == [e.kind.value for e in result.trace]
+
+
+async def test_the_trace_of_a_run_waiting_for_approval_holds_only_what_the_run_recorded(
+    client: Client, task_queue: str
+) -> None:
+    """Replaying an open history ends by evicting the run; nothing of that is the run's."""
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, approval_request())
+        await pending_wait(handle, "approve-change")
+        for _ in range(100):  # until the branch beside the approval has finished: then quiet
+            live = await handle.query(AgentRunWorkflow.trace)
+            if any(e.kind.value == "node.finish" for e in live):
+                break
+            await asyncio.sleep(0.05)
+        live_waits = await handle.query(AgentRunWorkflow.waits)
+        rebuilt = await history.trace_of(client, handle.id)
+        await handle.terminate("test finished")
+
+    def seen(events: list[TraceEvent]) -> list[tuple[str, str | None, str | None]]:
+        return [(e.kind.value, e.node_id, e.status) for e in events]
+
+    assert seen(rebuilt.trace) == seen(live)
+    assert all(e.at >= live[0].at for e in rebuilt.trace)
+    assert [w.status for w in rebuilt.waits] == [w.status for w in live_waits]
+    assert rebuilt.status.phase is RunPhase.WAITING
