@@ -23,7 +23,7 @@ from temporalio.worker import (
 )
 
 from harness.run import RunStatus
-from harness.trace import TraceEvent
+from harness.trace import TraceEvent, TraceKind
 from harness.wait_book import Wait
 from infra.plugin import HarnessPlugin
 from starter.errors import CliError
@@ -82,19 +82,40 @@ async def trace_of(client: Client, run_id: str) -> ReplayedRun:
     return await replay_run(await fetch_history(client, run_id))
 
 
+SAYS_WHY = frozenset(
+    {
+        TraceKind.NODE_FAIL,
+        TraceKind.NODE_SKIP,
+        TraceKind.NODE_PROBE,
+        TraceKind.WAIT_REJECT,
+        TraceKind.WAIT_EXPIRE,
+        TraceKind.RECOVERY_DECIDE,
+    }
+)
+"""Events whose message is the point: why a node failed or was skipped, why a delivery was
+refused, what recovery decided. The table prints it after the pressure."""
+
+
 def trace_table(events: Sequence[TraceEvent]) -> list[str]:
-    """Time offset, kind, node, tool, status, latency, pressure: one line per event."""
+    """Time offset, kind, node, tool, status, latency, pressure, and for failures, skips,
+    refusals and decisions, the message: one line per event."""
     if not events:
         return ["(no events)"]
     start = events[0].at
     lines = [
-        f"{'+s':>8}  {'kind':<20} {'node':<22} {'tool':<20} {'status':<10} {'ms':>8}  pressure"
+        f"{'+s':>8}  {'kind':<20} {'node':<22} {'tool':<20} {'status':<10} {'ms':>8}  pressure  why"
     ]
     for event in events:
         offset = (event.at - start).total_seconds()
         latency = f"{event.latency_ms:.0f}" if event.latency_ms is not None else ""
-        lines.append(
+        why = event.message if event.kind in SAYS_WHY and event.message else ""
+        line = (
             f"{offset:>8.3f}  {event.kind.value:<20} {event.node_id or '':<22} "
             f"{event.tool or '':<20} {event.status or '':<10} {latency:>8}  {event.pressure:.2f}"
         )
+        lines.append(f"{line}      {_one_line(why)}".rstrip())
     return lines
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

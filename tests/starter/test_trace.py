@@ -130,3 +130,18 @@ async def test_the_trace_of_a_run_waiting_for_approval_holds_only_what_the_run_r
     assert all(e.at >= live[0].at for e in rebuilt.trace)
     assert [w.status for w in rebuilt.waits] == [w.status for w in live_waits]
     assert rebuilt.status.phase is RunPhase.WAITING
+
+
+async def test_the_trace_table_says_why_a_node_failed_and_what_recovery_decided(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(
+            client, task_queue, RunRequest(goal="Compare Paris, Atlantis and Tokyo")
+        )
+    code, out, err = await harness("trace", result.run_id, client=client, task_queue=task_queue)
+    assert code == 0, err
+    failed = [line for line in out.splitlines() if " node.fail " in line]
+    decided = [line for line in out.splitlines() if " recovery.decide " in line]
+    assert failed and all("MISSING_INFO" in line and "Atlantis" in line for line in failed)
+    assert decided and "REPLAN" in decided[0]
