@@ -31,6 +31,7 @@ DELIVER_UPDATE: Final = "deliver_sync"
 
 STATUS_QUERY: Final = "status"
 TRACE_QUERY: Final = "trace"
+RESULT_QUERY: Final = "result"
 WAITS_QUERY: Final = "waits"
 
 

@@ -180,9 +180,6 @@ def build_parser() -> argparse.ArgumentParser:
     cancel.add_argument("run_id", type=_run_id)
     cancel.add_argument("--reason", default="cancelled from the CLI")
     cancel.add_argument("--actor", default="human:cli")
-    cancel.add_argument(
-        "--key", metavar="FILE", help="sign as the actor with this private key file"
-    )
 
     report = commands.add_parser("report", help="charts and an HTML page for a run")
     report.add_argument("run_id", type=_run_id)

@@ -140,9 +140,7 @@ async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
-    request = signed_actors.signed(
-        deliveries.cancellation(args.reason, args.actor), args.run_id, args.key
-    )
+    request = deliveries.cancellation(args.reason, args.actor)
     client = await runs.client_for(settings)
     await deliveries.cancel(client, args.run_id, request)
     print(f"cancellation requested for run {args.run_id}")

@@ -13,7 +13,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from harness.actors import ActorKind, parse_actor
 from harness.bounds import delivery_problems
-from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, CANCEL_SIGNAL, DELIVER_UPDATE
+from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.problems import describe_invalid
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
@@ -136,9 +136,11 @@ def cancellation(reason: str, actor: str) -> CancelRequest:
 
 
 async def cancel(client: Client, run_id: str, request: CancelRequest) -> None:
+    """Temporal's own cancellation, so the run ends Canceled (the `cancel` signal alone cannot
+    end it so); the reason, with the actor, is the run's recorded reason."""
     handle = client.get_workflow_handle(run_id)
     try:
-        await handle.signal(CANCEL_SIGNAL, request)
+        await handle.cancel(reason=f"{request.reason} (by {request.actor})")
     except RPCError as error:
         raise CliError(
             f"cannot cancel run '{run_id}': {error.message}", _exit_code(error)

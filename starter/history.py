@@ -22,7 +22,7 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from harness.run import RunStatus
+from harness.run import RunResult, RunStatus
 from harness.trace import TraceEvent, TraceKind
 from harness.wait_book import Wait
 from infra.plugin import HarnessPlugin
@@ -50,10 +50,13 @@ class _KeepInstance(Interceptor):
 
 
 class ReplayedRun:
-    def __init__(self, trace: list[TraceEvent], status: RunStatus, waits: list[Wait]) -> None:
+    def __init__(
+        self, trace: list[TraceEvent], status: RunStatus, waits: list[Wait], result: RunResult
+    ) -> None:
         self.trace = trace
         self.status = status
         self.waits = waits
+        self.result = result
 
 
 async def replay_run(history: WorkflowHistory) -> ReplayedRun:
@@ -68,7 +71,9 @@ async def replay_run(history: WorkflowHistory) -> ReplayedRun:
     if result.replay_failure is not None or not instances:
         raise CliError(f"cannot replay run {history.workflow_id}: {result.replay_failure}", 1)
     run: AgentRunWorkflow = instances[-1]
-    return ReplayedRun(trace=list(run.trace()), status=run.status(), waits=run.waits())
+    return ReplayedRun(
+        trace=list(run.trace()), status=run.status(), waits=run.waits(), result=run.final_result()
+    )
 
 
 async def fetch_history(client: Client, run_id: str) -> WorkflowHistory:

@@ -18,6 +18,7 @@ from infra.settings import Settings
 from starter.deliveries import describe_wait
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from starter.output import note
+from starter.run_results import result_of, run_result
 from workflows import AgentRunWorkflow, search_attributes
 
 WAIT_POLL_SECONDS = 1.0
@@ -114,8 +115,7 @@ async def wait_for_result(client: Client, run_id: str) -> RunResult:
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
     watcher = asyncio.create_task(_announce_waits(client, run_id))
     try:
-        result: RunResult = await handle.result()
-        return result
+        return await result_of(client, handle)
     except WorkflowFailureError as error:
         raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
     finally:
@@ -137,16 +137,28 @@ async def _announce_waits(client: Client, run_id: str) -> None:
                 note(f"waiting: {describe_wait(run_id, wait)}")
 
 
+RUN_ENDED = frozenset(
+    {
+        WorkflowExecutionStatus.COMPLETED,
+        WorkflowExecutionStatus.FAILED,
+        WorkflowExecutionStatus.CANCELED,
+    }
+)
+"""How a run's workflow ends (workflows.outcome); each carries or rebuilds its RunResult."""
+
+
 async def finished_result(client: Client, run_id: str) -> RunResult | None:
     description = await client.get_workflow_handle(run_id).describe()
-    if description.status != WorkflowExecutionStatus.COMPLETED:
+    if description.status not in RUN_ENDED:
         return None
     return await _result(client, run_id)
 
 
 async def _result(client: Client, run_id: str) -> RunResult:
-    result: RunResult = await client.get_workflow_handle(run_id, result_type=RunResult).result()
-    return result
+    try:
+        return await run_result(client, run_id)
+    except WorkflowFailureError as error:
+        raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
 
 
 async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
@@ -156,7 +168,7 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
         description = await handle.describe()
     except RPCError as error:
         raise CliError(f"no run with id '{run_id}': {error.message}") from error
-    if description.status == WorkflowExecutionStatus.COMPLETED:
+    if description.status in RUN_ENDED:
         return await _result(client, run_id)
     if description.status != WorkflowExecutionStatus.RUNNING:
         name = description.status.name if description.status else "UNKNOWN"

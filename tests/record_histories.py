@@ -39,6 +39,7 @@ from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.signing import public_key, sign
 from starter.dev_server import temporal_binary
+from starter.run_results import result_of
 from starter.runs import new_run_id, start_run
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
@@ -394,7 +395,7 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
 
     try:
         handle = await case.drive(start)
-        result = await handle.result()
+        result = await result_of(client, handle)
         history = await handle.fetch_history()
         await asyncio.sleep(case.settle)
     except Exception as error:

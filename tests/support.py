@@ -17,6 +17,7 @@ from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from harness.run import RunRequest, RunResult
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from starter.dev_server import temporal_binary
+from starter.run_results import result_of
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 
@@ -31,13 +32,14 @@ async def running_worker(
 
 
 async def execute_run(client: Client, task_queue: str, request: RunRequest) -> RunResult:
-    result: RunResult = await client.execute_workflow(
+    """Start a run and return its RunResult, whatever its ending (starter.run_results)."""
+    handle = await client.start_workflow(
         AgentRunWorkflow.run,
         request,
         id=f"test-{uuid.uuid4().hex[:10]}",
         task_queue=task_queue,
     )
-    return result
+    return await result_of(client, handle)
 
 
 async def history_events(client: Client, run_id: str) -> list[HistoryEvent]:

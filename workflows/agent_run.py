@@ -25,6 +25,7 @@ from harness.contracts import (
     CANCEL_SIGNAL,
     DELIVER_SIGNAL,
     DELIVER_UPDATE,
+    RESULT_QUERY,
     RUN_WORKFLOW,
     STATUS_QUERY,
     TRACE_QUERY,
@@ -39,6 +40,7 @@ from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
+from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
 from workflows.signal_intake import SignalRoute, take_signal
@@ -84,6 +86,7 @@ class AgentRunWorkflow:
         )
         self._main_task = asyncio.current_task()
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
+        truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step
@@ -92,14 +95,23 @@ class AgentRunWorkflow:
         except asyncio.CancelledError:
             if self._being_evicted():
                 raise  # the worker drops this copy of the run: nothing of the run's own ends
-            await self._cancel_run(self._cancel_reason or "cancellation requested")
+            reason = self._cancel_reason or workflow.cancellation_reason()
+            await self._cancel_run(reason or "cancellation requested")
         ctx.trace.emit(TraceKind.RUN_FINISH, status=ctx.state.phase.value, message=ctx.state.error)
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return ctx.result()
+        result = ctx.result()
+        if truthful:
+            end_as_outcome(result)
+        return result
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> RunStatus:
         return self._ctx.status()
+
+    @workflow.query(name=RESULT_QUERY)
+    def final_result(self) -> RunResult:
+        """The RunResult as it stands (whole once the run has ended, whatever the ending)."""
+        return self._ctx.result()
 
     @workflow.query(name=TRACE_QUERY)
     def trace(self) -> list[TraceEvent]:

@@ -33,6 +33,7 @@ from harness.run import RunPhase, RunRequest, RunResult
 from harness.wait_book import WaitStatus
 from infra.process import die_with_parent
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
+from starter.run_results import result_of
 from tests.payment_service import PaymentService, payment_service, temporal_environment
 from tests.support import history_events
 from workflows import AgentRunWorkflow
@@ -210,9 +211,9 @@ async def test_a_worker_killed_at_any_point_of_a_refund_pays_exactly_once(
             pool.kill(victim)
         if not pool.processes:
             await pool.start()
-        result: RunResult = await asyncio.wait_for(handle.result(), timeout=SECONDS)
+        result: RunResult = await asyncio.wait_for(result_of(client, handle), timeout=SECONDS)
         second: RunResult = await asyncio.wait_for(
-            (await start_refund(client, task_queue)).result(), timeout=SECONDS
+            result_of(client, await start_refund(client, task_queue)), timeout=SECONDS
         )
         payments = await service.payments("A-1001")
     assert result.status is RunPhase.SUCCEEDED, (point, result.error)

@@ -26,6 +26,7 @@ from harness.trace import TraceKind
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from infra.signing import new_private_key, public_key, sign
 from starter.deliveries import describe_wait
+from starter.run_results import result_of
 from tests.payment_service import PaymentService, payment_service
 from tests.support import activity_timeline, history_events, node_of
 from worker.app import build_worker
@@ -97,9 +98,10 @@ async def approve(handle: WorkflowHandle[Any, Any]) -> DeliveryReceipt:
     )
 
 
-async def finished(handle: WorkflowHandle[Any, Any], seconds: float = WAIT_SECONDS) -> RunResult:
-    result: RunResult = await asyncio.wait_for(handle.result(), timeout=seconds)
-    return result
+async def finished(
+    client: Client, handle: WorkflowHandle[Any, Any], seconds: float = WAIT_SECONDS
+) -> RunResult:
+    return await asyncio.wait_for(result_of(client, handle), timeout=seconds)
 
 
 def node(run: RunResult | RunStatus, node_id: str) -> NodeOutcome:
@@ -119,7 +121,7 @@ async def test_an_approved_refund_is_paid_once_and_reported_by_the_service(
         approval = await pending_wait(handle, "approve-refund")
         assert approval.kind is WaitKind.APPROVAL and await service.payments() == []
         receipt = await approve(handle)
-        result = await finished(handle)
+        result = await finished(client, handle)
     assert receipt.accepted and not receipt.duplicate
     assert result.status is RunPhase.SUCCEEDED, result.error
     assert result.report is not None
@@ -145,7 +147,7 @@ async def test_a_rejected_refund_fails_with_policy_violation_and_pays_nothing(
             wait_id="approve-refund", decision=Decision.REJECT, actor="human:ops", comment="fraud"
         )
         await update(handle, "approve_sync", rejection)
-        result = await finished(handle)
+        result = await finished(client, handle)
     assert result.status is RunPhase.FAILED_EXECUTION
     refund = node(result, "refund")
     assert (refund.status, refund.error_code) == (NodeStatus.FAILED, "POLICY_VIOLATION")
@@ -162,7 +164,7 @@ async def test_a_duplicate_approval_is_acknowledged_as_a_duplicate_and_pays_once
         second = await update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-refund", actor="human:ops")
         )
-        result = await finished(handle)
+        result = await finished(client, handle)
     assert (first.accepted, first.duplicate) == (True, False)
     assert (second.accepted, second.duplicate) == (True, True)
     assert result.status is RunPhase.SUCCEEDED, result.error
@@ -174,7 +176,7 @@ async def test_an_order_outside_the_refund_window_halts_before_any_approval(
 ) -> None:
     async with refunds_worker(client, task_queue, service):
         handle = await start_refund(client, task_queue, "Refund order A-1002, it stopped working")
-        result = await finished(handle)
+        result = await finished(client, handle)
     assert result.status is RunPhase.FAILED_EXECUTION
     policy = node(result, "policy")
     assert policy.error_code == "POLICY_VIOLATION"
@@ -190,8 +192,8 @@ async def test_a_second_run_for_a_refunded_order_pays_nothing(
     async with refunds_worker(client, task_queue, service):
         first = await start_refund(client, task_queue)
         await approve(first)
-        assert (await finished(first)).status is RunPhase.SUCCEEDED
-        second = await finished(await start_refund(client, task_queue))
+        assert (await finished(client, first)).status is RunPhase.SUCCEEDED
+        second = await finished(client, await start_refund(client, task_queue))
     assert second.status is RunPhase.FAILED_EXECUTION
     assert "already been refunded in full" in (node(second, "policy").error_message or "")
     assert len(await service.payments("A-1001")) == 1
@@ -205,7 +207,7 @@ async def test_a_timed_out_refund_call_is_retried_under_its_key_and_paid_once(
             client, task_queue, faults=[FaultSpec.parse("submit_refund=TIMEOUT")]
         )
         await approve(handle)
-        result = await finished(handle)
+        result = await finished(client, handle)
     assert result.status is RunPhase.SUCCEEDED, result.error
     assert node(result, "refund").attempts == 2
     assert len(await service.payments()) == 1
@@ -219,7 +221,7 @@ async def test_a_refund_call_that_never_reached_the_service_fails_and_nobody_is_
             client, task_queue, faults=[FaultSpec.parse("submit_refund=TIMEOUT*3")]
         )
         await approve(handle)
-        result = await finished(handle, 40)
+        result = await finished(client, handle, 40)
     refund = node(result, "refund")
     assert result.status is RunPhase.FAILED_EXECUTION
     assert refund.status is NodeStatus.FAILED
@@ -271,7 +273,7 @@ async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the
                 actor="human:ops",
             ),
         )
-        result = await finished(handle, 40)
+        result = await finished(client, handle, 40)
         events = await history_events(client, handle.id)
     assert node(status, "refund").status is NodeStatus.UNKNOWN
     assert example["outcome"] == "succeeded"
@@ -300,7 +302,7 @@ async def test_a_late_result_that_is_still_pending_is_waited_for_and_taken_when_
     ):
         handle = await start_refund(client, task_queue, timeouts=WaitTimeouts(async_operation=1.0))
         await approve(handle)
-        result = await finished(handle)
+        result = await finished(client, handle)
         (payment,) = await slow.payments()
     assert result.status is RunPhase.SUCCEEDED, result.error
     probes = [e.status for e in result.trace if e.kind is TraceKind.NODE_PROBE]
@@ -359,7 +361,7 @@ async def test_with_signed_actors_the_services_signed_outcome_is_taken_and_a_for
                 actor="human:mallory",
             ),
         )
-        result = await finished(handle)
+        result = await finished(client, handle)
         (payment,) = await signed.payments()
     assert result.status is RunPhase.SUCCEEDED, result.error
     operation = next(w for w in result.waits if w.id == "op-refund")

@@ -11,6 +11,7 @@ import pytest
 from temporalio.client import Client
 
 from harness.run import RunRequest, RunResult
+from starter.run_results import result_of
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, start_run
@@ -59,7 +60,7 @@ async def test_agent_approval_is_refused_and_the_wait_stays_pending_until_a_huma
             client=client,
             task_queue=task_queue,
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert handle.id in listed[1] and "APPROVAL" in listed[1]
     assert refused[0] == 2  # refused by the CLI before anything is sent; the run would refuse too
     assert refused[2].strip() == "harness: agent:planner is an agent; agents can never approve"
@@ -96,7 +97,7 @@ async def test_deliver_by_operation_and_cancel_from_the_cli(
             client=client,
             task_queue=task_queue,
         )
-        first: RunResult = await handle.result()
+        first: RunResult = await result_of(client, handle)
         slow = synthetic_plan(delay("long", 600_000), collect("final", ["long"]))
         second = await start_run(
             client,
@@ -106,7 +107,7 @@ async def test_deliver_by_operation_and_cancel_from_the_cli(
         )
         await asyncio.sleep(0.5)
         cancelled = await harness("cancel", second.id, client=client, task_queue=task_queue)
-        second_result: RunResult = await second.result()
+        second_result: RunResult = await result_of(client, second)
     assert delivered[0] == 0, delivered
     assert first.status.value == "SUCCEEDED"
     assert cancelled[0] == 0

@@ -12,6 +12,7 @@ from harness.contracts import CANCEL_SIGNAL
 from harness.dag import NodeStatus
 from harness.deliveries import CancelRequest
 from harness.run import RunPhase, RunRequest, RunResult
+from starter.run_results import result_of
 from tests.factories import collect, delay, synthetic_plan
 from tests.support import history_events, running_worker, start_run
 from workflows import AgentRunWorkflow
@@ -28,7 +29,7 @@ async def test_a_cancel_sent_before_any_worker_ran_the_run_is_kept(
     handle = await start_run(client, task_queue, _slow_request())
     await handle.signal(CANCEL_SIGNAL, CancelRequest(reason="changed my mind", actor="human:ann"))
     async with running_worker(client, task_queue):
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.CANCELLED
     assert result.error == "cancelled: changed my mind (by human:ann)"
     assert result.nodes == []
@@ -41,7 +42,7 @@ async def test_a_second_cancel_while_the_first_is_pending_changes_nothing(
     await handle.signal(CANCEL_SIGNAL, CancelRequest(reason="first"))
     await handle.signal(CANCEL_SIGNAL, CancelRequest(reason="second"))
     async with running_worker(client, task_queue):
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.CANCELLED
     assert result.error == "cancelled: first (by human:user)"
 
@@ -57,7 +58,7 @@ async def test_a_cancel_signal_while_a_node_runs_ends_the_run_cancelled(
                 break
             await asyncio.sleep(0.05)
         await handle.signal(CANCEL_SIGNAL, CancelRequest(reason="enough"))
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.CANCELLED
     nodes = {node.id: node for node in result.nodes}
     assert nodes["slow"].status is NodeStatus.SKIPPED
@@ -76,7 +77,7 @@ async def test_cancelling_a_run_with_no_pending_waits_publishes_its_phase_once(
                 break
             await asyncio.sleep(0.05)
         await handle.signal(CANCEL_SIGNAL, CancelRequest(reason="enough"))
-        await handle.result()
+        await result_of(client, handle)
     events = await history_events(client, handle.id)
     signalled = next(
         i

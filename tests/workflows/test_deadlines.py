@@ -13,8 +13,7 @@ from harness.wait_book import WaitStatus
 from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
-from tests.support import running_worker
-from workflows import AgentRunWorkflow
+from tests.support import execute_run, running_worker
 
 
 @pytest.fixture
@@ -38,11 +37,10 @@ async def test_an_unanswered_approval_expires_after_its_24_hour_deadline(
     )
     task_queue = f"skip-{uuid.uuid4().hex[:8]}"
     async with running_worker(skipping_env.client, task_queue):
-        result: RunResult = await skipping_env.client.execute_workflow(
-            AgentRunWorkflow.run,
+        result: RunResult = await execute_run(
+            skipping_env.client,
+            task_queue,
             RunRequest(goal="change", scenario="synthetic", plan=plan),
-            id=f"skip-{uuid.uuid4().hex[:8]}",
-            task_queue=task_queue,
         )
     assert result.status is RunPhase.FAILED_EXECUTION
     approval = next(w for w in result.waits if w.id == "approve-change")

@@ -12,6 +12,7 @@ from temporalio.common import RawValue
 from harness.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
 from harness.run import RunPhase, RunResult
 from harness.trace import TraceEvent, TraceKind
+from starter.run_results import result_of
 from tests.factories import approval_request
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run
 
@@ -34,7 +35,7 @@ async def _refused_then_approved(
         await pending_wait(handle, "approve-change")
         await send(handle)
         await handle.signal(APPROVE_SIGNAL, APPROVE)
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     return result, _refusals(result)
 
 
@@ -100,7 +101,7 @@ async def test_a_bare_cancel_signal_cancels_with_the_default_reason(
         handle = await start_run(client, task_queue, approval_request())
         await pending_wait(handle, "approve-change")
         await signal_by_cli(client, handle.id, CANCEL_SIGNAL)
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.CANCELLED
     assert result.error == "cancelled: cancelled (by human:user)"
     assert _refusals(result) == []

@@ -14,6 +14,7 @@ from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.trace import TraceKind
 from infra.signing import new_private_key, public_key
+from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run
@@ -60,7 +61,7 @@ async def test_a_forged_approval_is_refused_and_a_signed_one_is_taken(
             "approve", handle.id, "approve-change", "--actor", "human:ops",
             "--key", str(ops_key), client=client, task_queue=task_queue,
         )  # fmt: skip
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert "has no key in this run" in str(refused_update.value.cause)
     assert wrong_key[0] == 1 and "is not human:ops's for this delivery" in wrong_key[2]
     assert still.status.value == "PENDING"
@@ -91,7 +92,7 @@ async def test_a_signed_result_is_taken_and_a_forged_one_from_anyone_else_is_not
             "--actor", "system:jobs", "--key", str(tmp_path / "system.key"),
             client=client, task_queue=task_queue,
         )  # fmt: skip
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert real[0] == 0, real
     assert result.status is RunPhase.SUCCEEDED, result.error
     job = next(w for w in result.waits if w.id == "op-job")

@@ -13,6 +13,7 @@ from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.wait_book import Decision, WaitStatus
+from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
     deliver_update,
@@ -44,7 +45,7 @@ async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
         receipt = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert receipt.accepted and not receipt.duplicate
     assert result.status is RunPhase.SUCCEEDED
     approval = next(w for w in result.waits if w.id == "approve-change")
@@ -61,7 +62,7 @@ async def test_rejection_fails_the_node_with_policy_violation(
             wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment="no"
         )
         await deliver_update(handle, "approve_sync", rejection)
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.FAILED_EXECUTION
     change = next(n for n in result.nodes if n.id == "change")
     assert change.error_code == "POLICY_VIOLATION"
@@ -95,7 +96,7 @@ async def test_bad_deliveries_are_refused_recorded_and_change_nothing(
             "approve_sync",
             ApprovalRequest(wait_id="approve-change", decision=Decision.REJECT, actor="human:x"),
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert not agent.accepted and "agents can never approve" in agent.reason
     assert not unknown.accepted and "no wait matches 'approve-nope'" in unknown.reason
     assert not wrong_kind.accepted and "is APPROVAL, not USER_INPUT" in wrong_kind.reason
@@ -113,7 +114,7 @@ async def test_an_expired_approval_is_a_rejection_and_a_late_delivery_is_quarant
 ) -> None:
     async with running_worker(client, task_queue):
         handle = await start_run(client, task_queue, approval_request(approval=1))
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.FAILED_EXECUTION
     approval = next(w for w in result.waits if w.id == "approve-change")
     assert approval.status is WaitStatus.EXPIRED
@@ -140,7 +141,7 @@ async def test_parallel_async_operations_complete_in_either_delivery_order(
         by_wait = DeliverRequest(wait_id=wait_a.id, data={"a": 1})
         assert (await deliver_update(handle, "deliver_sync", by_operation)).accepted
         assert (await deliver_update(handle, "deliver_sync", by_wait)).accepted
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.SUCCEEDED
     outcomes = {n.id: n.result for n in result.nodes if n.id.startswith("job_")}
     assert isinstance(outcomes["job_a"], dict) and outcomes["job_a"]["outcome"] == {"a": 1}
@@ -161,7 +162,7 @@ async def test_external_event_and_timer_waits_complete_the_run(
         )
         await pending_wait(handle, "event-signal")
         await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="deploy.done", data={"ok": True}))
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.SUCCEEDED
     kinds = {w.id: (w.kind.value, w.status) for w in result.waits}
     assert kinds == {
@@ -180,7 +181,7 @@ async def test_a_goal_without_cities_asks_and_the_answer_leads_to_success(
         receipt = await deliver_update(
             handle, "answer_sync", AnswerRequest(wait_id="question-1", text="Paris and Tokyo")
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert receipt.accepted
     assert result.status is RunPhase.SUCCEEDED
     assert result.report is not None and "Paris" in result.report and "Tokyo" in result.report
@@ -202,7 +203,7 @@ async def test_cancel_ends_the_run_cancelled_and_keeps_finished_results(
                 break
             await asyncio.sleep(0.05)
         await handle.cancel()
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.CANCELLED
     nodes = {n.id: n for n in result.nodes}
     assert nodes["done_first"].status is NodeStatus.DONE
@@ -233,7 +234,7 @@ async def test_a_late_result_after_expiry_is_quarantined_and_not_applied(
         late = await deliver_update(
             handle, "deliver_sync", DeliverRequest(operation_id=wait.operation_id, data={"x": 1})
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert not late.accepted and "quarantined" in late.reason
     job = next(n for n in result.nodes if n.id == "job")
     assert job.status is NodeStatus.FAILED and job.error_code == "TIMEOUT"
@@ -248,7 +249,7 @@ async def test_an_approval_signalled_by_the_temporal_cli_completes_the_run(
         await pending_wait(handle, "approve-change")
         approval = '{"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}'
         await signal_by_cli(client, handle.id, "approve", approval)
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.SUCCEEDED
 
 
@@ -263,7 +264,7 @@ async def test_a_run_waiting_for_approval_survives_a_worker_restart(
         receipt = await deliver_update(
             handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert receipt.accepted
     assert result.status is RunPhase.SUCCEEDED
 
@@ -285,7 +286,7 @@ async def test_a_result_that_arrives_before_its_wait_opens_is_parked_and_applied
             "deliver_sync",
             DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True}),
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert early.accepted and "parked" in early.reason
     assert result.status is RunPhase.SUCCEEDED
     job = next(n for n in result.nodes if n.id == "job")
@@ -314,7 +315,7 @@ async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
         real = DeliverRequest(operation_id=f"{handle.id}:job:early", data={"done": True})
         early = await deliver_update(handle, "deliver_sync", real)
         await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="go"))  # now the job starts
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert early.accepted and "parked" in early.reason
     assert result.status is RunPhase.SUCCEEDED
     job = next(n for n in result.nodes if n.id == "job")
@@ -331,7 +332,7 @@ async def test_answers_that_do_not_help_stop_after_three_questions(
             await deliver_update(
                 handle, "answer_sync", AnswerRequest(wait_id=f"question-{number}", text="dunno")
             )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.FAILED_VALIDATION
     assert [w.id for w in result.waits] == ["question-1", "question-2", "question-3"]
     decision = [e for e in result.trace if e.kind == "recovery.decide"][-1]
@@ -404,7 +405,7 @@ async def test_an_event_that_arrives_before_its_wait_opens_is_parked_and_applied
         early = await deliver_update(
             handle, "deliver_sync", DeliverRequest(event="ready", data={"go": True})
         )
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert early.accepted and "parked" in early.reason
     assert result.status is RunPhase.SUCCEEDED
     assert next(n for n in result.nodes if n.id == "signal").result == {"go": True}
@@ -421,7 +422,7 @@ async def test_a_rejection_comment_is_stored_once_in_the_result_and_quoted_short
             wait_id="approve-change", decision=Decision.REJECT, actor="human:ops", comment=comment
         )
         await handle.execute_update(AgentRunWorkflow.approve_sync, rejection)
-        result: RunResult = await handle.result()
+        result: RunResult = await result_of(client, handle)
     assert result.status is RunPhase.FAILED_EXECUTION
     assert result.model_dump_json().count(comment) == 1
     change = next(n for n in result.nodes if n.id == "change")
