@@ -223,6 +223,27 @@ async def reconcile_with_its_result(start: Start) -> Handle:
     return handle
 
 
+async def rejected_run_fails(start: Start) -> Handle:
+    """The same rejection as approval_rejected_by_update, under the rule that the workflow's
+    status is the run's outcome: the workflow ends Failed, the RunResult in its failure."""
+    return await approval_rejected_by_update(start)
+
+
+async def cancel_through_temporal(start: Start) -> Handle:
+    """Temporal's own cancellation (as `harness cancel` sends it) while one node waits for
+    approval and another runs: the workflow ends Canceled."""
+    plan = plan_of(
+        node("change", "side_effect", target="prod"),
+        delay("long", 600_000),
+        collect("final", ["change", "long"]),
+    )
+    handle = await start(RunRequest(goal="cancel me", scenario="synthetic", plan=plan))
+    await pending_wait(handle, "approve-change")
+    await _node_status(handle, "long", NodeStatus.RUNNING)
+    await handle.cancel(reason="no longer needed (by human:ops)")
+    return handle
+
+
 async def cancel_by_signal(start: Start) -> Handle:
     """Cancelled while one node waits for approval and another runs; a third has finished."""
     plan = plan_of(
@@ -286,6 +307,13 @@ CASES: tuple[Case, ...] = (
         "cancel_by_signal",
         RunPhase.CANCELLED,
         cancel_by_signal,
+        settle=HEARTBEAT_EVERY_SECONDS + 1,
+    ),
+    Case("rejected_run_fails", RunPhase.FAILED_EXECUTION, rejected_run_fails),
+    Case(
+        "cancel_through_temporal",
+        RunPhase.CANCELLED,
+        cancel_through_temporal,
         settle=HEARTBEAT_EVERY_SECONDS + 1,
     ),
     # scale, budget, recovery

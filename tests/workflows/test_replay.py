@@ -20,7 +20,7 @@ from tests.support import execute_run, running_worker
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 RECORDED = sorted(HISTORIES.glob("*/**/*.json"))
-MIN_RECORDED = 53
+MIN_RECORDED = 55
 CLOSED = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
