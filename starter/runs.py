@@ -94,8 +94,9 @@ async def _start(
     )
 
 
-async def has_worker(client: Client, settings: Settings) -> bool:
-    """Whether any worker polls the task queue (a hint for users whose run would sit waiting)."""
+async def has_worker(client: Client, settings: Settings, task_queue: str | None = None) -> bool:
+    """Whether any worker polls the task queue (the settings', or `task_queue`): a hint for
+    users whose run would sit waiting, and a quick answer where a query would time out."""
     from temporalio.api.enums.v1 import TaskQueueType
     from temporalio.api.taskqueue.v1 import TaskQueue
     from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -103,7 +104,7 @@ async def has_worker(client: Client, settings: Settings) -> bool:
     response = await client.workflow_service.describe_task_queue(
         DescribeTaskQueueRequest(
             namespace=settings.temporal_namespace,
-            task_queue=TaskQueue(name=settings.task_queue),
+            task_queue=TaskQueue(name=task_queue or settings.task_queue),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
     )
@@ -173,5 +174,16 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
     if description.status != WorkflowExecutionStatus.RUNNING:
         name = description.status.name if description.status else "UNKNOWN"
         raise CliError(f"run {run_id} ended as {name} in Temporal", 1)
-    status: RunStatus = await handle.query(AgentRunWorkflow.status)
+    no_worker = f"run {run_id} is running, but no worker answered for it"
+    hint = "start one with `python -m worker`"
+    settings = Settings(temporal_namespace=client.namespace)
+    if not await has_worker(client, settings, description.task_queue):
+        raise CliError(
+            f"{no_worker} (none polls task queue {description.task_queue}); {hint}",
+            EXIT_UNAVAILABLE,
+        )
+    try:
+        status: RunStatus = await handle.query(AgentRunWorkflow.status)
+    except RPCError as error:
+        raise CliError(f"{no_worker} ({error.message}); {hint}", EXIT_UNAVAILABLE) from error
     return status

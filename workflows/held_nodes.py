@@ -238,7 +238,7 @@ class HeldNodes:
             wait = self._desk.open(
                 f"timer-{node_id}", WaitKind.TIMER, f"sleep {seconds:g} s", None, node_id=node_id
             )
-            await workflow.sleep(seconds)
+            await workflow.sleep(seconds, summary=f"timer of {node_id}: {seconds:g} s")
             self._desk.settle(wait, "system:timer", {"slept_seconds": seconds})
         else:
             event = str(arguments.get("event"))

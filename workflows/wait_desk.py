@@ -84,7 +84,9 @@ class WaitDesk:
             timeout = max(wait.deadline - workflow.now(), timedelta(milliseconds=1))
         try:
             await workflow.wait_condition(
-                lambda: wait.status is not WaitStatus.PENDING, timeout=timeout
+                lambda: wait.status is not WaitStatus.PENDING,
+                timeout=timeout,
+                timeout_summary=_deadline_name(wait),
             )
         except TimeoutError:
             self.book.close(wait.id, WaitStatus.EXPIRED)
@@ -186,6 +188,12 @@ class WaitDesk:
         if receipt.accepted and not receipt.duplicate:
             self._on_change()
         return receipt
+
+
+def _deadline_name(wait: Wait) -> str:
+    """What the UI shows for the wait's deadline timer: `approval approve-refund expires`."""
+    kind = wait.kind.value.lower().replace("_", " ")
+    return f"{kind} {wait.id} expires"
 
 
 def _wait_data(wait: Wait) -> dict[str, JsonValue]:

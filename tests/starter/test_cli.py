@@ -12,7 +12,8 @@ import pytest
 from temporalio.client import Client
 
 from harness.plan import ArgumentBinding, Plan, PlanNode
-from tests.support import running_worker
+from harness.run import RunRequest
+from tests.support import running_worker, start_run
 
 HARNESS = str(Path(sys.executable).parent / "harness")
 
@@ -224,3 +225,14 @@ async def test_tools_lists_the_catalog_with_argument_schemas() -> None:
         "aggregate_report",
     ]
     assert catalog["tools"][0]["arguments_schema"]["required"] == ["city"]
+
+
+async def test_status_of_a_run_no_worker_answers_for_is_one_line_and_exit_three(
+    client: Client, task_queue: str
+) -> None:
+    handle = await start_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
+    code, out, err = await harness("status", handle.id, client=client, task_queue=task_queue)
+    await handle.terminate("test finished")
+    assert (code, out, "Traceback" in err) == (3, "", False)
+    assert err.strip().startswith(f"harness: run {handle.id} is running, but no worker answered")
+    assert len(err.strip().splitlines()) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
@@ -18,6 +19,7 @@ from tests.factories import approval_request, collect, delay, node, synthetic_pl
 from tests.support import (
     deliver_update,
     execute_run,
+    history_events,
     pending_wait,
     running_worker,
     signal_by_cli,
@@ -427,3 +429,19 @@ async def test_a_rejection_comment_is_stored_once_in_the_result_and_quoted_short
     assert result.model_dump_json().count(comment) == 1
     change = next(n for n in result.nodes if n.id == "change")
     assert "the whole comment is in wait approve-change" in (change.error_message or "")
+
+
+async def test_the_deadline_timer_of_a_wait_is_named_for_its_wait_in_the_history(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, approval_request())
+        await pending_wait(handle, "approve-change")
+        events = await history_events(client, handle.id)
+        await handle.terminate("test finished")
+    timers = [
+        e.user_metadata.summary.data.decode()
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    assert timers == ['"approval approve-change expires"']
