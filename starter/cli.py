@@ -198,6 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument("--port", type=_port, default=7233)
     server.add_argument("--ui-port", type=_port, default=8233)
     server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
+
+    codec = commands.add_parser(
+        "codec-server", help="decode compressed payloads for the Temporal UI and CLI"
+    )
+    codec.add_argument("--port", type=_port, default=8888)
+    codec.add_argument(
+        "--ui-origin", default="http://localhost:8233", help="the UI's address, for CORS"
+    )
     return parser
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import signal
 import subprocess
+import threading
 
 from pydantic import ValidationError
 
@@ -263,4 +264,26 @@ def dispatch(args: argparse.Namespace) -> int:
         return _validate(args)
     if args.command == "tools":
         return _tools(args)
+    if args.command == "codec-server":
+        return _codec_server(args)
     return _server(args, settings)
+
+
+def _codec_server(args: argparse.Namespace) -> int:
+    from starter.codec_server import serve
+
+    try:
+        server = serve("127.0.0.1", args.port, args.ui_origin)
+    except OSError as error:
+        raise CliError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}") from error
+    output.note(
+        f"codec server on http://127.0.0.1:{args.port} (point the UI's codec setting or "
+        "`temporal --codec-endpoint` at it; Ctrl-C stops it)"
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stop.wait()
+    server.shutdown()
+    return 0

@@ -44,7 +44,7 @@ def test_make_targets_create_the_virtual_environment_when_missing() -> None:
 
 
 def test_every_cli_command_in_the_readme_exists() -> None:
-    documented = set(re.findall(r"`harness (\w+)", README))
+    documented = set(re.findall(r"`harness ([\w-]+)", README))
     parser = build_parser()
     choices = next(action.choices for action in parser._actions if action.dest == "command")
     assert choices is not None
