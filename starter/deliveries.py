@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shlex
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,6 +15,7 @@ from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.problems import describe_invalid
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
+from harness.wait_hints import harness_command
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from starter.plan_files import read_json
 from workflows import AgentRunWorkflow
@@ -172,23 +171,7 @@ def _exit_code(error: RPCError) -> int:
     return EXIT_UNAVAILABLE if error.status is RPCStatusCode.UNAVAILABLE else EXIT_USAGE
 
 
-def _reconcile_hint(run_id: str, wait: Wait) -> str:
-    """The whole payload to deliver: the tool's example result with what the run knows filled
-    in (check it against the system of record first), or that nothing happened."""
-    example = wait.example or {"outcome": "succeeded", "result": "RESULT"}
-    done = shlex.quote(json.dumps(example, separators=(", ", ": ")))
-    failed = shlex.quote(json.dumps({"outcome": "failed"}))
-    command = f"harness deliver {run_id} {wait.id} --data"
-    return f"{command} {done}\n    -> or, if it did not happen: {command} {failed}"
-
-
 def describe_wait(run_id: str, wait: Wait) -> str:
     deadline = f" (until {wait.deadline:%Y-%m-%d %H:%M:%S} UTC)" if wait.deadline else ""
-    hint = {
-        "APPROVAL": f"harness approve {run_id} {wait.id} --actor human:NAME [--reject]",
-        "USER_INPUT": f"harness answer {run_id} {wait.id} 'TEXT'",
-        "ASYNC_OPERATION": f"harness deliver {run_id} --operation {wait.operation_id} --data JSON",
-        "EXTERNAL_EVENT": f"harness deliver {run_id} --event {wait.event} --data JSON",
-        "RECONCILE": _reconcile_hint(run_id, wait),
-    }.get(wait.kind.value, "")
+    hint = harness_command(run_id, wait)
     return f"{run_id}  {wait.id}  {wait.kind.value}  {wait.prompt}{deadline}\n    -> {hint}"

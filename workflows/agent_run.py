@@ -104,26 +104,36 @@ class AgentRunWorkflow:
             end_as_outcome(result)
         return result
 
-    @workflow.query(name=STATUS_QUERY)
+    @workflow.query(
+        name=STATUS_QUERY, description="The live phase, node statuses, counts and budget."
+    )
     def status(self) -> RunStatus:
         return self._ctx.status()
 
-    @workflow.query(name=RESULT_QUERY)
+    @workflow.query(
+        name=RESULT_QUERY, description="The RunResult as it stands; whole once the run ended."
+    )
     def final_result(self) -> RunResult:
         """The RunResult as it stands (whole once the run has ended, whatever the ending)."""
         return self._ctx.result()
 
-    @workflow.query(name=TRACE_QUERY)
+    @workflow.query(name=TRACE_QUERY, description="Every trace event the run has recorded.")
     def trace(self) -> list[TraceEvent]:
         return self._ctx.trace.events
 
-    @workflow.query(name=WAITS_QUERY)
+    @workflow.query(
+        name=WAITS_QUERY, description="Every wait of the run: pending, delivered or closed."
+    )
     def waits(self) -> list[Wait]:
         return list(self._ctx.desk.book.waits.values())
 
     # -- deliveries: signals for external systems, updates for callers that need an answer ----
 
-    @workflow.signal(dynamic=True)
+    @workflow.signal(
+        dynamic=True,
+        description="approve, answer, deliver or cancel: a JSON payload like the update's; "
+        "what the run cannot use is refused in its trace (wait.reject).",
+    )
     def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """Every signal (approve, answer, deliver, cancel), read defensively: a payload the
         run cannot use is refused and traced, never a failed workflow task."""
@@ -154,7 +164,11 @@ class AgentRunWorkflow:
         if self._main_task is not None:
             self._main_task.cancel()
 
-    @workflow.update(name=APPROVE_UPDATE)
+    @workflow.update(
+        name=APPROVE_UPDATE,
+        description='Approve or reject an APPROVAL wait: {"wait_id", "decision": "approve" '
+        '| "reject", "actor": "human:NAME", "comment"}; answers with a receipt.',
+    )
     def approve_sync(self, request: ApprovalRequest) -> DeliveryReceipt:
         return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
@@ -162,7 +176,11 @@ class AgentRunWorkflow:
     def _validate_approve(self, request: ApprovalRequest) -> None:
         self._refuse_when_finished(request, WaitKind.APPROVAL)
 
-    @workflow.update(name=ANSWER_UPDATE)
+    @workflow.update(
+        name=ANSWER_UPDATE,
+        description='Answer a USER_INPUT wait: {"wait_id", "text", "actor"}; answers with a '
+        "receipt.",
+    )
     def answer_sync(self, request: AnswerRequest) -> DeliveryReceipt:
         return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
 
@@ -170,7 +188,11 @@ class AgentRunWorkflow:
     def _validate_answer(self, request: AnswerRequest) -> None:
         self._refuse_when_finished(request, WaitKind.USER_INPUT)
 
-    @workflow.update(name=DELIVER_UPDATE)
+    @workflow.update(
+        name=DELIVER_UPDATE,
+        description='Deliver an async result, an event or a reconcile: {"wait_id" | '
+        '"operation_id" | "event", "data", "actor"}; answers with a receipt.',
+    )
     def deliver_sync(self, request: DeliverRequest) -> DeliveryReceipt:
         delivery = self._ctx.desk.targeted(request)
         return self._ctx.desk.deliver_signed(request, delivery, self._unsigned)

@@ -83,15 +83,16 @@ class RunContext:
 
     def publish(self) -> None:
         """What the UI shows: search attributes to filter by and the current details."""
-        pending = len(self.desk.book.pending())
+        pending = self.desk.book.pending()
         phase, pressure = self.display_phase(), self.budget.pressure()
-        search_attributes.upsert(phase.value, pressure, pending_waits=pending)
+        search_attributes.upsert(phase.value, pressure, pending_waits=len(pending))
         workflow.set_current_details(
             current_details(
                 phase,
+                run_id=self.state.run_id,
                 attempt=len(self.state.attempts),
                 counts=self.counts(),
-                pending_waits=pending,
+                pending=pending,
                 pressure=pressure,
                 plan=self.state.plan,
                 statuses=self.ledger.statuses() if self.ledger is not None else {},

@@ -12,7 +12,15 @@ from harness.plan import PlanNode
 from harness.run import RunPhase, RunRequest
 from harness.validation import IssueCode
 from scenarios.base import Scenario
-from tests.support import activity_timeline, execute_run, history_events, running_worker
+from tests.factories import approval_request
+from tests.support import (
+    activity_timeline,
+    execute_run,
+    history_events,
+    pending_wait,
+    running_worker,
+    start_run,
+)
 from workflows import AgentRunWorkflow
 
 THREE_CITIES = "Compare Paris, Tokyo and New York"
@@ -162,3 +170,26 @@ async def test_current_details_show_phase_counts_and_the_plan(
     assert details.startswith("**SUCCEEDED**")
     assert "nodes: 7 done, 0 failed, 0 skipped of 7" in details
     assert "- `pop_paris` get_population (DONE)" in details
+
+
+async def test_current_details_name_each_pending_wait_and_what_answers_it(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, approval_request())
+        await pending_wait(handle, "approve-change")
+        metadata = await handle.query("__temporal_workflow_metadata")
+        await handle.terminate("test finished")
+    details = metadata.current_details
+    assert "pending waits: 1" in details
+    assert "- `approve-change` APPROVAL: approve change side_effect(target=prod)?" in details
+    assert f"`harness approve {handle.id} approve-change --actor human:NAME [--reject]`" in details
+    assert (
+        f"temporal workflow signal --workflow-id {handle.id} --name approve --input "
+        '\'{"wait_id": "approve-change", "decision": "approve", "actor": "human:NAME"}\''
+    ) in details
+    queries = {q.name: q.description for q in metadata.definition.query_definitions}
+    assert queries["status"] and queries["trace"] and queries["waits"] and queries["result"]
+    updates = {u.name: u.description for u in metadata.definition.update_definitions}
+    assert set(updates) >= {"approve_sync", "answer_sync", "deliver_sync"}
+    assert all(updates.values())

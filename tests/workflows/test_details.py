@@ -1,0 +1,37 @@
+"""The run's current details in the UI: every kind of pending wait is listed with what answers
+it (a timer by time alone), and a long list is cut with a pointer to `harness waits`."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.run import RunCounts, RunPhase
+from harness.wait_book import WaitKind
+from tests.factories import wait
+from workflows.details import WAIT_DETAILS, current_details
+
+
+def details(*kinds: WaitKind) -> str:
+    pending = [wait(f"w{n}", kind, operation_id="op-1", event="e") for n, kind in enumerate(kinds)]
+    return current_details(
+        RunPhase.WAITING,
+        run_id="run-1",
+        attempt=1,
+        counts=RunCounts(nodes=1),
+        pending=pending,
+        pressure=0.0,
+        plan=None,
+        statuses={},
+    )
+
+
+@pytest.mark.parametrize("kind", list(WaitKind))
+def test_every_kind_of_pending_wait_is_listed(kind: WaitKind) -> None:
+    text = details(kind)
+    assert f"- `w0` {kind.value}:" in text
+    assert ("harness " in text) is (kind is not WaitKind.TIMER)
+
+
+def test_a_long_list_of_waits_points_to_harness_waits() -> None:
+    text = details(*[WaitKind.APPROVAL] * (WAIT_DETAILS + 2))
+    assert "… and 2 more (`harness waits run-1`)" in text
