@@ -25,7 +25,12 @@ class PlannerActivities:
     @activity.defn(name=PLAN_ACTIVITY)
     async def plan(self, request: PlanRequest) -> PlanResponse:
         attempt = activity.info().attempt
-        logger = log.bind(run_id=request.run_id, attempt=attempt, role="planner")
+        logger = log.bind(
+            run_id=request.run_id,
+            plan_attempt=request.attempt,
+            activity_attempt=attempt,
+            role="planner",
+        )
         try:
             with as_temporal_failures(attempt):
                 scenario = get_scenario(request.scenario)

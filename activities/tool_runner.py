@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import structlog
 from pydantic import ValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
@@ -30,9 +30,20 @@ from scenarios.base import Tool, ToolContext
 log = structlog.get_logger()
 
 
-def _tool_failure(code: ErrorCode, message: str, attempt: int) -> ApplicationError:
+def _tool_failure(
+    code: ErrorCode, message: str, attempt: int, *, expected: bool = True
+) -> ApplicationError:
+    """An expected failure of a tool (its own ToolError, an injected fault, bad arguments): the
+    run decides what follows, so the SDK logs it as benign, without a traceback. A crash is not
+    expected, and keeps the SDK's warning."""
     return ApplicationError(
-        message, {"attempt": attempt}, type=code.value, non_retryable=not is_retryable(code)
+        message,
+        {"attempt": attempt},
+        type=code.value,
+        non_retryable=not is_retryable(code),
+        category=ApplicationErrorCategory.BENIGN
+        if expected
+        else ApplicationErrorCategory.UNSPECIFIED,
     )
 
 
@@ -47,12 +58,15 @@ class ToolActivities:
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
         attempt = activity.info().attempt
         logger = log.bind(
-            run_id=request.run_id, node_id=request.node_id, tool=request.tool, attempt=attempt
+            run_id=request.run_id,
+            node_id=request.node_id,
+            tool=request.tool,
+            activity_attempt=attempt,
         )
         tool = _tool(request.scenario, request.tool, attempt)
         if request.fault is not None and attempt <= request.fault.times:
             message = f"injected fault: {request.fault.code.value} (attempt {attempt})"
-            logger.info("tool.injected_fault", code=request.fault.code.value)
+            logger.info("tool.call", status="FAILED", code=request.fault.code.value, reason=message)
             raise _tool_failure(request.fault.code, message, attempt)
         try:
             arguments = tool.arguments.model_validate(request.arguments)
@@ -74,7 +88,14 @@ class ToolActivities:
         try:
             result = await with_heartbeats(tool.call(arguments, context))
         except ToolError as error:
-            logger.info("tool.error", code=error.code.value, reason=error.message)
+            latency = round((time.perf_counter() - started) * 1000, 2)
+            logger.info(
+                "tool.call",
+                status="FAILED",
+                code=error.code.value,
+                reason=error.message,
+                latency_ms=latency,
+            )
             raise _tool_failure(error.code, error.message, attempt) from error
         except ProviderError as error:
             logger.warning("tool.provider_error", code=error.code.value, reason=error.message)
@@ -82,9 +103,11 @@ class ToolActivities:
         except Exception as error:
             logger.exception("tool.crash")
             message = f"{request.tool} failed unexpectedly: {type(error).__name__}: {error}"
-            raise _tool_failure(ErrorCode.TOOL_EXECUTION_FAILED, message, attempt) from error
+            raise _tool_failure(
+                ErrorCode.TOOL_EXECUTION_FAILED, message, attempt, expected=False
+            ) from error
         latency_ms = (time.perf_counter() - started) * 1000
-        logger.debug("tool.finish", latency_ms=round(latency_ms, 2))
+        logger.info("tool.call", status="DONE", latency_ms=round(latency_ms, 2))
         usage = context.usage if context.usage.total_tokens else None
         return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
 

@@ -1,4 +1,11 @@
-"""structlog set-up: pretty on a terminal, JSON lines otherwise."""
+"""Logging: pretty on a terminal, one JSON object per line otherwise, for every logger.
+
+structlog renders the harness's own lines and, through its formatter on the standard library's
+root handler, everyone else's too: the Temporal SDK's, the workflow and activity loggers', the
+LLM SDKs' and the payment service's. One meaning per key: `run_id` is the harness run id (the
+workflow id); Temporal's own ids stay inside `temporal_workflow` / `temporal_activity`; an
+activity's try is `activity_attempt`, never `attempt` (the run's plan attempt, in the trace).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,14 @@ import logging
 import sys
 
 import structlog
+from temporalio import activity, workflow
+
+_SHARED: list[structlog.typing.Processor] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.stdlib.add_log_level,
+    structlog.stdlib.add_logger_name,
+    structlog.processors.TimeStamper(fmt="iso"),
+]
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -14,15 +29,26 @@ def configure_logging(level: str = "INFO") -> None:
         if sys.stderr.isatty()
         else structlog.processors.JSONRenderer()
     )
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(message)s")
-    structlog.configure(
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*_SHARED, structlog.stdlib.ExtraAdder()],
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level)
+    # The SDK appends a dict of workflow or activity info to the message text; its `extra`
+    # keys carry the same as fields, so keep the message a message.
+    workflow.logger.workflow_info_on_message = False
+    activity.logger.activity_info_on_message = False
+    structlog.configure(
+        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        wrapper_class=structlog.stdlib.BoundLogger,
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )

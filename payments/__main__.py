@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from infra.client import connect
+from infra.logs import configure_logging
 from infra.process import exit_now
 from infra.settings import Settings
 from infra.signing import KeyFileError, read_private_key
@@ -101,7 +102,7 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()
     asyncio.run(_main(_parser().parse_args()))
     exit_now(0)
 
