@@ -86,12 +86,41 @@ async def _start(
         task_queue=settings.task_queue,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         static_summary=f"{request.scenario}: {request.goal}"[:200],
+        static_details=static_details(request, run_id),
         search_attributes=(
             search_attributes.initial(request.scenario, RunPhase.CREATED.value)
             if with_search_attributes
             else None
         ),
     )
+
+
+def static_details(request: RunRequest, run_id: str) -> str:
+    """What the UI shows of a run for all its life: its limits, provider and the commands that
+    inspect it (markdown)."""
+    limits = request.limits
+    budget = ", ".join(
+        f"{name} {value}"
+        for name, value in (
+            ("tokens", limits.max_tokens),
+            ("tool calls", limits.max_tool_calls),
+            ("seconds", limits.max_seconds),
+            ("cost USD", limits.max_cost_usd),
+        )
+        if value is not None
+    )
+    lines = [
+        f"**{request.scenario}**: {request.goal[:500]}",
+        "",
+        f"- budget: {budget or 'no limit'}; max replans {request.max_replans}; "
+        f"max concurrency {request.max_concurrency}",
+        f"- provider: {request.provider or 'the worker default'}; "
+        f"{'a fixed plan' if request.plan is not None else 'planned by the planner'}; "
+        f"signed actors: {', '.join(sorted(request.actor_keys)) or 'none'}",
+        f"- `harness status {run_id}` · `harness trace {run_id}` · `harness waits {run_id}` · "
+        f"`harness report {run_id} --out DIR`",
+    ]
+    return "\n".join(lines)
 
 
 async def has_worker(client: Client, settings: Settings, task_queue: str | None = None) -> bool:

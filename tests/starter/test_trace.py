@@ -9,11 +9,13 @@ import uuid
 import pytest
 from temporalio.client import Client
 
+from harness.budget import BudgetLimits
 from harness.faults import FaultSpec
 from harness.run import RunPhase, RunRequest
 from harness.trace import TraceEvent
 from infra.settings import Settings
 from starter import history, runs
+from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import execute_run, pending_wait, running_worker, start_run
@@ -145,3 +147,22 @@ async def test_the_trace_table_says_why_a_node_failed_and_what_recovery_decided(
     decided = [line for line in out.splitlines() if " recovery.decide " in line]
     assert failed and all("MISSING_INFO" in line and "Atlantis" in line for line in failed)
     assert decided and "REPLAN" in decided[0]
+
+
+@pytest.mark.requires_local_server("starts a run with the Harness* search attributes")
+async def test_a_run_started_by_the_cli_has_static_details_with_its_limits_and_commands(
+    client: Client, task_queue: str
+) -> None:
+    settings = Settings(
+        temporal_address=client.service_client.config.target_host, task_queue=task_queue
+    )
+    run_id = f"static-{uuid.uuid4().hex[:8]}"
+    request = RunRequest(goal="Compare Paris and Tokyo", limits=BudgetLimits(max_tool_calls=40))
+    async with running_worker(client, task_queue):
+        await runs.start_run(client, settings, request, run_id)
+        await result_of(client, client.get_workflow_handle(run_id))
+    description = await client.get_workflow_handle(run_id).describe()
+    static = await description.static_details() or ""
+    assert "**cities**: Compare Paris and Tokyo" in static
+    assert "budget: tool calls 40" in static
+    assert f"`harness trace {run_id}`" in static
