@@ -6,9 +6,18 @@ and updates that carry them are in `harness.contracts`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.wait_book import Decision, Delivery, DeliveryRules, WaitBook, WaitKind
+
+
+def _signature() -> Any:
+    return Field(
+        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
+    )
+
 
 DELIVERABLE_KINDS = (WaitKind.ASYNC_OPERATION, WaitKind.EXTERNAL_EVENT, WaitKind.RECONCILE)
 
@@ -20,9 +29,7 @@ class ApprovalRequest(BaseModel):
     decision: Decision = Decision.APPROVE
     actor: str
     comment: str | None = None
-    signature: str | None = Field(
-        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
-    )
+    signature: str | None = _signature()
 
     def delivery(self) -> Delivery:
         return Delivery(
@@ -40,9 +47,7 @@ class AnswerRequest(BaseModel):
     wait_id: str
     text: str
     actor: str = "human:user"
-    signature: str | None = Field(
-        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
-    )
+    signature: str | None = _signature()
 
     def delivery(self) -> Delivery:
         return Delivery(
@@ -58,9 +63,7 @@ class DeliverRequest(BaseModel):
     event: str | None = None
     data: JsonValue = None
     actor: str = "system:external"
-    signature: str | None = Field(
-        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
-    )
+    signature: str | None = _signature()
 
     def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V3) -> Delivery:
         target = Delivery(
@@ -82,6 +85,4 @@ class CancelRequest(BaseModel):
 
     reason: str = "cancelled"
     actor: str = "human:user"
-    signature: str | None = Field(
-        default=None, description="The actor's Ed25519 signature (base64), for signed runs."
-    )
+    signature: str | None = _signature()

@@ -6,7 +6,7 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.bounds import MAX_NAME_CHARS
@@ -54,22 +54,15 @@ def _port(text: str) -> int:
     return value
 
 
-def _run_id(text: str) -> str:
-    if not text.strip() or len(text) > MAX_RUN_ID_CHARS:
-        raise argparse.ArgumentTypeError(f"a run id has 1 to {MAX_RUN_ID_CHARS} characters")
-    return text
+def _name(what: str, limit: int) -> Callable[[str], str]:
+    """An argparse type for an id: 1 to `limit` characters, not only spaces."""
 
+    def checked(text: str) -> str:
+        if not text.strip() or len(text) > limit:
+            raise argparse.ArgumentTypeError(f"{what} has 1 to {limit} characters")
+        return text
 
-def _wait_id(text: str) -> str:
-    if not text.strip() or len(text) > MAX_NAME_CHARS:
-        raise argparse.ArgumentTypeError(f"a wait id has 1 to {MAX_NAME_CHARS} characters")
-    return text
-
-
-def _session(text: str) -> str:
-    if not text.strip() or len(text) > MAX_RUN_ID_CHARS:
-        raise argparse.ArgumentTypeError(f"a session id has 1 to {MAX_RUN_ID_CHARS} characters")
-    return text
+    return checked
 
 
 def _non_negative(text: str) -> int:
@@ -84,6 +77,9 @@ def _non_negative(text: str) -> int:
 
 MAX_PORT = 65535
 MAX_RUN_ID_CHARS = 200
+_RUN_ID = _name("a run id", MAX_RUN_ID_CHARS)
+_WAIT_ID = _name("a wait id", MAX_NAME_CHARS)
+_SESSION = _name("a session id", MAX_RUN_ID_CHARS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,9 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="start a run for a goal and wait for its report")
     run.add_argument("goal", help='what to achieve, e.g. "Compare Paris, Tokyo and New York"')
     run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
-    run.add_argument("--id", dest="run_id", type=_run_id, help="run id (default: a new run-… id)")
+    run.add_argument("--id", dest="run_id", type=_RUN_ID, help="run id (default: a new run-… id)")
     run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
-    run.add_argument("--session", type=_session, help="session id carried into the trace")
+    run.add_argument("--session", type=_SESSION, help="session id carried into the trace")
     run.add_argument(
         "--provider",
         metavar="NAME",
@@ -132,22 +128,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     status = commands.add_parser("status", help="a run's phase and node statuses")
-    status.add_argument("run_id", type=_run_id)
+    status.add_argument("run_id", type=_RUN_ID)
     status.add_argument("--json", action="store_true")
 
     trace = commands.add_parser("trace", help="a run's trace, rebuilt from its workflow history")
-    trace.add_argument("run_id", type=_run_id)
+    trace.add_argument("run_id", type=_RUN_ID)
     trace_format = trace.add_mutually_exclusive_group()
     trace_format.add_argument("--json", action="store_true", help="one JSON array")
     trace_format.add_argument("--jsonl", action="store_true", help="one JSON object per line")
 
     waits = commands.add_parser("waits", help="pending waits of a run, or of every run")
-    waits.add_argument("run_id", nargs="?", type=_run_id)
+    waits.add_argument("run_id", nargs="?", type=_RUN_ID)
     waits.add_argument("--json", action="store_true")
 
     approve = commands.add_parser("approve", help="approve (or --reject) an APPROVAL wait")
-    approve.add_argument("run_id", type=_run_id)
-    approve.add_argument("wait_id", type=_wait_id)
+    approve.add_argument("run_id", type=_RUN_ID)
+    approve.add_argument("wait_id", type=_WAIT_ID)
     approve.add_argument("--actor", required=True, help="human:NAME or system:NAME")
     approve.add_argument("--reject", action="store_true")
     approve.add_argument("--comment")
@@ -156,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     answer = commands.add_parser("answer", help="answer a USER_INPUT wait")
-    answer.add_argument("run_id", type=_run_id)
-    answer.add_argument("wait_id", type=_wait_id)
+    answer.add_argument("run_id", type=_RUN_ID)
+    answer.add_argument("wait_id", type=_WAIT_ID)
     answer.add_argument("text")
     answer.add_argument("--actor", default="human:user")
     answer.add_argument(
@@ -165,9 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     deliver = commands.add_parser("deliver", help="deliver an async result, event or reconcile")
-    deliver.add_argument("run_id", type=_run_id)
+    deliver.add_argument("run_id", type=_RUN_ID)
     target = deliver.add_mutually_exclusive_group(required=True)
-    target.add_argument("wait_id", nargs="?", type=_wait_id)
+    target.add_argument("wait_id", nargs="?", type=_WAIT_ID)
     target.add_argument("--operation", help="the operation id instead of a wait id")
     target.add_argument("--event", help="the event name instead of a wait id")
     deliver.add_argument("--data", required=True, help="JSON, or @FILE holding JSON")
@@ -177,12 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     cancel = commands.add_parser("cancel", help="cancel a run; finished results are kept")
-    cancel.add_argument("run_id", type=_run_id)
+    cancel.add_argument("run_id", type=_RUN_ID)
     cancel.add_argument("--reason", default="cancelled from the CLI")
     cancel.add_argument("--actor", default="human:cli")
 
     report = commands.add_parser("report", help="charts and an HTML page for a run")
-    report.add_argument("run_id", type=_run_id)
+    report.add_argument("run_id", type=_RUN_ID)
     report.add_argument("--out", type=Path, required=True, help="output folder")
 
     validate = commands.add_parser("validate", help="check a plan file offline")

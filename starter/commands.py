@@ -68,7 +68,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         f"run {run_id} started · {settings.ui_url}/namespaces/"
         f"{settings.temporal_namespace}/workflows/{run_id}"
     )
-    if not await runs.has_worker(client, settings):
+    if not await runs.has_worker(client, settings.task_queue):
         output.note(
             f"no worker is polling task queue '{settings.task_queue}' yet; "
             "start one with `python -m worker` (the run waits for it)"

@@ -72,9 +72,9 @@ async def ensure_services(settings: Settings) -> None:
     if added:
         print(f"registered search attributes: {', '.join(added)}", file=sys.stderr)
     await _ensure_payments(settings)
-    if not await runs.has_worker(client, settings):
+    if not await runs.has_worker(client, settings.task_queue):
         _spawn("worker", [sys.executable, "-m", "worker"], settings.state_dir)
-        await _wait_until("the worker", lambda: runs.has_worker(client, settings))
+        await _wait_until("the worker", lambda: runs.has_worker(client, settings.task_queue))
 
 
 async def _ensure_payments(settings: Settings) -> None:

@@ -123,17 +123,17 @@ def static_details(request: RunRequest, run_id: str) -> str:
     return "\n".join(lines)
 
 
-async def has_worker(client: Client, settings: Settings, task_queue: str | None = None) -> bool:
-    """Whether any worker polls the task queue (the settings', or `task_queue`): a hint for
-    users whose run would sit waiting, and a quick answer where a query would time out."""
+async def has_worker(client: Client, task_queue: str) -> bool:
+    """Whether any worker polls `task_queue`: a hint for users whose run would sit waiting,
+    and a quick answer where a query would time out."""
     from temporalio.api.enums.v1 import TaskQueueType
     from temporalio.api.taskqueue.v1 import TaskQueue
     from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
     response = await client.workflow_service.describe_task_queue(
         DescribeTaskQueueRequest(
-            namespace=settings.temporal_namespace,
-            task_queue=TaskQueue(name=task_queue or settings.task_queue),
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
     )
@@ -205,8 +205,7 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
         raise CliError(f"run {run_id} ended as {name} in Temporal", 1)
     no_worker = f"run {run_id} is running, but no worker answered for it"
     hint = "start one with `python -m worker`"
-    settings = Settings(temporal_namespace=client.namespace)
-    if not await has_worker(client, settings, description.task_queue):
+    if not await has_worker(client, description.task_queue):
         raise CliError(
             f"{no_worker} (none polls task queue {description.task_queue}); {hint}",
             EXIT_UNAVAILABLE,
