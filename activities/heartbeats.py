@@ -4,7 +4,7 @@ worker or a cancelled run is noticed within the heartbeat timeout, not the activ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
 from temporalio import activity
@@ -15,14 +15,15 @@ HEARTBEAT_EVERY_SECONDS = 5.0
 T = TypeVar("T")
 
 
-async def with_heartbeats(work: Awaitable[T]) -> T:
-    """Await `work`, heartbeating while it runs; cancelling the activity cancels the work."""
+async def with_heartbeats(work: Awaitable[T], details: Sequence[object] = ()) -> T:
+    """Await `work`, heartbeating while it runs; cancelling the activity cancels the work.
+    Each heartbeat carries `details`, so what the attempt recorded survives them."""
     task = asyncio.ensure_future(work)
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_SECONDS)
             if done:
                 return task.result()
-            activity.heartbeat()
+            activity.heartbeat(*details)
     finally:
         task.cancel()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 
 import structlog
@@ -10,6 +9,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities.attempt_clock import AttemptClock
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.provider_errors import config_failure, provider_failure
@@ -56,7 +56,14 @@ class ToolActivities:
 
     @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
-        attempt = activity.info().attempt
+        clock = AttemptClock()
+        try:
+            return await self._run_tool(request, clock)
+        except ApplicationError as error:
+            raise clock.stamped(error) from error.__cause__
+
+    async def _run_tool(self, request: ToolCallRequest, clock: AttemptClock) -> ToolCallResult:
+        attempt = clock.attempt
         logger = log.bind(
             run_id=request.run_id,
             node_id=request.node_id,
@@ -84,11 +91,10 @@ class ToolActivities:
             writer=writer,
             services=self._services,
         )
-        started = time.perf_counter()
         try:
-            result = await with_heartbeats(tool.call(arguments, context))
+            result = await with_heartbeats(tool.call(arguments, context), clock.details)
         except ToolError as error:
-            latency = round((time.perf_counter() - started) * 1000, 2)
+            latency = round(clock.elapsed_ms(), 2)
             logger.info(
                 "tool.call",
                 status="FAILED",
@@ -106,10 +112,13 @@ class ToolActivities:
             raise _tool_failure(
                 ErrorCode.TOOL_EXECUTION_FAILED, message, attempt, expected=False
             ) from error
-        latency_ms = (time.perf_counter() - started) * 1000
+        timing = clock.timing()
+        latency_ms = (timing.finished_at - timing.started_at).total_seconds() * 1000
         logger.info("tool.call", status="DONE", latency_ms=round(latency_ms, 2))
         usage = context.usage if context.usage.total_tokens else None
-        return ToolCallResult(result=result, attempt=attempt, latency_ms=latency_ms, usage=usage)
+        return ToolCallResult(
+            result=result, attempt=attempt, latency_ms=latency_ms, usage=usage, timing=timing
+        )
 
     @activity.defn(name=PROBE_OPERATION_ACTIVITY)
     async def probe_operation(self, request: ProbeRequest) -> OperationProbe:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
@@ -44,11 +46,42 @@ class ToolCallRequest(BaseModel):
     fault: FaultSpec | None = None
 
 
+class AttemptTiming(BaseModel):
+    """When a tool call's attempts ran, by the activity's own clock: the last attempt's start
+    and end, and the start of every retry that reported it. Results recorded before 0.4 have
+    none, and their trace keeps the workflow's times."""
+
+    started_at: datetime
+    finished_at: datetime
+    retries: dict[int, datetime] = Field(
+        default_factory=dict, description="Attempt number (2, 3, ...) to when it started."
+    )
+
+
+class RetryHeartbeat(BaseModel):
+    """What a retrying tool call's heartbeats carry, for the attempts after it and for the
+    workflow when the call times out: when each retry started, by the activity's clock."""
+
+    retries: dict[int, datetime] = Field(default_factory=dict)
+
+    @classmethod
+    def read(cls, details: Sequence[object]) -> dict[int, datetime]:
+        """The retry starts in an attempt's heartbeat details; none when there are none or
+        they are not this model."""
+        if not details:
+            return {}
+        try:
+            return cls.model_validate(details[0]).retries
+        except ValidationError:
+            return {}
+
+
 class ToolCallResult(BaseModel):
     result: JsonValue
     attempt: int
-    latency_ms: float
+    latency_ms: float = Field(description="The last attempt's own time, by the activity's clock.")
     usage: TokenUsage | None = None
+    timing: AttemptTiming | None = None
 
 
 class ProbeRequest(BaseModel):
@@ -143,6 +176,7 @@ class BatchCallOutcome(BaseModel):
     error_type: str | None = None
     error_message: str | None = None
     attempts: int = 0
+    timing: AttemptTiming | None = None
 
 
 class NodeBatchResult(BaseModel):

@@ -10,7 +10,7 @@ Pure: time comes from the injected clock (workflow time in a workflow).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from pydantic import JsonValue
@@ -18,7 +18,7 @@ from pydantic import JsonValue
 from harness.budget import Budget
 from harness.dag import DagState, NodeStatus
 from harness.errors import ErrorClass, ErrorCode, FailureContext, classify
-from harness.messages import ToolCallResult
+from harness.messages import AttemptTiming, ToolCallResult
 from harness.plan import Plan, PlanNode
 from harness.reuse import call_key
 from harness.run import NodeOutcome, RunCounts
@@ -160,19 +160,25 @@ class NodeLedger:
             data={"state": state},
         )
 
-    def retried(self, node_id: str, attempts: int) -> None:
-        """Temporal retried inside the activity; charge and trace each extra attempt."""
+    def retried(
+        self, node_id: str, attempts: int, started: Mapping[int, datetime] | None = None
+    ) -> None:
+        """Temporal retried inside the activity; charge and trace each extra attempt, at the
+        time it `started` when the activity reported it (else now, and the event says so)."""
         outcome = self.outcomes[node_id]
+        started = started or {}
         for attempt in range(2, attempts + 1):
             self._budget.charge_tool_call()
+            at = started.get(attempt)
             self._trace.emit(
                 TraceKind.NODE_RETRY,
                 role=AgentRole.WORKER,
                 tool_role=outcome.tool_role,
                 node_id=node_id,
                 tool=outcome.tool,
-                message=f"attempt {attempt}",
+                message=f"attempt {attempt}" if at else f"attempt {attempt} (start not reported)",
                 data={"attempt": attempt},
+                at=at,
             )
 
     def complete(
@@ -201,6 +207,7 @@ class NodeLedger:
             self._budget.charge_tokens(call.usage.total_tokens, call.usage.cost_usd)
             tokens = call.usage.total_tokens
         self._dag.complete(node_id)
+        timing = None if reused else call.timing
         self._trace.emit(
             TraceKind.NODE_FINISH,
             role=AgentRole.WORKER,
@@ -208,11 +215,12 @@ class NodeLedger:
             node_id=node_id,
             tool=outcome.tool,
             status=outcome.status.value,
-            latency_ms=outcome.latency_ms,
+            latency_ms=_own_latency(timing, outcome),
             tokens=tokens,
             cost_usd=outcome.usage.cost_usd if outcome.usage else None,
             message=REUSED_MESSAGE if reused else None,
-            data={"attempts": outcome.attempts, "reused": reused},
+            data={"attempts": outcome.attempts, "reused": reused, **_scheduling(timing, outcome)},
+            at=timing.finished_at if timing else None,
         )
 
     def fail(
@@ -222,14 +230,18 @@ class NodeLedger:
         code: ErrorCode,
         message: str,
         attempts: int,
+        timing: AttemptTiming | None = None,
     ) -> None:
-        """FAILED, and every dependent SKIPPED; the first FATAL failure halts the run."""
+        """FAILED, and every dependent SKIPPED; the first FATAL failure halts the run.
+        `timing` is the last attempt's, when its activity reported one."""
         outcome = self.outcomes[node_id]
         outcome.status = NodeStatus.FAILED
         outcome.error_code = code.value
         outcome.error_message = message
         outcome.attempts = attempts
         self._finish_timing(outcome)
+        if timing is not None:
+            outcome.tool_latency_ms = _own_latency(timing, outcome)
         self.failures.append(
             FailureContext(
                 node_id=node_id, tool=outcome.tool, arguments=arguments, code=code, message=message
@@ -245,9 +257,10 @@ class NodeLedger:
             node_id=node_id,
             tool=outcome.tool,
             status=outcome.status.value,
-            latency_ms=outcome.latency_ms,
+            latency_ms=_own_latency(timing, outcome),
             message=f"{code.value}: {message}",
-            data={"attempts": attempts, "error_code": code.value},
+            data={"attempts": attempts, "error_code": code.value, **_scheduling(timing, outcome)},
+            at=timing.finished_at if timing else None,
         )
         self._mark_skipped(skipped, f"dependency '{node_id}' failed", budget=False)
 
@@ -283,6 +296,19 @@ class NodeLedger:
         if outcome.started_at is not None:
             elapsed = outcome.finished_at - outcome.started_at
             outcome.latency_ms = round(elapsed.total_seconds() * 1000, 3)
+
+
+def _own_latency(timing: AttemptTiming | None, outcome: NodeOutcome) -> float | None:
+    """The node's latency in its trace: its last attempt's, by the activity's clock, when the
+    activity reported it; else the workflow's, from admission to now."""
+    if timing is None:
+        return outcome.latency_ms
+    return round((timing.finished_at - timing.started_at).total_seconds() * 1000, 3)
+
+
+def _scheduling(timing: AttemptTiming | None, outcome: NodeOutcome) -> dict[str, JsonValue]:
+    """Beside the activity's own latency, the workflow's: queueing, retries and waits too."""
+    return {} if timing is None else {"scheduled_ms": outcome.latency_ms}
 
 
 def _role(catalog: ToolCatalog, tool: str) -> str:

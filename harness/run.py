@@ -158,7 +158,8 @@ class NodeOutcome(BaseModel):
         default=None, description="Scheduled to finished, as the workflow saw it."
     )
     tool_latency_ms: float | None = Field(
-        default=None, description="Time spent inside the tool on its last attempt."
+        default=None,
+        description="The last attempt's own time, by the activity's clock (the trace's latency).",
     )
     usage: TokenUsage | None = None
     reused: bool = Field(

@@ -98,30 +98,36 @@ class TraceLog:
         message: str | None = None,
         data: dict[str, JsonValue] | None = None,
         stamps_decisions: bool = True,
+        at: datetime | None = None,
     ) -> None:
         """`stamps_decisions=False` for events older runs did not record (a refused signal):
-        such runs decide with the time of their last event, which these must not move."""
+        such runs decide with the time of their last event, which these must not move.
+
+        `at` is when the event really happened, if not now (a retry reported when its call
+        ends, by the activity's clock); the log stays in time order."""
         usage = self._budget.usage
         if stamps_decisions:
             self.elapsed_at_last_event = usage.seconds
-        self.events.append(
-            TraceEvent(
-                at=self._clock(),
-                run_id=self._run_id,
-                session_id=self._session_id,
-                kind=kind,
-                attempt=self.attempt,
-                role=role.value if role else None,
-                tool_role=tool_role,
-                node_id=node_id,
-                tool=tool,
-                status=status,
-                latency_ms=latency_ms,
-                tokens=tokens,
-                cost_usd=cost_usd,
-                message=message,
-                pressure=round(self._budget.pressure(usage.seconds), 4),
-                budget=usage,
-                data=data or {},
-            )
+        event = TraceEvent(
+            at=at or self._clock(),
+            run_id=self._run_id,
+            session_id=self._session_id,
+            kind=kind,
+            attempt=self.attempt,
+            role=role.value if role else None,
+            tool_role=tool_role,
+            node_id=node_id,
+            tool=tool,
+            status=status,
+            latency_ms=latency_ms,
+            tokens=tokens,
+            cost_usd=cost_usd,
+            message=message,
+            pressure=round(self._budget.pressure(usage.seconds), 4),
+            budget=usage,
+            data=data or {},
         )
+        index = len(self.events)
+        while index and self.events[index - 1].at > event.at:
+            index -= 1
+        self.events.insert(index, event)

@@ -8,9 +8,9 @@ Also: the timeouts and retry policies of each call, and the decoding of a failed
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
@@ -26,6 +26,7 @@ from harness.contracts import (
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
 from harness.messages import (
+    AttemptTiming,
     CatalogRequest,
     JudgeCallRequest,
     JudgeCallResult,
@@ -36,6 +37,7 @@ from harness.messages import (
     ProbeState,
     ReportCheckRequest,
     ReportCheckResult,
+    RetryHeartbeat,
     ToolCallRequest,
     ToolCallResult,
 )
@@ -89,6 +91,8 @@ class ActivityFailure:
     def __init__(self, error: ActivityError, max_attempts: int) -> None:
         cause = error.cause
         self.attempts = max_attempts
+        self.timing: AttemptTiming | None = None
+        self.retries: dict[int, datetime] = {}
         if isinstance(cause, ApplicationError):
             self.type = cause.type
             self.code = parse_error_code(cause.type)
@@ -96,14 +100,25 @@ class ActivityFailure:
             details = cause.details
             if details and isinstance(details[0], dict) and "attempt" in details[0]:
                 self.attempts = int(details[0]["attempt"])
+                self.timing = _timing(details[0].get("timing"))
+                self.retries = self.timing.retries if self.timing else {}
         elif isinstance(cause, TimeoutError):
             self.type = ErrorCode.TIMEOUT.value
             self.code = ErrorCode.TIMEOUT
             self.message = f"timed out ({cause.type.name if cause.type else 'unknown'})"
+            self.retries = RetryHeartbeat.read(cause.last_heartbeat_details)
         else:
             self.type = ErrorCode.TOOL_EXECUTION_FAILED.value
             self.code = ErrorCode.TOOL_EXECUTION_FAILED
             self.message = str(cause or error)
+
+
+def _timing(raw: object) -> AttemptTiming | None:
+    """The timing a failed attempt reported, if it reported one this code can read."""
+    try:
+        return AttemptTiming.model_validate(raw) if raw is not None else None
+    except ValidationError:
+        return None
 
 
 def raise_if_cancelled(error: ActivityError) -> None:

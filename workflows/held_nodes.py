@@ -103,7 +103,9 @@ class HeldNodes:
         self, node_id: str, started: ToolCallResult, operation_id: str, outcome: JsonValue
     ) -> None:
         result = {"operation_id": operation_id, "started": started.result, "outcome": outcome}
-        self._ledger.complete(node_id, started.model_copy(update={"result": result}))
+        self._ledger.complete(
+            node_id, started.model_copy(update={"result": result, "timing": None})
+        )
 
     async def _late_result(
         self,

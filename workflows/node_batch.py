@@ -61,5 +61,6 @@ class NodeBatchWorkflow:
                     error_type=failure.type,
                     error_message=failure.message,
                     attempts=failure.attempts,
+                    timing=failure.timing,
                 )
         return BatchCallOutcome(node_id=call.node_id, call=result, attempts=result.attempt)

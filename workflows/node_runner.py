@@ -76,7 +76,9 @@ class NodeRunner:
         except ActivityError as error:
             await self._failed(node_id, arguments, error)
             return
-        self._ledger.retried(node_id, result.attempt)
+        self._ledger.retried(
+            node_id, result.attempt, result.timing.retries if result.timing else None
+        )
         if spec.completion is ToolCompletion.ASYNC_OPERATION:
             await self._held.await_operation(node_id, arguments, result)
             return
@@ -89,14 +91,16 @@ class NodeRunner:
             raise asyncio.CancelledError from error  # the run stopped it: not the node's failure
         spec = self._ledger.spec(node_id)
         failure = ActivityFailure(error, tool_retry(spec).maximum_attempts or 1)
-        self._ledger.retried(node_id, failure.attempts)
+        self._ledger.retried(node_id, failure.attempts, failure.retries)
         if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
             if spec.probes_outcome:
                 await self._held.after_uncertain_call(node_id, arguments, failure.message)
             else:
                 await self._held.reconcile(node_id, spec.name, arguments, failure.message)
             return
-        self._ledger.fail(node_id, arguments, failure.code, failure.message, failure.attempts)
+        self._ledger.fail(
+            node_id, arguments, failure.code, failure.message, failure.attempts, failure.timing
+        )
 
     def _fault(self, tool: str, arguments: dict[str, JsonValue]) -> FaultSpec | None:
         """The injected fault this call carries, if the run has one for it."""

@@ -230,13 +230,16 @@ class Scheduler:
             arguments = {call.node_id: call.arguments for call in calls}
             for outcome in result.outcomes:
                 node_id = outcome.node_id
-                self._ledger.retried(node_id, outcome.attempts)
+                timing = outcome.call.timing if outcome.call is not None else outcome.timing
+                self._ledger.retried(node_id, outcome.attempts, timing.retries if timing else None)
                 if outcome.call is not None:
                     self._ledger.complete(node_id, outcome.call, arguments=arguments[node_id])
                 else:
                     code = parse_error_code(outcome.error_type)
                     message = outcome.error_message or "failed"
-                    self._ledger.fail(node_id, arguments[node_id], code, message, outcome.attempts)
+                    self._ledger.fail(
+                        node_id, arguments[node_id], code, message, outcome.attempts, timing
+                    )
         except asyncio.CancelledError:
             self._settle_batch(calls, f"batch {number} cancelled", cancelled=True)
         except ChildWorkflowError as error:

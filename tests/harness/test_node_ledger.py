@@ -11,6 +11,7 @@ from pydantic import JsonValue
 from harness.budget import Budget, BudgetLimits
 from harness.dag import NodeStatus
 from harness.errors import ErrorCode
+from harness.messages import AttemptTiming
 from harness.node_ledger import REUSED_MESSAGE, NodeLedger
 from harness.plan import PlanNode
 from harness.reuse import call_key
@@ -240,16 +241,72 @@ def test_a_failure_that_is_not_fatal_does_not_halt_the_run(code: ErrorCode) -> N
 # --- retries, holds, skips ------------------------------------------------------------------
 
 
-def test_each_retry_inside_the_activity_is_charged_and_traced() -> None:
+def test_each_retry_is_charged_and_traced_when_its_attempt_started() -> None:
     run = fan_in()
     run.ledger.admit("a")
+    run.ledger.call_started("a")
+    run.clock.advance(5000)
+    started = {2: START + timedelta(seconds=1), 3: START + timedelta(seconds=3)}
 
-    run.ledger.retried("a", 3)
+    run.ledger.retried("a", 3, started)
 
     assert run.budget.usage.tool_calls == 2
     retries = [event for event in run.trace.events if event.kind is TraceKind.NODE_RETRY]
     assert [event.data for event in retries] == [{"attempt": 2}, {"attempt": 3}]
     assert [event.message for event in retries] == ["attempt 2", "attempt 3"]
+    assert [event.at for event in retries] == [started[2], started[3]]
+
+
+def test_a_retry_whose_start_was_not_reported_is_stamped_now_and_says_so() -> None:
+    run = fan_in()
+    run.ledger.admit("a")
+    run.clock.advance(5000)
+
+    run.ledger.retried("a", 2)
+
+    (retry,) = run.trace.events
+    assert (retry.at, retry.message) == (run.clock.at, "attempt 2 (start not reported)")
+
+
+def test_a_completion_the_activity_timed_is_traced_at_its_own_end_with_its_own_latency() -> None:
+    run = rig(delay("a", 10), delay("b", 10), collect("final", ["a", "b"]))
+    run.ledger.admit("a")
+    run.ledger.call_started("a")
+    run.ledger.admit("b")
+    run.clock.advance(300)
+    run.ledger.call_started("b")
+    timing = AttemptTiming(
+        started_at=START + timedelta(milliseconds=20),
+        finished_at=START + timedelta(milliseconds=102),
+    )
+
+    run.ledger.complete("a", tool_call("a", latency_ms=82.0).model_copy(update={"timing": timing}))
+
+    assert [(event.kind, event.node_id) for event in run.trace.events] == [
+        (TraceKind.NODE_START, "a"),
+        (TraceKind.NODE_FINISH, "a"),
+        (TraceKind.NODE_START, "b"),
+    ]
+    finish = run.trace.events[1]
+    assert (finish.at, finish.latency_ms) == (timing.finished_at, 82.0)
+    assert finish.data["scheduled_ms"] == 300.0
+    assert run.ledger.outcomes["a"].latency_ms == 300.0
+
+
+def test_a_failure_the_activity_timed_is_traced_at_its_own_end() -> None:
+    run = fan_in()
+    run.ledger.admit("a")
+    run.clock.advance(400)
+    timing = AttemptTiming(
+        started_at=START + timedelta(milliseconds=100),
+        finished_at=START + timedelta(milliseconds=140),
+    )
+
+    run.ledger.fail("a", {}, ErrorCode.INVALID_ARGUMENT, "bad", attempts=1, timing=timing)
+
+    failed = next(event for event in run.trace.events if event.kind is TraceKind.NODE_FAIL)
+    assert (failed.at, failed.latency_ms) == (timing.finished_at, 40.0)
+    assert run.ledger.outcomes["a"].tool_latency_ms == 40.0
 
 
 def test_a_node_that_succeeded_at_once_has_no_retries() -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import UTC, datetime
 
 import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
@@ -18,7 +21,14 @@ from starter import history, runs
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import execute_run, pending_wait, running_worker, start_run
+from tests.support import (
+    execute_run,
+    history_events,
+    node_of,
+    pending_wait,
+    running_worker,
+    start_run,
+)
 from workflows import AgentRunWorkflow
 
 
@@ -107,6 +117,43 @@ async def test_harness_trace_prints_ordered_events_with_node_latency(
     )
     events = [json.loads(line) for line in out.splitlines()]
     assert [e["kind"] for e in events] == [e.kind.value for e in result.trace]
+
+
+def activity_spans_ms(events: list[HistoryEvent]) -> dict[str, float]:
+    """Per node, from its activity's Started event to its Completed event, by the history."""
+    node_of_scheduled: dict[int, str] = {}
+    started: dict[int, datetime] = {}
+    spans: dict[str, float] = {}
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            summary = event.user_metadata.summary.data.decode().strip('"')
+            node_of_scheduled[event.event_id] = node_of(summary)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            scheduled = event.activity_task_started_event_attributes.scheduled_event_id
+            started[scheduled] = event.event_time.ToDatetime(UTC)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            scheduled = event.activity_task_completed_event_attributes.scheduled_event_id
+            ended = event.event_time.ToDatetime(UTC)
+            spans[node_of_scheduled[scheduled]] = (
+                ended - started[scheduled]
+            ).total_seconds() * 1000
+    return spans
+
+
+async def test_node_latencies_in_the_trace_are_the_activities_own_as_the_history_shows(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
+    spans = activity_spans_ms(await history_events(client, result.run_id))
+    finished = {e.node_id: e for e in result.trace if e.kind.value == "node.finish"}
+    assert set(finished) == {node.id for node in result.nodes}
+    for node_id, event in finished.items():
+        assert event.latency_ms is not None
+        # the history's span also holds the result's trip to the server
+        assert -1 < spans[node_id] - event.latency_ms < 20, (node_id, event.latency_ms, spans)
+        assert event.data["scheduled_ms"] >= event.latency_ms
+    assert [e.at for e in result.trace] == sorted(e.at for e in result.trace)
 
 
 async def test_the_trace_of_a_run_waiting_for_approval_holds_only_what_the_run_recorded(

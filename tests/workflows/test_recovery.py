@@ -33,6 +33,25 @@ async def test_transient_fault_is_retried_and_the_node_succeeds_on_attempt_three
     assert result.budget.usage.tool_calls == 12  # 10 nodes + 2 retried attempts
 
 
+async def test_each_retry_is_stamped_when_its_attempt_started_not_when_the_node_ended(
+    client: Client, task_queue: str
+) -> None:
+    request = RunRequest(
+        goal="Compare Paris and Tokyo",
+        faults=[FaultSpec.parse("get_population:Tokyo=RATE_LIMITED*2")],
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    tokyo = [e for e in result.trace if e.node_id == "pop_tokyo"]
+    assert [e.kind for e in tokyo] == ["node.start", "node.retry", "node.retry", "node.finish"]
+    start, second, third, finish = tokyo
+    assert [second.message, third.message] == ["attempt 2", "attempt 3"]
+    assert start.at < second.at < third.at < finish.at
+    assert (third.at - second.at).total_seconds() >= 1.0  # the retry policy's backoff
+    assert finish.latency_ms is not None
+    assert finish.latency_ms < (finish.at - second.at).total_seconds() * 1000
+
+
 async def test_missing_info_replans_without_the_unknown_city_and_reuses_finished_nodes(
     client: Client, task_queue: str
 ) -> None:
