@@ -13,6 +13,7 @@ from activities.attempt_clock import AttemptClock
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.provider_errors import config_failure, provider_failure
+from activities.tool_metrics import record_tool_call
 from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
 from harness.llm import TextReply, TextRequest
@@ -58,9 +59,14 @@ class ToolActivities:
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
         clock = AttemptClock()
         try:
-            return await self._run_tool(request, clock)
+            result = await self._run_tool(request, clock)
         except ApplicationError as error:
+            record_tool_call(
+                request.scenario, request.tool, "FAILED", error.type, clock.elapsed_ms()
+            )
             raise clock.stamped(error) from error.__cause__
+        record_tool_call(request.scenario, request.tool, "DONE", None, result.latency_ms)
+        return result
 
     async def _run_tool(self, request: ToolCallRequest, clock: AttemptClock) -> ToolCallResult:
         attempt = clock.attempt

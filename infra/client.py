@@ -6,12 +6,17 @@ from temporalio.client import Client
 
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
-from infra.telemetry import tracing_interceptors
+from infra.telemetry import metrics_runtime, tracing_interceptors
 
 
-async def connect(settings: Settings | None = None, *, tracing: bool = False) -> Client:
-    """`tracing` adds the OpenTelemetry interceptor when an OTLP endpoint is configured."""
+async def connect(
+    settings: Settings | None = None, *, tracing: bool = False, metrics: bool = False
+) -> Client:
+    """`tracing` adds the OpenTelemetry interceptor when an OTLP endpoint is configured;
+    `metrics` serves Prometheus metrics at the configured address (a worker's client: one
+    process, one address)."""
     settings = settings or Settings.from_env()
+    runtime = metrics_runtime(settings.metrics_address) if metrics else None
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
@@ -19,4 +24,5 @@ async def connect(settings: Settings | None = None, *, tracing: bool = False) ->
         tls=settings.temporal_tls,
         plugins=[HarnessPlugin()],
         interceptors=tracing_interceptors() if tracing else [],
+        runtime=runtime,
     )

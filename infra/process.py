@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 _PR_SET_PDEATHSIG = 1
 
@@ -28,7 +29,7 @@ def die_with_parent() -> Callable[[], None]:
     return arm
 
 
-def exit_now(code: int) -> None:
+def exit_now(code: int) -> NoReturn:
     """Flush and exit without interpreter finalisation.
 
     The Temporal SDK's native runtime keeps threads alive until the process ends; tearing the

@@ -31,6 +31,8 @@ class Settings:
     max_cost_usd: float | None = None
     llm_activities_per_second: float | None = None
     """The server-side rate limit of model calls, shared by every worker of the task queue."""
+    metrics_address: str | None = None
+    """HOST:PORT where a worker serves Prometheus metrics (the SDK's and the harness's)."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -50,6 +52,7 @@ class Settings:
             max_seconds=_number(env, "HARNESS_MAX_SECONDS", float),
             max_cost_usd=_number(env, "HARNESS_MAX_COST_USD", float),
             llm_activities_per_second=_number(env, "HARNESS_LLM_ACTIVITIES_PER_SECOND", float),
+            metrics_address=_address(env, "HARNESS_METRICS_ADDRESS"),
         )
 
 
@@ -71,6 +74,16 @@ def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:
     if not math.isfinite(value) or value <= 0:
         raise SettingsError(f"{name} must be a positive finite number, got {raw}")
     return value
+
+
+def _address(env: Mapping[str, str], name: str) -> str | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    host, _, port = raw.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise SettingsError(f"{name}={raw!r} is not HOST:PORT, e.g. 127.0.0.1:9464")
+    return raw
 
 
 def _flag(value: str | None) -> bool:

@@ -1,4 +1,5 @@
-"""Optional OpenTelemetry tracing: wired when an OTLP endpoint is configured.
+"""Optional OpenTelemetry tracing, wired when an OTLP endpoint is configured, and optional
+Prometheus metrics, served when a metrics address is.
 
 Install the extra (`pip install -e '.[otel]'`) and set OTEL_EXPORTER_OTLP_ENDPOINT; every
 workflow, activity, signal and update then emits spans through Temporal's interceptor.
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 
 import structlog
 from temporalio.client import Interceptor
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 log = structlog.get_logger()
 
@@ -41,3 +43,13 @@ def tracing_interceptors(env: Mapping[str, str] | None = None) -> list[Intercept
     trace.set_tracer_provider(provider)
     log.info("telemetry.enabled", endpoint=endpoint)
     return [TracingInterceptor()]
+
+
+def metrics_runtime(address: str | None) -> Runtime | None:
+    """A Temporal runtime that serves its metrics, the SDK's and the harness's per-tool ones,
+    for Prometheus at http://ADDRESS/metrics; None (the default runtime, no metrics) without
+    an address."""
+    if address is None:
+        return None
+    log.info("metrics.enabled", address=address)
+    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))

@@ -12,7 +12,7 @@ from harness.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.process import exit_now
-from infra.settings import Settings
+from infra.settings import Settings, SettingsError
 from worker.app import build_worker
 
 log = structlog.get_logger()
@@ -21,7 +21,7 @@ log = structlog.get_logger()
 async def serve(settings: Settings) -> None:
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
-    client = await connect(settings, tracing=True)
+    client = await connect(settings, tracing=True, metrics=True)
     worker = build_worker(
         client,
         settings.task_queue,
@@ -40,6 +40,7 @@ async def serve(settings: Settings) -> None:
         llm_task_queue=llm_task_queue(settings.task_queue),
         llm_activities_per_second=settings.llm_activities_per_second,
         provider=provider.name,
+        metrics_address=settings.metrics_address,
     )
     async with worker:
         await stop.wait()
@@ -49,7 +50,11 @@ async def serve(settings: Settings) -> None:
 
 def main() -> None:
     configure_logging()
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        log.error("worker.config_error", error=str(error))
+        exit_now(2)
     try:
         asyncio.run(serve(settings))
     except ProviderConfigError as error:
