@@ -6,7 +6,7 @@ No matplotlib here, so every rule about the data (fallbacks, depth, ordering) is
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from harness.dag import NodeStatus
@@ -52,12 +52,20 @@ class RoleTokens:
 
 @dataclass(frozen=True)
 class PlanLayout:
-    """Per node (depth, y): depth is the longest path from a root; y centres each layer on 0."""
+    """Per node (depth, y): depth is the longest path from a root; y centres each layer on 0.
+
+    `routes` holds, per edge that skips layers, the points it passes in each layer between:
+    a row of its own there, so the edge crosses no box on its way."""
 
     positions: dict[str, tuple[int, float]]
     edges: list[tuple[str, str]]
     depth_count: int
     widest_layer: int
+    routes: dict[tuple[str, str], list[tuple[int, float]]] = field(default_factory=dict)
+
+
+MAX_WAYPOINTS = 5000
+"""Beyond this many rows for edges that skip layers, such edges are drawn straight."""
 
 
 def run_origin(trace: list[TraceEvent], nodes: list[NodeOutcome]) -> datetime | None:
@@ -136,24 +144,53 @@ def _role_rank(role: str) -> tuple[int, str]:
 
 
 def plan_layout(plan: Plan) -> PlanLayout:
-    """Layers by longest path from a root; nodes on a cycle (an unvalidated plan) go last."""
+    """Layers by longest path from a root; nodes on a cycle (an unvalidated plan) go last.
+
+    An edge that skips layers gets a waypoint, a row of its own, in each layer it passes (the
+    layered drawing of Sugiyama et al.), so it never runs through a box."""
     ids = list(dict.fromkeys(plan.node_ids()))
     known = set(ids)
     deps = {node.id: [d for d in dict.fromkeys(node.deps) if d in known] for node in plan.nodes}
     depth = _longest_path_depths(ids, deps)
     last = max(depth.values(), default=-1) + 1
+    layer_of = {node_id: depth.get(node_id, last) for node_id in ids}
+    edges = [(dep, node_id) for node_id in ids for dep in deps[node_id]]
+    skips = sum(max(layer_of[b] - layer_of[a] - 1, 0) for a, b in edges)
+    chains = _waypoints(edges, layer_of) if skips <= MAX_WAYPOINTS else {}
+    parents: dict[str, list[str]] = {node_id: [] for node_id in ids}
     layers: dict[int, list[str]] = {}
     for node_id in ids:
-        layers.setdefault(depth.get(node_id, last), []).append(node_id)
-    positions: dict[str, tuple[int, float]] = {}
+        layers.setdefault(layer_of[node_id], []).append(node_id)
+    for (dep, _), chain in chains.items():
+        for index, (layer, waypoint) in enumerate(chain):
+            layers.setdefault(layer, []).append(waypoint)
+            parents[waypoint] = [chain[index - 1][1] if index else dep]
+    for dep, node_id in edges:
+        route = chains.get((dep, node_id))
+        parents[node_id].append(route[-1][1] if route else dep)
+    rows: dict[str, tuple[int, float]] = {}
     for layer in sorted(layers):
-        # Rows follow the mean height of each node's deps, so fewer edges cross.
-        members = sorted(layers[layer], key=lambda node_id: -_mean_y(deps[node_id], positions))
-        for row, node_id in enumerate(members):
-            positions[node_id] = (layer, (len(members) - 1) / 2 - row)
-    edges = [(dep, node_id) for node_id in ids for dep in deps[node_id]]
+        # Rows follow the mean height of each member's parents, so fewer edges cross.
+        members = sorted(layers[layer], key=lambda member: -_mean_y(parents[member], rows))
+        for row, member in enumerate(members):
+            rows[member] = (layer, (len(members) - 1) / 2 - row)
+    positions = {node_id: rows[node_id] for node_id in ids}
+    routes = {edge: [rows[waypoint] for _, waypoint in chain] for edge, chain in chains.items()}
     widest = max((len(members) for members in layers.values()), default=0)
-    return PlanLayout(positions, edges, len(layers), widest)
+    return PlanLayout(positions, edges, len(layers), widest, routes)
+
+
+def _waypoints(
+    edges: list[tuple[str, str]], layer_of: dict[str, int]
+) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """Per edge that skips layers, (layer, waypoint key) for each layer it passes; a key holds
+    a NUL, which no node id of a drawn plan needs, so it never names a node."""
+    chains: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for dep, node_id in edges:
+        between = range(layer_of[dep] + 1, layer_of[node_id])
+        if between:
+            chains[(dep, node_id)] = [(layer, f"{dep}\0{node_id}\0{layer}") for layer in between]
+    return chains
 
 
 def _mean_y(node_ids: list[str], positions: dict[str, tuple[int, float]]) -> float:

@@ -6,29 +6,30 @@ registry, so rendering works headless and leaves nothing open between calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from html import escape
 from pathlib import Path
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
+from matplotlib.path import Path as MplPath
 from pydantic import BaseModel, ConfigDict
 
 from harness.budget import CONSERVE_AT, MINIMAL_AT
 from harness.dag import NodeStatus
 from harness.plan import Plan
-from harness.run import NodeOutcome
+from harness.run import RunResult
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
 from starter.chart_layout import (
     NodeSpan,
+    PlanLayout,
     node_spans,
     plan_layout,
     pressure_steps,
     tokens_by_role,
 )
+from starter.report_page import report_page
 
 DPI = 100
 MAX_INCHES = 40.0
@@ -41,7 +42,6 @@ STATUS_COLOURS = {
 }
 OTHER_STATUS_COLOUR = "#9cc3e6"
 SKIPPED_GREY = "#aaaaaa"
-NODE_COLUMNS = ("id", "tool", "tool role", "status", "attempts", "latency_ms", "error_code")
 PRESSURE_LINES = (
     (CONSERVE_AT, "end of full pipeline"),
     (MINIMAL_AT, "judge skipped"),
@@ -60,14 +60,10 @@ class RunReportFiles(BaseModel):
 
 
 def write_run_report(
-    out_dir: Path,
-    trace: list[TraceEvent],
-    plan: Plan | None,
-    nodes: list[NodeOutcome],
-    usage_by_role: dict[str, TokenUsage],
-    report: str | None,
-    title: str,
+    out_dir: Path, result: RunResult, *, phase: str | None = None, ui_link: str | None = None
 ) -> RunReportFiles:
+    """The charts of `result` (a finished run's, or a running run's as it stands) and the page
+    that shows them; `phase` is what the run shows now, if not its result's status."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = RunReportFiles(
         timeline_png=out_dir / "timeline.png",
@@ -76,11 +72,20 @@ def write_run_report(
         plan_png=out_dir / "plan.png",
         html=out_dir / "index.html",
     )
+    trace, nodes = result.trace, result.nodes
     _save(_timeline_figure(node_spans(trace, nodes)), files.timeline_png)
     _save(_pressure_figure(trace), files.pressure_png)
-    _save(_tokens_figure(usage_by_role, trace), files.tokens_png)
-    _save(_plan_figure(plan or Plan(), {node.id: node.status for node in nodes}), files.plan_png)
-    files.html.write_text(_index_html(files, nodes, report, title), encoding="utf-8")
+    _save(_tokens_figure(result.usage_by_role, trace), files.tokens_png)
+    statuses = {node.id: node.status for node in nodes}
+    _save(_plan_figure(result.plan or Plan(), statuses), files.plan_png)
+    charts = [
+        ("Node timeline", files.timeline_png.name),
+        ("Budget pressure", files.pressure_png.name),
+        ("Tokens by role", files.tokens_png.name),
+        ("Plan", files.plan_png.name),
+    ]
+    page = report_page(result, charts, phase=phase or result.status.value, ui_link=ui_link)
+    files.html.write_text(page, encoding="utf-8")
     return files
 
 
@@ -238,12 +243,12 @@ def _plan_figure(plan: Plan, statuses: dict[str, NodeStatus]) -> Figure:
     column_points = 72 * (width - 0.5) / layout.depth_count
     font = _clamp(min(0.35 * row_points, 1.3 * column_points / longest), 3.0, 9.0)
     for dep, node_id in layout.edges:
-        (x0, y0), (x1, y1) = layout.positions[dep], layout.positions[node_id]
+        points = edge_points(layout, dep, node_id)
+        codes = [MplPath.MOVETO] + [MplPath.LINETO] * (len(points) - 1)
         arrow = FancyArrowPatch(
-            (x0 + 0.33, y0),
-            (x1 - 0.33, y1),
-            arrowstyle="->",
-            mutation_scale=8,
+            path=MplPath(points, codes),
+            arrowstyle="-|>",
+            mutation_scale=9,
             shrinkA=0,
             shrinkB=0,
             color="dimgrey",
@@ -254,58 +259,34 @@ def _plan_figure(plan: Plan, statuses: dict[str, NodeStatus]) -> Figure:
         x, y = layout.positions[node.id]
         colour = STATUS_COLOURS.get(statuses.get(node.id, NodeStatus.PENDING), OTHER_STATUS_COLOUR)
         box = FancyBboxPatch(
-            (x - 0.32, y - 0.3), 0.64, 0.6, boxstyle="round,pad=0.02", fc=colour, ec="dimgrey"
+            (x - BOX_HALF_WIDTH, y - BOX_HALF_HEIGHT),
+            2 * BOX_HALF_WIDTH,
+            2 * BOX_HALF_HEIGHT,
+            boxstyle=f"round,pad={BOX_PAD}",
+            fc=colour,
+            ec="dimgrey",
         )
         axes.add_artist(box)
         axes.text(x, y, f"{node.id}\n{node.tool}", ha="center", va="center", fontsize=font)
     return figure
 
 
-def _index_html(
-    files: RunReportFiles, nodes: list[NodeOutcome], report: str | None, title: str
-) -> str:
-    images = "\n".join(
-        f'<h2>{caption}</h2>\n<img src="{escape(path.name)}" alt="{caption}">'
-        for caption, path in (
-            ("Node timeline", files.timeline_png),
-            ("Budget pressure", files.pressure_png),
-            ("Tokens by role", files.tokens_png),
-            ("Plan", files.plan_png),
-        )
-    )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{escape(title)}</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }}
-img {{ max-width: 100%; border: 1px solid #ddd; }}
-table {{ border-collapse: collapse; }}
-th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }}
-pre {{ background: #f6f6f6; padding: 1em; white-space: pre-wrap; }}
-</style>
-</head>
-<body>
-<h1>{escape(title)}</h1>
-{images}
-<h2>Nodes</h2>
-{_nodes_table(nodes)}
-<h2>Report</h2>
-<pre>{escape(report) if report else "(no report)"}</pre>
-</body>
-</html>
-"""
+BOX_HALF_WIDTH = 0.32
+BOX_HALF_HEIGHT = 0.3
+BOX_PAD = 0.02
+"""The rounded corners' pad, drawn outside the box's nominal size."""
+EDGE_GAP = 0.01
+"""Edges start and end this far outside a box, so an arrowhead is never hidden under one."""
 
 
-def _nodes_table(nodes: list[NodeOutcome]) -> str:
-    rows = [_table_row("th", NODE_COLUMNS)]
-    for node in nodes:
-        latency = "" if node.latency_ms is None else f"{node.latency_ms:.0f}"
-        cells = (node.id, node.tool, node.tool_role, node.status.value, node.attempts, latency)
-        rows.append(_table_row("td", (*cells, node.error_code or "")))
-    return "<table>\n" + "\n".join(rows) + "\n</table>"
-
-
-def _table_row(tag: str, cells: Iterable[object]) -> str:
-    return "<tr>" + "".join(f"<{tag}>{escape(str(cell))}</{tag}>" for cell in cells) + "</tr>"
+def edge_points(layout: PlanLayout, dep: str, node_id: str) -> list[tuple[float, float]]:
+    """The polyline an edge is drawn along: out of its dep's box, through a row of its own in
+    each layer it skips, into its node's box; between layers it runs only in the gaps."""
+    (x0, y0), (x1, y1) = layout.positions[dep], layout.positions[node_id]
+    side = BOX_HALF_WIDTH + BOX_PAD + EDGE_GAP
+    if x1 <= x0:  # a cycle in the last layer of an unvalidated plan
+        return [(x0, y0 - BOX_HALF_HEIGHT - BOX_PAD), (x1, y1 + BOX_HALF_HEIGHT + BOX_PAD)]
+    points = [(x0 + side, y0)]
+    for x, y in layout.routes.get((dep, node_id), []):
+        points += [(x - side, y), (x + side, y)]
+    return [*points, (x1 - side, y1)]

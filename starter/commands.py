@@ -64,10 +64,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.no_wait:
         print(run_id)
         return 0
-    output.note(
-        f"run {run_id} started · {settings.ui_url}/namespaces/"
-        f"{settings.temporal_namespace}/workflows/{run_id}"
-    )
+    output.note(f"run {run_id} started · {runs.ui_link(settings, run_id)}")
     if not await runs.has_worker(client, settings.task_queue):
         output.note(
             f"no worker is polling task queue '{settings.task_queue}' yet; "
@@ -155,17 +152,13 @@ async def _report(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(f"cannot write to {args.out}: {error.strerror or error}") from error
     client = await runs.client_for(settings)
     replayed = await history.trace_of(client, args.run_id)
-    finished = await runs.finished_result(client, args.run_id)
     from starter.charts import write_run_report  # matplotlib: only for this command
 
     files = write_run_report(
         args.out,
-        trace=replayed.trace,
-        plan=replayed.status.plan,
-        nodes=finished.nodes if finished else replayed.status.nodes,
-        usage_by_role=finished.usage_by_role if finished else {},
-        report=finished.report if finished else None,
-        title=f"run {args.run_id}: {replayed.status.phase.value}",
+        replayed.result,
+        phase=replayed.status.phase.value,
+        ui_link=runs.ui_link(settings, args.run_id),
     )
     for path in (files.timeline_png, files.pressure_png, files.tokens_png, files.plan_png):
         print(path)

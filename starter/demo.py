@@ -134,8 +134,7 @@ def main() -> None:
         print(f"demo: {error.message}", file=sys.stderr)
         code = error.exit_code
     print(
-        f"\nSee the run in the Temporal UI: {settings.ui_url}/namespaces/"
-        f"{settings.temporal_namespace}/workflows/{run_id}\n"
+        f"\nSee the run in the Temporal UI: {runs.ui_link(settings, run_id)}\n"
         "The server, payment service and worker keep running; `make stop` ends them."
     )
     exit_now(code)

@@ -45,6 +45,11 @@ async def client_for(settings: Settings) -> Client:
         ) from error
 
 
+def ui_link(settings: Settings, run_id: str) -> str:
+    """The run's page in the Temporal UI."""
+    return f"{settings.ui_url}/namespaces/{settings.temporal_namespace}/workflows/{run_id}"
+
+
 def check_request(request: RunRequest) -> RunRequest:
     """The request, or one line that says what is out of range (see harness.bounds)."""
     problems = request_problems(request)
@@ -175,13 +180,6 @@ RUN_ENDED = frozenset(
     }
 )
 """How a run's workflow ends (workflows.outcome); each carries or rebuilds its RunResult."""
-
-
-async def finished_result(client: Client, run_id: str) -> RunResult | None:
-    description = await client.get_workflow_handle(run_id).describe()
-    if description.status not in RUN_ENDED:
-        return None
-    return await _result(client, run_id)
 
 
 async def _result(client: Client, run_id: str) -> RunResult:

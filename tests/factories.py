@@ -11,11 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
+from harness.budget import BudgetLimits, BudgetSnapshot, BudgetUsage
 from harness.dag import DagState
 from harness.errors import FailureContext
 from harness.messages import ToolCallResult
 from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunRequest, WaitTimeouts
+from harness.run import RunCounts, RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.run_state import RunState
 from harness.tools import ToolCatalog, ToolRole, ToolSpec
 from harness.usage import TokenUsage
@@ -200,3 +201,24 @@ def wait_book(*waits: Wait) -> WaitBook:
 def run_state(goal: str = "Compare Paris and Tokyo", **request: Any) -> RunState:
     """A fresh run (CREATED, no attempts) started at START; `request` sets RunRequest fields."""
     return RunState(run_id="run-1", request=RunRequest(goal=goal, **request), started_at=START)
+
+
+def run_result(**fields: Any) -> RunResult:
+    """A finished run's RunResult with nothing in it but what `fields` say."""
+    defaults: dict[str, Any] = {
+        "run_id": "run-1",
+        "status": RunPhase.SUCCEEDED,
+        "goal": "Compare Paris and Tokyo",
+        "scenario": "cities",
+        "attempts": 1,
+        "attempt_history": [],
+        "nodes": [],
+        "trace": [],
+        "counts": RunCounts(),
+        "budget": BudgetSnapshot(limits=BudgetLimits(), usage=BudgetUsage(), pressure=0.0),
+        "usage": TokenUsage(),
+        "started_at": START,
+        "finished_at": START,
+        "wall_seconds": 0.0,
+    }
+    return RunResult.model_validate(defaults | fields)

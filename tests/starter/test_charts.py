@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 from matplotlib.image import imread
 
 from harness.dag import NodeStatus
+from harness.errors import FailureContext
 from harness.plan import Plan, PlanNode
-from harness.run import NodeOutcome
+from harness.run import AttemptRecord, NodeOutcome, RunPhase, RunResult, Verdict
 from harness.trace import TraceEvent, TraceKind
 from harness.usage import TokenUsage
 from starter.chart_layout import node_spans, plan_layout, tokens_by_role
-from starter.charts import RunReportFiles, write_run_report
+from starter.charts import (
+    BOX_HALF_HEIGHT,
+    BOX_HALF_WIDTH,
+    BOX_PAD,
+    RunReportFiles,
+    edge_points,
+    write_run_report,
+)
+from tests.factories import run_result
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
@@ -105,16 +115,37 @@ def usage_by_role() -> dict[str, TokenUsage]:
     }
 
 
-def write_four_node_report(out_dir: Path) -> RunReportFiles:
-    return write_run_report(
-        out_dir,
-        four_node_trace(),
-        four_node_plan(),
-        four_node_outcomes(),
-        usage_by_role(),
-        REPORT,
-        "Run run-1 <cities>",
+def four_node_result() -> RunResult:
+    return run_result(
+        run_id="run-1 <cities>",
+        status=RunPhase.FAILED_EXECUTION,
+        goal="Compare <Paris> and Tokyo",
+        trace=four_node_trace(),
+        plan=four_node_plan(),
+        nodes=four_node_outcomes(),
+        usage_by_role=usage_by_role(),
+        usage=TokenUsage(input_tokens=1450, output_tokens=350, cost_usd=0.0123),
+        report=REPORT,
+        error="node 'tokyo' failed with TOOL_TIMEOUT",
+        verdict=Verdict(
+            passed=False, score=0.25, reasons=["tokyo has no population"], checked_by=["judge"]
+        ),
+        attempts=2,
+        attempt_history=[
+            AttemptRecord(
+                attempt=1,
+                outcome=RunPhase.FAILED_EXECUTION,
+                failure=[
+                    FailureContext(node_id="atlantis", code="MISSING_INFO", message="no data")
+                ],
+            ),
+            AttemptRecord(attempt=2, outcome=RunPhase.FAILED_EXECUTION),
+        ],
     )
+
+
+def write_four_node_report(out_dir: Path) -> RunReportFiles:
+    return write_run_report(out_dir, four_node_result(), ui_link="http://ui.example/run-1")
 
 
 def chart_paths(files: RunReportFiles) -> list[Path]:
@@ -147,7 +178,7 @@ def test_index_html_shows_each_chart_by_relative_path(tmp_path: Path) -> None:
 def test_index_html_escapes_the_title_and_report_and_lists_every_node(tmp_path: Path) -> None:
     html = write_four_node_report(tmp_path).html.read_text(encoding="utf-8")
 
-    assert "<title>Run run-1 &lt;cities&gt;</title>" in html
+    assert "<title>run run-1 &lt;cities&gt;: FAILED_EXECUTION</title>" in html
     assert "# Cities &lt;Paris&gt; &amp; &quot;Tokyo&quot;\nParis is larger." in html
     assert "<Paris>" not in html
     for node_id in ("paris", "tokyo", "ratio", "report"):
@@ -155,10 +186,39 @@ def test_index_html_escapes_the_title_and_report_and_lists_every_node(tmp_path: 
     assert "<td>TOOL_TIMEOUT</td>" in html
 
 
-def test_index_html_has_no_external_resources(tmp_path: Path) -> None:
+def test_the_report_page_says_what_was_asked_what_was_decided_and_why(tmp_path: Path) -> None:
     html = write_four_node_report(tmp_path).html.read_text(encoding="utf-8")
 
-    assert "http" not in html
+    assert "<tr><th>goal</th><td>Compare &lt;Paris&gt; and Tokyo</td></tr>" in html
+    assert "<tr><th>score</th><td>0.25</td></tr>" in html
+    assert "<li>tokyo has no population</li>" in html
+    assert '<td class="failed">node &#x27;tokyo&#x27; failed with TOOL_TIMEOUT</td>' in html
+    assert "<td>atlantis: MISSING_INFO: no data</td>" in html
+    assert "<tr><td>planner</td><td>500</td><td>100</td><td>600</td><td>0.0000</td></tr>" in html
+    assert "<tr><td>all</td><td>1,450</td><td>350</td><td>1,800</td><td>0.0123</td></tr>" in html
+    assert '<a href="http://ui.example/run-1">This run in the Temporal UI</a>' in html
+
+
+def test_the_node_table_puts_the_tools_own_latency_beside_the_scheduling_latency(
+    tmp_path: Path,
+) -> None:
+    result = run_result(
+        nodes=[
+            outcome("paris", "get_population", NodeStatus.DONE, latency_ms=2000.0).model_copy(
+                update={"tool_latency_ms": 81.6}
+            )
+        ]
+    )
+    html = write_run_report(tmp_path, result).html.read_text(encoding="utf-8")
+
+    assert "<th>tool ms</th><th>scheduled ms</th>" in html
+    assert "<td>DONE</td><td>0</td><td>82</td><td>2000</td>" in html
+
+
+def test_index_html_loads_no_external_resources(tmp_path: Path) -> None:
+    html = write_four_node_report(tmp_path).html.read_text(encoding="utf-8")
+
+    assert 'src="http' not in html
     assert "<script" not in html
     assert "<link" not in html
 
@@ -172,14 +232,14 @@ def test_a_plan_of_300_nodes_renders(tmp_path: Path) -> None:
         for i, node in enumerate(nodes)
     ]
 
-    files = write_run_report(tmp_path, [], Plan(nodes=nodes), outcomes, {}, "done", "big")
+    files = write_run_report(tmp_path, run_result(plan=Plan(nodes=nodes), nodes=outcomes))
 
     for path in chart_paths(files):
         assert_valid_png(path)
 
 
 def test_an_empty_run_renders_placeholder_charts(tmp_path: Path) -> None:
-    files = write_run_report(tmp_path, [], None, [], {}, None, "empty")
+    files = write_run_report(tmp_path, run_result())
 
     for path in chart_paths(files):
         assert_valid_png(path)
@@ -204,7 +264,7 @@ def test_a_cyclic_unvalidated_plan_renders_with_the_cycle_in_a_last_layer(tmp_pa
         "a": 1,
         "b": 1,
     }
-    assert_valid_png(write_run_report(tmp_path, [], cyclic, [], {}, None, "cyclic").plan_png)
+    assert_valid_png(write_run_report(tmp_path, run_result(plan=cyclic)).plan_png)
 
 
 def test_plan_depth_is_the_longest_path_from_a_root() -> None:
@@ -221,6 +281,48 @@ def test_plan_depth_is_the_longest_path_from_a_root() -> None:
 
     assert [layout.positions[n][0] for n in "abcd"] == [0, 1, 2, 3]
     assert ("a", "d") in layout.edges and ("c", "d") in layout.edges
+
+
+def crosses_box(
+    start: tuple[float, float], end: tuple[float, float], centre: tuple[float, float]
+) -> bool:
+    """Does the segment pass through the drawn box (padding included) around `centre`?"""
+    half_w, half_h = BOX_HALF_WIDTH + BOX_PAD, BOX_HALF_HEIGHT + BOX_PAD
+    (x0, y0), (x1, y1) = start, end
+    steps = 200
+    for step in range(steps + 1):
+        t = step / steps
+        x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        if abs(x - centre[0]) < half_w and abs(y - centre[1]) < half_h:
+            return True
+    return False
+
+
+def test_no_edge_of_the_plan_graph_runs_through_a_box() -> None:
+    """Edges that skip layers (a -> d, a -> e, b -> e) pass them in rows of their own."""
+    plan = Plan(
+        nodes=[
+            PlanNode(id="a", tool="t"),
+            PlanNode(id="b", tool="t", deps=["a"]),
+            PlanNode(id="x", tool="t", deps=["a"]),
+            PlanNode(id="c", tool="t", deps=["b", "x"]),
+            PlanNode(id="d", tool="t", deps=["a", "c"]),
+            PlanNode(id="e", tool="t", deps=["a", "b", "d"]),
+        ]
+    )
+    layout = plan_layout(plan)
+
+    assert set(layout.routes) == {("a", "d"), ("a", "e"), ("b", "e")}
+    for dep, node_id in layout.edges:
+        points = edge_points(layout, dep, node_id)
+        for start, end in pairwise(points):
+            for centre in layout.positions.values():
+                assert not crosses_box(start, end, centre), (dep, node_id, centre)
+
+
+def test_a_straight_edge_through_a_skipped_layer_would_be_caught() -> None:
+    """The check above can fail: the straight line from a to c crosses b's box."""
+    assert crosses_box((0.35, 0.0), (1.65, 0.0), (1.0, 0.0))
 
 
 def test_timeline_times_nodes_from_trace_and_falls_back_to_outcome_times() -> None:

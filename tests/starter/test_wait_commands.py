@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from harness.run import RunRequest, RunResult
 from starter.run_results import result_of
-from tests.factories import collect, delay, node, synthetic_plan
+from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
@@ -144,4 +144,27 @@ async def test_report_writes_three_charts_a_plan_graph_and_an_html_page(
     assert names == ["index.html", "plan.png", "pressure.png", "timeline.png", "tokens.png"]
     for name in names[1:]:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "City comparison" in (tmp_path / "index.html").read_text()
+    page = (tmp_path / "index.html").read_text()
+    assert "City comparison" in page
+    assert "<tr><th>goal</th><td>Compare Paris and Tokyo</td></tr>" in page
+    assert "<tr><th>passed</th><td>yes</td></tr>" in page
+    assert f'/namespaces/default/workflows/{run_id}">This run in the Temporal UI</a>' in page
+
+
+async def test_the_report_of_a_running_run_shows_it_waiting_as_it_stands_so_far(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, approval_request())
+        await pending_wait(handle, "approve-change")
+        code, _, err = await harness(
+            "report", handle.id, "--out", str(tmp_path), client=client, task_queue=task_queue
+        )
+        await handle.terminate("test finished")
+    assert code == 0, err
+    page = (tmp_path / "index.html").read_text()
+    assert f"<title>run {handle.id}: WAITING</title>" in page
+    assert "(the run has not ended)" in page
+    assert "<td>change</td><td>side_effect</td><td>DATA</td><td>WAITING</td>" in page
+    assert "<td>(running)</td>" in page  # the attempt under way
+    assert (tmp_path / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
