@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 STATE := .harness
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck format test-unit stop clean
+.PHONY: demo test lint typecheck format test-unit screenshot stop clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed; set PYTHON=python3.11")'
@@ -42,6 +42,12 @@ format: $(STAMP)
 # The tests that need no Temporal server (conftest marks the others `temporal`).
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not temporal'
+
+# The Temporal UI showing a refund that waits for approval, saved to docs/ui-approval-wait.png;
+# needs Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
+screenshot: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(BIN)/python -m starter.ui_screenshot --out docs/ui-approval-wait.png
 
 stop:
 	@$(BIN)/python -m starter.demo --stop 2>/dev/null || echo "nothing to stop"

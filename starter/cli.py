@@ -221,3 +221,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     exit_now(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -40,7 +40,8 @@ def current_details(
 
 
 def _wait_lines(run_id: str, pending: Sequence[Wait]) -> str:
-    """Each pending wait (the first few): what it waits for and what answers it."""
+    """Each pending wait (the first few): what it waits for and what answers it, in one flat
+    list (the UI's markdown draws no nested lists)."""
     if not pending:
         return ""
     lines = []
@@ -48,18 +49,18 @@ def _wait_lines(run_id: str, pending: Sequence[Wait]) -> str:
         lines.append(f"- `{wait.id}` {wait.kind.value}: {wait.prompt}")
         command = harness_command(run_id, wait)
         if command:  # a timer is answered by time alone
-            lines.append(f"  - `{command.splitlines()[0]}`")
+            lines.append(f"- answer: `{command.splitlines()[0]}`")
         signal = signal_of(wait)
         if signal is not None:
             name, payload = signal
             lines.append(
-                f"  - `temporal workflow signal --workflow-id {run_id} --name {name} "
+                f"- or signal: `temporal workflow signal --workflow-id {run_id} --name {name} "
                 f"--input '{json.dumps(payload)}'`"
             )
     more = len(pending) - WAIT_DETAILS
     if more > 0:
         lines.append(f"- … and {more} more (`harness waits {run_id}`)")
-    return "\n\nwaiting for:\n" + "\n".join(lines)
+    return "\n\nwaiting for:\n\n" + "\n".join(lines)
 
 
 def _plan_lines(plan: Plan | None, statuses: Mapping[str, NodeStatus]) -> str:
@@ -71,4 +72,4 @@ def _plan_lines(plan: Plan | None, statuses: Mapping[str, NodeStatus]) -> str:
     more = len(plan.nodes) - len(shown)
     if more > 0:
         lines.append(f"- … and {more} more")
-    return "\n\nplan:\n" + "\n".join(lines)
+    return "\n\nplan:\n\n" + "\n".join(lines)

@@ -35,3 +35,11 @@ def test_every_kind_of_pending_wait_is_listed(kind: WaitKind) -> None:
 def test_a_long_list_of_waits_points_to_harness_waits() -> None:
     text = details(*[WaitKind.APPROVAL] * (WAIT_DETAILS + 2))
     assert "… and 2 more (`harness waits run-1`)" in text
+
+
+def test_an_approval_lists_its_command_and_signal_as_items_of_one_flat_list() -> None:
+    """The UI's markdown draws no nested list: indented items would run into one paragraph."""
+    lines = details(WaitKind.APPROVAL).split("waiting for:\n\n", 1)[1].splitlines()
+    assert lines[1] == "- answer: `harness approve run-1 w0 --actor human:NAME [--reject]`"
+    assert lines[2].startswith("- or signal: `temporal workflow signal --workflow-id run-1 ")
+    assert not any(line.startswith(" ") for line in lines)
