@@ -366,6 +366,17 @@ CASES: tuple[Case, ...] = (
     Case("junk_before_an_early_result", RunPhase.SUCCEEDED, junk_before_an_early_result),
     Case("signed_approval", RunPhase.SUCCEEDED, signed_approval),
     Case("reconcile_with_its_result", RunPhase.SUCCEEDED, reconcile_with_its_result),
+    # 0.4: retries carry their start times in heartbeat details, results their timing
+    Case(
+        "transient_fault_retried",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="Compare Paris and Tokyo",
+                faults=[FaultSpec.parse("get_population:Tokyo=RATE_LIMITED*2")],
+            )
+        ),
+    ),
     Case(
         "halt_skips_nodes_waiting_for_a_slot",
         RunPhase.FAILED_EXECUTION,

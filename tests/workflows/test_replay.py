@@ -16,11 +16,12 @@ from temporalio.worker import Replayer
 
 from harness.run import RunRequest
 from infra.plugin import HarnessPlugin
+from starter.history import replay_run
 from tests.support import execute_run, running_worker
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 RECORDED = sorted(HISTORIES.glob("*/**/*.json"))
-MIN_RECORDED = 55
+MIN_RECORDED = 78
 CLOSED = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
@@ -76,3 +77,17 @@ async def test_recorded_history_replays(path: Path) -> None:
     assert history.events[-1].event_type in CLOSED, f"{_history_id(path)} is of an unfinished run"
     replay = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert replay.replay_failure is None
+
+
+async def test_a_recorded_run_replays_its_retries_at_the_times_its_attempts_started() -> None:
+    path = HISTORIES / "v0.4.0" / "transient_fault_retried.json"
+    replayed = await replay_run(_load(path))
+    tokyo = [e for e in replayed.trace if e.node_id == "pop_tokyo"]
+    assert [e.kind.value for e in tokyo] == [
+        "node.start",
+        "node.retry",
+        "node.retry",
+        "node.finish",
+    ]
+    assert [e.message for e in tokyo[1:3]] == ["attempt 2", "attempt 3"]
+    assert tokyo[0].at < tokyo[1].at < tokyo[2].at < tokyo[3].at
