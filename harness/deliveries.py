@@ -65,7 +65,7 @@ class DeliverRequest(BaseModel):
     actor: str = "system:external"
     signature: str | None = _signature()
 
-    def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V3) -> Delivery:
+    def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V4) -> Delivery:
         target = Delivery(
             wait_id=self.wait_id,
             operation_id=self.operation_id,

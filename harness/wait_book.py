@@ -104,6 +104,9 @@ class DeliveryRules(IntEnum):
     V2 = 2
     V3 = 3
     """0.3: a RECONCILE delivery says "succeeded" with the result, or "failed"; nothing else."""
+    V4 = 4
+    """0.4: an agent never reconciles: what a side effect really did is told by a person or a
+    system, never by the agent that asked for it."""
 
 
 RECONCILE_OUTCOMES = ("succeeded", "failed")
@@ -135,7 +138,7 @@ class WaitBook:
         return wait
 
     def park(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V3
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V4
     ) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
         own completion): keep it, bounded, until the wait opens."""
@@ -160,7 +163,7 @@ class WaitBook:
             self.parked.remove(same_lot[0])
 
     def unpark(
-        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V3
+        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V4
     ) -> Delivery | None:
         if rules is DeliveryRules.V1:
             for entry in self.parked:
@@ -178,7 +181,7 @@ class WaitBook:
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
 
-    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V3) -> Wait | None:
+    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V4) -> Wait | None:
         """The wait a delivery is for. By operation id, V2 takes the pending wait first, else
         the latest (V1 took the first opened, even closed, so a later attempt's wait never got
         its result)."""
@@ -202,7 +205,7 @@ class WaitBook:
         return None
 
     def deliver(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V3
+        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V4
     ) -> DeliveryReceipt:
         """Apply `delivery`; anything not accepted changes nothing."""
         wait = self.find(delivery, rules)
@@ -262,6 +265,9 @@ def _problem(wait: Wait, delivery: Delivery, rules: DeliveryRules) -> str | None
         isinstance(delivery.payload, str) and delivery.payload.strip()
     ):
         return "an answer needs non-empty text"
+    agent_reconciles = wait.kind is WaitKind.RECONCILE and actor_kind is ActorKind.AGENT
+    if agent_reconciles and rules >= DeliveryRules.V4:
+        return f"{delivery.actor} is an agent; agents can never reconcile a side effect"
     if wait.kind is WaitKind.RECONCILE and rules >= DeliveryRules.V3:
         return _reconcile_problem(delivery.payload)
     return None

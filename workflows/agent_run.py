@@ -86,6 +86,7 @@ class AgentRunWorkflow:
         )
         self._main_task = asyncio.current_task()
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
+        ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):

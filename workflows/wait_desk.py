@@ -23,6 +23,7 @@ from harness.wait_book import (
 QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
 DELIVERY_RULES_PATCH = "delivery-rules-v2"
 RECONCILE_RULES_PATCH = "delivery-rules-v3"
+AGENT_RECONCILE_PATCH = "delivery-rules-v4"
 
 
 class WaitDesk:
@@ -30,9 +31,17 @@ class WaitDesk:
         self.book = WaitBook()
         self._trace = trace
         self._on_change = on_change
+        self._v4 = False
+
+    def decide_rules(self) -> None:
+        """First thing in the run's first task (see activity_calls.llm_queue): whether the run
+        takes the 0.4 rules. The older releases' markers stay where their runs wrote them."""
+        self._v4 = workflow.patched(AGENT_RECONCILE_PATCH)
 
     def _rules(self) -> DeliveryRules:
         """The delivery rules of the release the run started on (see DeliveryRules)."""
+        if self._v4:
+            return DeliveryRules.V4
         if workflow.patched(RECONCILE_RULES_PATCH):
             return DeliveryRules.V3
         return DeliveryRules.V2 if workflow.patched(DELIVERY_RULES_PATCH) else DeliveryRules.V1

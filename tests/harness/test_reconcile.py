@@ -36,10 +36,12 @@ def test_a_tool_without_an_example_asks_for_the_whole_result() -> None:
     assert reconcile_example(None, {"x": 1}, None) == {"outcome": "succeeded", "result": "RESULT"}
 
 
-def reconcile(payload: JsonValue, rules: DeliveryRules = DeliveryRules.V3) -> tuple[bool, str]:
+def reconcile(
+    payload: JsonValue, rules: DeliveryRules = DeliveryRules.V4, actor: str = "human:ops"
+) -> tuple[bool, str]:
     book = wait_book(wait("reconcile-pay", WaitKind.RECONCILE))
     delivery = Delivery(
-        wait_id="reconcile-pay", kind=WaitKind.RECONCILE, actor="human:ops", payload=payload
+        wait_id="reconcile-pay", kind=WaitKind.RECONCILE, actor=actor, payload=payload
     )
     receipt = book.deliver(delivery, START, rules)
     return receipt.accepted, receipt.reason
@@ -78,3 +80,24 @@ def test_a_reconcile_that_says_succeeded_with_the_result_or_failed_is_accepted(
 
 def test_runs_started_before_the_reconcile_rule_keep_the_rules_they_started_with() -> None:
     assert reconcile({"outcome": "succeeded"}, DeliveryRules.V2) == (True, "delivered")
+
+
+@pytest.mark.parametrize(
+    "payload", [{"outcome": "succeeded", "result": {"id": 1}}, {"outcome": "failed"}]
+)
+def test_an_agent_can_never_reconcile_a_side_effect(payload: JsonValue) -> None:
+    accepted, why = reconcile(payload, actor="agent:planner")
+    assert not accepted
+    assert why == "agent:planner is an agent; agents can never reconcile a side effect"
+
+
+@pytest.mark.parametrize("actor", ["human:ops", "system:payments"])
+def test_a_person_or_a_system_may_reconcile(actor: str) -> None:
+    assert reconcile({"outcome": "failed"}, actor=actor) == (True, "delivered")
+
+
+def test_runs_started_before_0_4_keep_their_rules_for_an_agents_reconcile() -> None:
+    assert reconcile({"outcome": "failed"}, DeliveryRules.V3, "agent:planner") == (
+        True,
+        "delivered",
+    )

@@ -233,7 +233,7 @@ async def test_a_refund_call_that_never_reached_the_service_fails_and_nobody_is_
     assert await service.payments() == []
 
 
-async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the_result(
+async def test_an_outcome_nobody_can_tell_waits_for_a_persons_reconcile_that_carries_the_result(
     client: Client, task_queue: str, service: PaymentService
 ) -> None:
     """The service goes down after the approval: the call and the probe both fail, so a person
@@ -264,6 +264,15 @@ async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the
         found = json.loads(
             json.dumps(example["result"]).replace("OPERATION_ID", "pay-found-by-hand")
         )
+        by_agent = await update(
+            handle,
+            "deliver_sync",
+            DeliverRequest(
+                wait_id="reconcile-refund",
+                data={"outcome": "succeeded", "result": found},
+                actor="agent:planner",
+            ),
+        )
         receipt = await update(
             handle,
             "deliver_sync",
@@ -282,6 +291,7 @@ async def test_an_outcome_nobody_can_tell_waits_for_a_reconcile_that_carries_the
     assert '"order_id": "A-1001"' in hint and '"amount_cents": 6480' in hint
     assert '{"outcome": "failed"}' in hint
     assert not half.accepted and "must carry the result" in half.reason
+    assert not by_agent.accepted and "agents can never reconcile" in by_agent.reason
     assert not unknown.accepted and "a reconcile delivers" in unknown.reason
     assert receipt.accepted
     assert result.status is RunPhase.SUCCEEDED, result.error
