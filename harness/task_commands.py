@@ -1,0 +1,119 @@
+"""The commands that change a task's ledger: one model each, carried in one envelope with the
+actor who asks and the idempotency key that makes a retry safe."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from harness.work import (
+    TEXT,
+    EntityRef,
+    EvidenceKind,
+    RelationType,
+    TaskStatus,
+)
+
+
+def fingerprint(command: BaseModel) -> str:
+    """What a command's idempotency key stands for: everything in it but the key itself."""
+    content = command.model_dump(mode="json", exclude={"idempotency_key"})
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+class SetStatus(BaseModel):
+    op: Literal["set_status"] = "set_status"
+    status: TaskStatus
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class RecordFact(BaseModel):
+    op: Literal["record_fact"] = "record_fact"
+    statement: str = TEXT
+    source: str = TEXT
+    confidence: float = Field(ge=0.0, le=1.0)
+    run_id: str | None = None
+
+
+class InvalidateFact(BaseModel):
+    op: Literal["invalidate_fact"] = "invalidate_fact"
+    fact_id: str
+    reason: str = TEXT
+
+
+class RecordEvidence(BaseModel):
+    op: Literal["record_evidence"] = "record_evidence"
+    kind: EvidenceKind
+    summary: str = TEXT
+    location: str | None = Field(default=None, max_length=500)
+    content_ref: str | None = Field(default=None, max_length=500)
+    run_id: str | None = None
+    node_id: str | None = None
+
+
+class ProposeDecision(BaseModel):
+    op: Literal["propose_decision"] = "propose_decision"
+    question: str = TEXT
+    proposal: str = TEXT
+
+
+class ResolveDecision(BaseModel):
+    op: Literal["resolve_decision"] = "resolve_decision"
+    decision_id: str
+    accept: bool
+    reason: str = TEXT
+
+
+class AddRelation(BaseModel):
+    op: Literal["add_relation"] = "add_relation"
+    source: EntityRef
+    target: EntityRef
+    type: RelationType
+
+
+class BindRun(BaseModel):
+    op: Literal["bind_run"] = "bind_run"
+    run_id: str = Field(min_length=1, max_length=200)
+
+
+class RunEnded(BaseModel):
+    op: Literal["run_ended"] = "run_ended"
+    run_id: str
+    status: str
+
+
+TaskOperation = Annotated[
+    SetStatus
+    | RecordFact
+    | InvalidateFact
+    | RecordEvidence
+    | ProposeDecision
+    | ResolveDecision
+    | AddRelation
+    | BindRun
+    | RunEnded,
+    Field(discriminator="op"),
+]
+
+
+class TaskCommand(BaseModel):
+    """One change to one task, by one actor. The same `idempotency_key` with the same content
+    is applied once and then answered "duplicate"; with other content it is refused."""
+
+    task_id: str
+    actor: str
+    operation: TaskOperation
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+
+    def fingerprint(self) -> str:
+        return fingerprint(self)
+
+
+class LedgerReceipt(BaseModel):
+    accepted: bool
+    duplicate: bool = False
+    id: str | None = Field(default=None, description="The record the command created or changed.")
+    reason: str

@@ -1,0 +1,209 @@
+"""A scope's tasks and the edges between them: parents, and DEPENDS_ON edges that must never close
+a cycle. One graph per scope, so a cycle across any number of tasks is seen in one place, at once.
+
+Like the ledger, `check` is the gateway (an update's validator) and `apply` the change (its
+handler). A task's status is its own ledger's to decide; the graph is told of it, to answer
+which tasks are runnable.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from harness.actors import parse_actor
+from harness.task_commands import LedgerReceipt, fingerprint
+from harness.work import TEXT, TaskStatus
+
+SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+MAX_DEPENDENCIES = 100
+
+
+def scope_problem(scope: str) -> str | None:
+    if SCOPE_PATTERN.match(scope):
+        return None
+    return f"scope '{scope}' must be 1-63 letters, digits, '-' or '_', led by a letter or digit"
+
+
+class GraphTask(BaseModel):
+    id: str
+    title: str
+    parent_id: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    status: TaskStatus = TaskStatus.ACTIVE
+    created_by: str
+    created_at: datetime
+
+
+class CreateTask(BaseModel):
+    op: Literal["create_task"] = "create_task"
+    title: str = TEXT
+    parent_id: str | None = None
+    depends_on: list[str] = Field(default_factory=list, max_length=MAX_DEPENDENCIES)
+
+
+class AddDependency(BaseModel):
+    op: Literal["add_dependency"] = "add_dependency"
+    task_id: str
+    depends_on: str
+
+
+class StatusChanged(BaseModel):
+    """A task's ledger tells the graph its new status (the ledger decided it)."""
+
+    op: Literal["status_changed"] = "status_changed"
+    task_id: str
+    status: TaskStatus
+
+
+GraphOperation = Annotated[CreateTask | AddDependency | StatusChanged, Field(discriminator="op")]
+
+
+class GraphCommand(BaseModel):
+    scope: str
+    actor: str
+    operation: GraphOperation
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+
+    def fingerprint(self) -> str:
+        return fingerprint(self)
+
+
+class TaskGraphState(BaseModel):
+    scope: str
+    tasks: dict[str, GraphTask] = Field(default_factory=dict)
+    keys: dict[str, str] = Field(default_factory=dict)
+    key_ids: dict[str, str | None] = Field(default_factory=dict)
+
+
+class TaskGraph:
+    def __init__(self, state: TaskGraphState) -> None:
+        self.state = state
+
+    def check(self, command: GraphCommand) -> str | None:
+        if command.scope != self.state.scope:
+            return f"the command is for scope '{command.scope}', not '{self.state.scope}'"
+        try:
+            parse_actor(command.actor)
+        except ValueError as error:
+            return str(error)
+        key = command.idempotency_key
+        if key is not None and key in self.state.keys:
+            if self.state.keys[key] == command.fingerprint():
+                return None
+            return f"idempotency key '{key}' was already used with other content"
+        operation = command.operation
+        if isinstance(operation, CreateTask):
+            return self._create_problem(operation)
+        if isinstance(operation, AddDependency):
+            return self._dependency_problem(operation.task_id, operation.depends_on)
+        return self._unknown(operation.task_id)
+
+    def apply(self, command: GraphCommand, now: datetime) -> LedgerReceipt:
+        problem = self.check(command)
+        if problem is not None:
+            return LedgerReceipt(accepted=False, reason=problem)
+        key = command.idempotency_key
+        if key is not None and key in self.state.keys:
+            return LedgerReceipt(
+                accepted=True, duplicate=True, id=self.state.key_ids.get(key), reason="duplicate"
+            )
+        operation = command.operation
+        tasks = self.state.tasks
+        if isinstance(operation, CreateTask):
+            task_id = f"task-{len(tasks) + 1}"
+            tasks[task_id] = GraphTask(
+                id=task_id,
+                title=operation.title,
+                parent_id=operation.parent_id,
+                depends_on=list(dict.fromkeys(operation.depends_on)),
+                created_by=command.actor,
+                created_at=now,
+            )
+            record_id, reason = task_id, "task created"
+        elif isinstance(operation, AddDependency):
+            tasks[operation.task_id].depends_on.append(operation.depends_on)
+            record_id, reason = operation.task_id, f"now depends on {operation.depends_on}"
+        else:
+            tasks[operation.task_id].status = operation.status
+            record_id, reason = operation.task_id, f"task is {operation.status.value}"
+        if key is not None:
+            self.state.keys[key] = command.fingerprint()
+            self.state.key_ids[key] = record_id
+        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def unfinished_dependencies(self, task_id: str) -> list[str]:
+        task = self.state.tasks[task_id]
+        return [d for d in task.depends_on if self.state.tasks[d].status is not TaskStatus.DONE]
+
+    def runnable(self) -> list[GraphTask]:
+        """ACTIVE tasks whose every dependency is DONE: what the next worker may take up."""
+        return [
+            task
+            for task in self.state.tasks.values()
+            if task.status is TaskStatus.ACTIVE and not self.unfinished_dependencies(task.id)
+        ]
+
+    def children(self, task_id: str) -> list[GraphTask]:
+        return [task for task in self.state.tasks.values() if task.parent_id == task_id]
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def _unknown(self, task_id: str) -> str | None:
+        if task_id not in self.state.tasks:
+            return f"scope '{self.state.scope}' has no task '{task_id}'"
+        return None
+
+    def _create_problem(self, operation: CreateTask) -> str | None:
+        if operation.parent_id is not None:
+            unknown = self._unknown(operation.parent_id)
+            if unknown:
+                return unknown
+            parent = self.state.tasks[operation.parent_id]
+            if parent.status.is_terminal:
+                return f"task '{parent.id}' is {parent.status.value}: it takes no new subtasks"
+        for dep in operation.depends_on:
+            unknown = self._unknown(dep)
+            if unknown:
+                return unknown
+        return None
+
+    def _dependency_problem(self, task_id: str, dep: str) -> str | None:
+        for unknown in (self._unknown(task_id), self._unknown(dep)):
+            if unknown:
+                return unknown
+        task = self.state.tasks[task_id]
+        if task.status.is_terminal:
+            return f"task '{task_id}' is {task.status.value}: a finished task is final"
+        if dep == task_id:
+            return f"task '{task_id}' cannot depend on itself"
+        if dep in task.depends_on:
+            return f"task '{task_id}' already depends on '{dep}'"
+        if len(task.depends_on) >= MAX_DEPENDENCIES:
+            return f"task '{task_id}' has {MAX_DEPENDENCIES} dependencies, the most a task may"
+        path = self._path(dep, task_id)
+        if path:
+            return "the dependency would close a cycle: " + " -> ".join([task_id, *path])
+        return None
+
+    def _path(self, start: str, goal: str) -> list[str]:
+        """A DEPENDS_ON path from `start` to `goal` (both included), or [] when there is none."""
+        came_from: dict[str, str | None] = {start: None}
+        frontier = [start]
+        while frontier:
+            current = frontier.pop()
+            if current == goal:
+                path = [current]
+                while (previous := came_from[path[-1]]) is not None:
+                    path.append(previous)
+                return path[::-1]
+            for dep in self.state.tasks[current].depends_on:
+                if dep not in came_from:
+                    came_from[dep] = current
+                    frontier.append(dep)
+        return []

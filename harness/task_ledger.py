@@ -1,0 +1,293 @@
+"""One task's ledger and the gateway every change to it goes through.
+
+`check` says what is wrong with a command, before anything changes: the task it names, the
+actor's kind and what that kind may do, a terminal task, an idempotency key used with other
+content, a record that does not exist. `apply` changes the ledger only for a command `check`
+passes. In a workflow, `check` is an update's validator and `apply` its handler, so a refused
+command leaves no trace in history and an applied one is journalled there.
+
+Who may do what: an `agent:` actor may record facts, evidence, decisions and relations, and
+move its task between ACTIVE and BLOCKED; it may never resolve a decision, complete, cancel or
+submit a task. People and systems may do all of it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from harness.actors import ActorKind, parse_actor
+from harness.task_commands import (
+    AddRelation,
+    BindRun,
+    InvalidateFact,
+    LedgerReceipt,
+    ProposeDecision,
+    RecordEvidence,
+    RecordFact,
+    ResolveDecision,
+    RunEnded,
+    SetStatus,
+    TaskCommand,
+)
+from harness.work import (
+    Decision,
+    DecisionStatus,
+    EntityKind,
+    EntityRef,
+    Evidence,
+    Fact,
+    Relation,
+    RelationType,
+    RunBinding,
+    TaskRecord,
+    TaskStatus,
+)
+
+AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
+"""The only statuses an agent may set: completing, cancelling and submitting are not its to do."""
+GRAPH_RELATIONS = frozenset({RelationType.PARENT_OF, RelationType.DEPENDS_ON})
+"""Edges between tasks belong to the scope's task graph (harness.task_graph), not to a ledger."""
+RECENT_EVIDENCE = 20
+
+
+class TaskLedgerState(BaseModel):
+    """Everything one task holds: small records that point at artefacts, never the artefacts."""
+
+    task: TaskRecord
+    facts: list[Fact] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list)
+    relations: list[Relation] = Field(default_factory=list)
+    keys: dict[str, str] = Field(
+        default_factory=dict, description="Idempotency key -> the content it was used with."
+    )
+    key_ids: dict[str, str | None] = Field(
+        default_factory=dict, description="Idempotency key -> the record it created."
+    )
+
+    @property
+    def records(self) -> int:
+        return len(self.facts) + len(self.evidence) + len(self.decisions) + len(self.relations)
+
+
+class TaskContext(BaseModel):
+    """What a reader of a task needs: the task, what is believed and why, what is undecided."""
+
+    task: TaskRecord
+    valid_facts: list[Fact]
+    invalidated_facts: int
+    open_decisions: list[Decision]
+    resolved_decisions: list[Decision]
+    recent_evidence: list[Evidence]
+    evidence_count: int
+    relations: list[Relation]
+
+
+class TaskLedger:
+    def __init__(self, state: TaskLedgerState) -> None:
+        self.state = state
+
+    @property
+    def task(self) -> TaskRecord:
+        return self.state.task
+
+    # -- the gateway ------------------------------------------------------------------------
+
+    def check(self, command: TaskCommand) -> str | None:
+        """The problem with `command`, or None when it may be applied (or is a duplicate)."""
+        if command.task_id != self.task.id:
+            return f"the command is for task '{command.task_id}', not '{self.task.id}'"
+        try:
+            kind, _ = parse_actor(command.actor)
+        except ValueError as error:
+            return str(error)
+        key = command.idempotency_key
+        if key is not None and key in self.state.keys:
+            if self.state.keys[key] == command.fingerprint():
+                return None
+            return f"idempotency key '{key}' was already used with other content"
+        operation = command.operation
+        if self.task.status.is_terminal and not isinstance(operation, RunEnded):
+            return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
+        if isinstance(operation, SetStatus):
+            return self._status_problem(operation, kind)
+        if isinstance(operation, InvalidateFact):
+            return self._invalidate_problem(operation)
+        if isinstance(operation, ResolveDecision):
+            return self._resolve_problem(operation, kind)
+        if isinstance(operation, AddRelation):
+            return self._relation_problem(operation)
+        if isinstance(operation, RunEnded):
+            return self._run_ended_problem(operation)
+        return None
+
+    def apply(self, command: TaskCommand, now: datetime) -> LedgerReceipt:
+        problem = self.check(command)
+        if problem is not None:
+            return LedgerReceipt(accepted=False, reason=problem)
+        key = command.idempotency_key
+        if key is not None and key in self.state.keys:
+            return LedgerReceipt(
+                accepted=True, duplicate=True, id=self.state.key_ids.get(key), reason="duplicate"
+            )
+        record_id, reason = self._apply(command, now)
+        if key is not None:
+            self.state.keys[key] = command.fingerprint()
+            self.state.key_ids[key] = record_id
+        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def context(self, recent: int = RECENT_EVIDENCE) -> TaskContext:
+        facts = self.state.facts
+        decisions = self.state.decisions
+        return TaskContext(
+            task=self.task,
+            valid_facts=[f for f in facts if f.valid],
+            invalidated_facts=sum(1 for f in facts if not f.valid),
+            open_decisions=[d for d in decisions if d.status is DecisionStatus.PROPOSED],
+            resolved_decisions=[d for d in decisions if d.status is not DecisionStatus.PROPOSED],
+            recent_evidence=self.state.evidence[-recent:],
+            evidence_count=len(self.state.evidence),
+            relations=self.state.relations,
+        )
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def _status_problem(self, operation: SetStatus, kind: ActorKind) -> str | None:
+        if kind is ActorKind.AGENT and operation.status not in AGENT_STATUSES:
+            return (
+                f"an agent cannot set a task {operation.status.value}: completing, "
+                "cancelling and submitting are for people and systems"
+            )
+        if operation.status is self.task.status:
+            return f"task '{self.task.id}' is already {operation.status.value}"
+        return None
+
+    def _invalidate_problem(self, operation: InvalidateFact) -> str | None:
+        fact = self._fact(operation.fact_id)
+        if fact is None:
+            return f"task '{self.task.id}' has no fact '{operation.fact_id}'"
+        if not fact.valid:
+            return f"fact '{fact.id}' was already invalidated: {fact.invalidation_reason}"
+        return None
+
+    def _resolve_problem(self, operation: ResolveDecision, kind: ActorKind) -> str | None:
+        if kind is ActorKind.AGENT:
+            return "an agent can never resolve a decision"
+        decision = self._decision(operation.decision_id)
+        if decision is None:
+            return f"task '{self.task.id}' has no decision '{operation.decision_id}'"
+        if decision.status is not DecisionStatus.PROPOSED:
+            return f"decision '{decision.id}' was already {decision.status.value}"
+        return None
+
+    def _relation_problem(self, operation: AddRelation) -> str | None:
+        if operation.type in GRAPH_RELATIONS:
+            return f"{operation.type.value} edges between tasks go through the task graph"
+        for ref in (operation.source, operation.target):
+            if not self._known(ref):
+                return f"task '{self.task.id}' has no {ref.kind.value.lower()} '{ref.id}'"
+        if operation.type is RelationType.SUPPORTS and not (
+            operation.source.kind is EntityKind.EVIDENCE
+            and operation.target.kind in (EntityKind.FACT, EntityKind.DECISION)
+        ):
+            return "SUPPORTS runs from evidence to the fact or decision it backs"
+        return None
+
+    def _run_ended_problem(self, operation: RunEnded) -> str | None:
+        if not any(run.run_id == operation.run_id for run in self.task.runs):
+            return f"run '{operation.run_id}' is not bound to task '{self.task.id}'"
+        return None
+
+    def _known(self, ref: EntityRef) -> bool:
+        """Records of this ledger must exist; tasks, runs and waits live elsewhere."""
+        records: dict[EntityKind, list[str]] = {
+            EntityKind.FACT: [f.id for f in self.state.facts],
+            EntityKind.EVIDENCE: [e.id for e in self.state.evidence],
+            EntityKind.DECISION: [d.id for d in self.state.decisions],
+        }
+        return ref.id in records[ref.kind] if ref.kind in records else True
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def _apply(self, command: TaskCommand, now: datetime) -> tuple[str | None, str]:
+        operation, actor, state = command.operation, command.actor, self.state
+        if isinstance(operation, SetStatus):
+            self.task.status = operation.status
+            self.task.status_reason = operation.reason
+            return self.task.id, f"task is {operation.status.value}"
+        if isinstance(operation, RecordFact):
+            fact = Fact(
+                id=f"fact-{len(state.facts) + 1}",
+                statement=operation.statement,
+                source=operation.source,
+                confidence=operation.confidence,
+                run_id=operation.run_id,
+                recorded_by=actor,
+                recorded_at=now,
+            )
+            state.facts.append(fact)
+            return fact.id, "fact recorded"
+        if isinstance(operation, InvalidateFact):
+            invalid = self._fact(operation.fact_id)
+            assert invalid is not None  # checked
+            invalid.valid = False
+            invalid.invalidated_by, invalid.invalidated_at = actor, now
+            invalid.invalidation_reason = operation.reason
+            return invalid.id, "fact invalidated"
+        if isinstance(operation, RecordEvidence):
+            evidence = Evidence(
+                id=f"ev-{len(state.evidence) + 1}",
+                recorded_by=actor,
+                recorded_at=now,
+                **operation.model_dump(exclude={"op"}),
+            )
+            state.evidence.append(evidence)
+            return evidence.id, "evidence recorded"
+        if isinstance(operation, ProposeDecision):
+            decision = Decision(
+                id=f"dec-{len(state.decisions) + 1}",
+                question=operation.question,
+                proposal=operation.proposal,
+                proposed_by=actor,
+                proposed_at=now,
+            )
+            state.decisions.append(decision)
+            return decision.id, "decision proposed"
+        if isinstance(operation, ResolveDecision):
+            resolved = self._decision(operation.decision_id)
+            assert resolved is not None  # checked
+            resolved.status = (
+                DecisionStatus.ACCEPTED if operation.accept else DecisionStatus.REJECTED
+            )
+            resolved.resolved_by, resolved.resolved_at = actor, now
+            resolved.reason = operation.reason
+            return resolved.id, f"decision {resolved.status.value}"
+        if isinstance(operation, AddRelation):
+            relation = Relation(
+                id=f"rel-{len(state.relations) + 1}",
+                source=operation.source,
+                target=operation.target,
+                type=operation.type,
+                recorded_by=actor,
+                recorded_at=now,
+            )
+            state.relations.append(relation)
+            return relation.id, "relation recorded"
+        if isinstance(operation, BindRun):
+            if not any(run.run_id == operation.run_id for run in self.task.runs):
+                self.task.runs.append(RunBinding(run_id=operation.run_id, bound_at=now))
+            return operation.run_id, "run bound"
+        for run in self.task.runs:
+            if run.run_id == operation.run_id:
+                run.ended = operation.status
+        return operation.run_id, f"run ended {operation.status}"
+
+    def _fact(self, fact_id: str) -> Fact | None:
+        return next((f for f in self.state.facts if f.id == fact_id), None)
+
+    def _decision(self, decision_id: str) -> Decision | None:
+        return next((d for d in self.state.decisions if d.id == decision_id), None)

@@ -1,0 +1,142 @@
+"""Work that outlives a run: tasks, and the ledger of facts, evidence, decisions and relations
+that runs, people and systems keep on them.
+
+Plain records; the rules for changing them live in `harness.task_ledger` (one task's ledger)
+and `harness.task_graph` (a scope's tasks and their dependencies).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+SUMMARY_CHARS = 500
+"""Bound on every free text of the ledger: records point at artefacts, they do not hold them."""
+TEXT = Field(min_length=1, max_length=SUMMARY_CHARS)
+
+
+class TaskStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    BLOCKED = "BLOCKED"
+    IN_REVIEW = "IN_REVIEW"
+    DONE = "DONE"
+    CANCELLED = "CANCELLED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (TaskStatus.DONE, TaskStatus.CANCELLED)
+
+
+class EvidenceKind(StrEnum):
+    TOOL = "TOOL"
+    MODEL = "MODEL"
+    TEST = "TEST"
+    FILE = "FILE"
+    EXTERNAL = "EXTERNAL"
+
+
+class DecisionStatus(StrEnum):
+    PROPOSED = "PROPOSED"
+    ACCEPTED = "ACCEPTED"
+    REJECTED = "REJECTED"
+
+
+class EntityKind(StrEnum):
+    TASK = "TASK"
+    FACT = "FACT"
+    DECISION = "DECISION"
+    EVIDENCE = "EVIDENCE"
+    RUN = "RUN"
+    WAIT = "WAIT"
+
+
+class RelationType(StrEnum):
+    PARENT_OF = "PARENT_OF"
+    DEPENDS_ON = "DEPENDS_ON"
+    SUPPORTS = "SUPPORTS"
+    """Evidence backs a fact (or a decision)."""
+    DERIVED_FROM = "DERIVED_FROM"
+
+
+class EntityRef(BaseModel):
+    kind: EntityKind
+    id: str = Field(min_length=1, max_length=200)
+
+    def label(self) -> str:
+        return f"{self.kind.value}:{self.id}"
+
+
+class Fact(BaseModel):
+    """What we currently believe; invalidated with a reason, never deleted."""
+
+    id: str
+    statement: str
+    source: str
+    confidence: float
+    run_id: str | None = None
+    recorded_by: str
+    recorded_at: datetime
+    valid: bool = True
+    invalidated_by: str | None = None
+    invalidated_at: datetime | None = None
+    invalidation_reason: str | None = None
+
+
+class Evidence(BaseModel):
+    """Why we believe it: an append-only pointer at an artefact, never invalidated."""
+
+    id: str
+    kind: EvidenceKind
+    summary: str
+    location: str | None = None
+    content_ref: str | None = Field(
+        default=None, description="Where the artefact is, e.g. run:RUN_ID/node:NODE_ID."
+    )
+    run_id: str | None = None
+    node_id: str | None = None
+    recorded_by: str
+    recorded_at: datetime
+
+
+class Decision(BaseModel):
+    id: str
+    question: str
+    proposal: str
+    status: DecisionStatus = DecisionStatus.PROPOSED
+    proposed_by: str
+    proposed_at: datetime
+    resolved_by: str | None = None
+    resolved_at: datetime | None = None
+    reason: str | None = None
+
+
+class Relation(BaseModel):
+    id: str
+    source: EntityRef
+    target: EntityRef
+    type: RelationType
+    recorded_by: str
+    recorded_at: datetime
+
+
+class RunBinding(BaseModel):
+    """A run that worked on the task, and how it ended (None while it runs)."""
+
+    run_id: str
+    bound_at: datetime
+    ended: str | None = None
+
+
+class TaskRecord(BaseModel):
+    id: str
+    scope: str
+    title: str
+    status: TaskStatus = TaskStatus.ACTIVE
+    status_reason: str | None = None
+    parent_id: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    created_by: str
+    created_at: datetime
+    runs: list[RunBinding] = Field(default_factory=list)

@@ -1,0 +1,199 @@
+"""The task ledger's gateway: every rule is checked before anything changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.task_commands import (
+    AddRelation,
+    BindRun,
+    InvalidateFact,
+    ProposeDecision,
+    RecordEvidence,
+    RecordFact,
+    ResolveDecision,
+    RunEnded,
+    SetStatus,
+    TaskCommand,
+    TaskOperation,
+)
+from harness.task_ledger import TaskLedger, TaskLedgerState
+from harness.work import (
+    EntityKind,
+    EntityRef,
+    EvidenceKind,
+    RelationType,
+    TaskRecord,
+    TaskStatus,
+)
+from tests.factories import START
+
+AGENT, HUMAN, SYSTEM = "agent:planner", "human:ops", "system:harness"
+FACT = RecordFact(statement="order A-1001 is eligible", source="policy", confidence=0.9)
+EVIDENCE = RecordEvidence(
+    kind=EvidenceKind.TOOL, summary="policy lookup", content_ref="run:r/node:p"
+)
+
+
+def ledger(status: TaskStatus = TaskStatus.ACTIVE) -> TaskLedger:
+    task = TaskRecord(
+        id="task-1",
+        scope="shop-A",
+        title="refund",
+        status=status,
+        created_by=HUMAN,
+        created_at=START,
+    )
+    return TaskLedger(TaskLedgerState(task=task))
+
+
+def command(operation: TaskOperation, actor: str = AGENT, key: str | None = None) -> TaskCommand:
+    return TaskCommand(task_id="task-1", actor=actor, operation=operation, idempotency_key=key)
+
+
+def apply(book: TaskLedger, operation: TaskOperation, actor: str = AGENT) -> str:
+    receipt = book.apply(command(operation, actor), START)
+    assert receipt.accepted, receipt.reason
+    assert receipt.id is not None
+    return receipt.id
+
+
+def refused(book: TaskLedger, operation: TaskOperation, actor: str = AGENT) -> str:
+    before = book.state.model_copy(deep=True)
+    receipt = book.apply(command(operation, actor), START)
+    assert not receipt.accepted
+    assert book.state == before  # nothing changed
+    return receipt.reason
+
+
+def test_an_agent_records_facts_evidence_decisions_and_relations() -> None:
+    book = ledger()
+    fact = apply(book, FACT)
+    evidence = apply(book, EVIDENCE)
+    apply(book, ProposeDecision(question="refund in full?", proposal="yes"))
+    source = EntityRef(kind=EntityKind.EVIDENCE, id=evidence)
+    target = EntityRef(kind=EntityKind.FACT, id=fact)
+    apply(book, AddRelation(source=source, target=target, type=RelationType.SUPPORTS))
+    context = book.context()
+    assert [f.id for f in context.valid_facts] == ["fact-1"]
+    assert [e.id for e in context.recent_evidence] == ["ev-1"]
+    assert [d.status.value for d in context.open_decisions] == ["PROPOSED"]
+    assert context.relations[0].source == source
+    assert context.valid_facts[0].recorded_by == AGENT
+
+
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        (ResolveDecision(decision_id="dec-1", accept=True, reason="ok"), "never resolve"),
+        (SetStatus(status=TaskStatus.DONE), "cannot set a task DONE"),
+        (SetStatus(status=TaskStatus.CANCELLED), "cannot set a task CANCELLED"),
+        (SetStatus(status=TaskStatus.IN_REVIEW), "cannot set a task IN_REVIEW"),
+    ],
+)
+def test_an_agent_never_resolves_completes_cancels_or_submits(
+    operation: TaskOperation, reason: str
+) -> None:
+    book = ledger()
+    apply(book, ProposeDecision(question="refund in full?", proposal="yes"))
+    assert reason in refused(book, operation)
+
+
+def test_a_person_resolves_a_decision_once_with_a_reason() -> None:
+    book = ledger()
+    decision = apply(book, ProposeDecision(question="refund in full?", proposal="yes"))
+    resolve = ResolveDecision(decision_id=decision, accept=False, reason="partial damage")
+    apply(book, resolve, HUMAN)
+    assert book.context().resolved_decisions[0].status.value == "REJECTED"
+    assert "already REJECTED" in refused(book, resolve, HUMAN)
+
+
+def test_a_finished_task_is_final() -> None:
+    book = ledger()
+    apply(book, SetStatus(status=TaskStatus.DONE), HUMAN)
+    assert "a finished task is final" in refused(book, FACT)
+    assert "a finished task is final" in refused(book, SetStatus(status=TaskStatus.ACTIVE), HUMAN)
+
+
+def test_a_run_bound_before_the_task_finished_may_still_report_how_it_ended() -> None:
+    book = ledger()
+    apply(book, BindRun(run_id="run-1"), SYSTEM)
+    apply(book, SetStatus(status=TaskStatus.CANCELLED), HUMAN)
+    apply(book, RunEnded(run_id="run-1", status="CANCELLED"), SYSTEM)
+    assert book.task.runs[0].ended == "CANCELLED"
+    assert "not bound" in refused(book, RunEnded(run_id="run-2", status="SUCCEEDED"), SYSTEM)
+
+
+def test_an_invalidated_fact_keeps_its_trail() -> None:
+    book = ledger()
+    fact = apply(book, FACT)
+    apply(book, InvalidateFact(fact_id=fact, reason="the order was disputed"), HUMAN)
+    (kept,) = book.state.facts
+    assert (kept.valid, kept.invalidated_by, kept.invalidation_reason) == (
+        False,
+        HUMAN,
+        "the order was disputed",
+    )
+    assert book.context().valid_facts == [] and book.context().invalidated_facts == 1
+    assert "already invalidated" in refused(book, InvalidateFact(fact_id=fact, reason="again"))
+
+
+def test_evidence_cannot_be_invalidated() -> None:
+    book = ledger()
+    evidence = apply(book, EVIDENCE)
+    assert "no fact 'ev-1'" in refused(book, InvalidateFact(fact_id=evidence, reason="wrong"))
+
+
+def test_the_same_command_under_one_key_is_applied_once_and_other_content_is_refused() -> None:
+    book = ledger()
+    first = book.apply(command(FACT, key="k1"), START)
+    again = book.apply(command(FACT, key="k1"), START)
+    other = command(FACT.model_copy(update={"confidence": 0.1}), key="k1")
+    assert (first.accepted, first.duplicate) == (True, False)
+    assert (again.accepted, again.duplicate, again.id) == (True, True, first.id)
+    assert len(book.state.facts) == 1
+    assert book.check(other) == "idempotency key 'k1' was already used with other content"
+
+
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        (
+            AddRelation(
+                source=EntityRef(kind=EntityKind.EVIDENCE, id="ev-9"),
+                target=EntityRef(kind=EntityKind.FACT, id="fact-1"),
+                type=RelationType.SUPPORTS,
+            ),
+            "no evidence 'ev-9'",
+        ),
+        (
+            AddRelation(
+                source=EntityRef(kind=EntityKind.FACT, id="fact-1"),
+                target=EntityRef(kind=EntityKind.FACT, id="fact-1"),
+                type=RelationType.SUPPORTS,
+            ),
+            "SUPPORTS runs from evidence",
+        ),
+        (
+            AddRelation(
+                source=EntityRef(kind=EntityKind.TASK, id="task-1"),
+                target=EntityRef(kind=EntityKind.TASK, id="task-2"),
+                type=RelationType.DEPENDS_ON,
+            ),
+            "go through the task graph",
+        ),
+    ],
+)
+def test_a_relation_must_join_records_that_exist_in_a_sensible_direction(
+    operation: TaskOperation, reason: str
+) -> None:
+    book = ledger()
+    apply(book, FACT)
+    assert reason in refused(book, operation)
+
+
+def test_a_command_for_another_task_or_from_a_malformed_actor_is_refused() -> None:
+    book = ledger()
+    stray = TaskCommand(task_id="task-2", actor=AGENT, operation=FACT)
+    assert book.check(stray) == "the command is for task 'task-2', not 'task-1'"
+    assert "must look like human:NAME" in refused(book, FACT, actor="robot")
