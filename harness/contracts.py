@@ -42,3 +42,24 @@ def llm_task_queue(task_queue: str) -> str:
     """Where a run's model calls go: its own task queue's twin, whose workers carry the
     server-side rate limit toward the providers (HARNESS_LLM_ACTIVITIES_PER_SECOND)."""
     return f"{task_queue}{LLM_QUEUE_SUFFIX}"
+
+
+TASK_WORKFLOW: Final = "HarnessTask"
+SCOPE_WORKFLOW: Final = "HarnessScope"
+TASK_COMMAND_UPDATE: Final = "task_command"
+SCOPE_COMMAND_UPDATE: Final = "scope_command"
+TASK_STATUS_SIGNAL: Final = "task_status"
+TASK_CONTEXT_QUERY: Final = "context"
+TASK_LEDGER_QUERY: Final = "ledger"
+SCOPE_GRAPH_QUERY: Final = "graph"
+RECORD_TASK_EVIDENCE_ACTIVITY: Final = "harness.record_task_evidence"
+
+
+def scope_workflow_id(scope: str) -> str:
+    """The one workflow that holds a scope's task graph."""
+    return f"{scope}/tasks"
+
+
+def task_workflow_id(scope: str, task_id: str) -> str:
+    """The entity workflow of one task: its ledger and its status."""
+    return f"{scope}/{task_id}"

@@ -130,13 +130,14 @@ class RunBinding(BaseModel):
 
 
 class TaskRecord(BaseModel):
+    """A task as its own ledger knows it; its dependencies are its scope graph's."""
+
     id: str
     scope: str
     title: str
     status: TaskStatus = TaskStatus.ACTIVE
     status_reason: str | None = None
     parent_id: str | None = None
-    depends_on: list[str] = Field(default_factory=list)
     created_by: str
     created_at: datetime
     runs: list[RunBinding] = Field(default_factory=list)

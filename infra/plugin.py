@@ -12,7 +12,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from infra.converter import DATA_CONVERTER
-from workflows import AgentRunWorkflow, NodeBatchWorkflow
+from workflows import AgentRunWorkflow, NodeBatchWorkflow, ScopeWorkflow, TaskWorkflow
 
 PLUGIN_NAME = "durable-harness"
 PASSTHROUGH_MODULES = (
@@ -43,6 +43,6 @@ class HarnessPlugin(SimplePlugin):
         super().__init__(
             PLUGIN_NAME,
             data_converter=DATA_CONVERTER,
-            workflows=[AgentRunWorkflow, NodeBatchWorkflow],
+            workflows=[AgentRunWorkflow, NodeBatchWorkflow, ScopeWorkflow, TaskWorkflow],
             workflow_runner=_workflow_runner,
         )

@@ -2,5 +2,7 @@
 
 from workflows.agent_run import AgentRunWorkflow
 from workflows.node_batch import NodeBatchWorkflow
+from workflows.scope_graph import ScopeWorkflow
+from workflows.task_entity import TaskWorkflow
 
-__all__ = ["AgentRunWorkflow", "NodeBatchWorkflow"]
+__all__ = ["AgentRunWorkflow", "NodeBatchWorkflow", "ScopeWorkflow", "TaskWorkflow"]

@@ -15,7 +15,14 @@ SCENARIO = SearchAttributeKey.for_keyword("HarnessScenario")
 PRESSURE = SearchAttributeKey.for_float("HarnessPressure")
 PENDING_WAITS = SearchAttributeKey.for_int("HarnessPendingWaits")
 
-ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS)
+TASK_SCOPE = SearchAttributeKey.for_keyword("HarnessTaskScope")
+TASK_STATUS = SearchAttributeKey.for_keyword("HarnessTaskStatus")
+TASK_PARENT = SearchAttributeKey.for_keyword("HarnessTaskParent")
+"""A task entity's: so tasks are listed by scope, status and parent through visibility."""
+
+TASK_KEYS = (TASK_SCOPE, TASK_STATUS, TASK_PARENT)
+
+ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS, *TASK_KEYS)
 
 
 def initial(scenario: str, phase: str) -> TypedSearchAttributes:
@@ -43,3 +50,15 @@ def upsert(phase: str, pressure: float, pending_waits: int) -> None:
             PENDING_WAITS.value_set(pending_waits),
         ]
     )
+
+
+def task_attributes(scope: str, status: str, parent: str | None) -> TypedSearchAttributes:
+    pairs = [SearchAttributePair(TASK_SCOPE, scope), SearchAttributePair(TASK_STATUS, status)]
+    if parent is not None:
+        pairs.append(SearchAttributePair(TASK_PARENT, parent))
+    return TypedSearchAttributes(pairs)
+
+
+def upsert_task_status(status: str) -> None:
+    if workflow.info().typed_search_attributes.get(TASK_SCOPE) is not None:
+        workflow.upsert_search_attributes([TASK_STATUS.value_set(status)])

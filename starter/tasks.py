@@ -1,0 +1,155 @@
+"""Tasks from a program: the calls the `harness task|fact|evidence|decision|context` commands
+make, and that an application can make itself.
+
+Writes are updates, so a refused command raises TaskRefused with the gateway's one-line
+reason and changes nothing; reads are queries on the task's or the scope's workflow, and
+listings go through Temporal's visibility.
+"""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from harness.contracts import (
+    SCOPE_COMMAND_UPDATE,
+    SCOPE_GRAPH_QUERY,
+    TASK_COMMAND_UPDATE,
+    TASK_CONTEXT_QUERY,
+    TASK_LEDGER_QUERY,
+    scope_workflow_id,
+    task_workflow_id,
+)
+from harness.task_commands import LedgerReceipt, TaskCommand
+from harness.task_graph import GraphCommand, TaskGraphState
+from harness.task_ledger import TaskContext, TaskLedgerState
+from harness.work import TaskStatus
+from workflows import ScopeWorkflow, search_attributes
+from workflows.scope_graph import ScopeStart
+from workflows.task_entity import ContextRequest
+
+MAX_LISTED = 1000
+
+
+class TaskRefused(Exception):
+    """The gateway said no (or the task or scope does not exist); nothing changed."""
+
+
+class TasksUnavailable(Exception):
+    """The server lacks the HarnessTask* search attributes tasks are listed by."""
+
+
+async def check_search_attributes(client: Client) -> None:
+    from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
+
+    response = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=client.namespace)
+    )
+    known = response.custom_attributes
+    missing = [key.name for key in search_attributes.TASK_KEYS if key.name not in known]
+    if missing:
+        raise TasksUnavailable(
+            f"this Temporal server lacks the search attributes {', '.join(missing)} that tasks "
+            "are listed by; `harness server` registers them (elsewhere: temporal operator "
+            "search-attribute create --name NAME --type Keyword)"
+        )
+
+
+async def scope_command(client: Client, task_queue: str, command: GraphCommand) -> LedgerReceipt:
+    """Create a task or add a dependency; starts the scope's graph the first time."""
+    await check_search_attributes(client)
+    handle = await client.start_workflow(
+        ScopeWorkflow.run,
+        ScopeStart(graph=TaskGraphState(scope=command.scope)),
+        id=scope_workflow_id(command.scope),
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=f"task graph of scope {command.scope}",
+    )
+    return await _update(handle.id, client, SCOPE_COMMAND_UPDATE, command)
+
+
+async def task_command(client: Client, scope: str, command: TaskCommand) -> LedgerReceipt:
+    return await _update(
+        task_workflow_id(scope, command.task_id), client, TASK_COMMAND_UPDATE, command
+    )
+
+
+async def _update(
+    workflow_id: str, client: Client, name: str, command: GraphCommand | TaskCommand
+) -> LedgerReceipt:
+    try:
+        receipt: LedgerReceipt = await client.get_workflow_handle(workflow_id).execute_update(
+            name, command, result_type=LedgerReceipt
+        )
+    except WorkflowUpdateFailedError as error:
+        raise TaskRefused(str(error.cause or error)) from error
+    except RPCError as error:
+        raise TaskRefused(await _why_closed(client, workflow_id, error)) from error
+    return receipt
+
+
+async def _why_closed(client: Client, workflow_id: str, error: RPCError) -> str:
+    """A finished task's workflow has closed: say so as the gateway would have."""
+    if error.status is RPCStatusCode.NOT_FOUND and "completed" in error.message:
+        try:
+            state: TaskLedgerState = await client.get_workflow_handle(workflow_id).query(
+                TASK_LEDGER_QUERY, result_type=TaskLedgerState
+            )
+        except RPCError:
+            return error.message
+        task = state.task
+        return f"task '{task.id}' is {task.status.value}: a finished task is final"
+    return _not_found(workflow_id, error)
+
+
+async def context(client: Client, scope: str, task_id: str, recent: int = 20) -> TaskContext:
+    try:
+        found: TaskContext = await client.get_workflow_handle(
+            task_workflow_id(scope, task_id)
+        ).query(TASK_CONTEXT_QUERY, ContextRequest(recent_evidence=recent), result_type=TaskContext)
+    except RPCError as error:
+        raise TaskRefused(_not_found(task_workflow_id(scope, task_id), error)) from error
+    return found
+
+
+async def ledger(client: Client, scope: str, task_id: str) -> TaskLedgerState:
+    try:
+        state: TaskLedgerState = await client.get_workflow_handle(
+            task_workflow_id(scope, task_id)
+        ).query(TASK_LEDGER_QUERY, result_type=TaskLedgerState)
+    except RPCError as error:
+        raise TaskRefused(_not_found(task_workflow_id(scope, task_id), error)) from error
+    return state
+
+
+async def graph(client: Client, scope: str) -> TaskGraphState:
+    try:
+        state: TaskGraphState = await client.get_workflow_handle(scope_workflow_id(scope)).query(
+            SCOPE_GRAPH_QUERY, result_type=TaskGraphState
+        )
+    except RPCError as error:
+        raise TaskRefused(_not_found(scope_workflow_id(scope), error)) from error
+    return state
+
+
+async def listed(client: Client, scope: str, status: TaskStatus | None) -> list[tuple[str, str]]:
+    """(task id, status) of the scope's tasks, through visibility, newest first."""
+    query = f'WorkflowType = "HarnessTask" AND HarnessTaskScope = "{scope}"'
+    if status is not None:
+        query += f' AND HarnessTaskStatus = "{status.value}"'
+    found: list[tuple[str, str]] = []
+    async for execution in client.list_workflows(query, limit=MAX_LISTED):
+        task_status = execution.typed_search_attributes.get(search_attributes.TASK_STATUS)
+        found.append((execution.id.removeprefix(f"{scope}/"), task_status or "?"))
+    return found
+
+
+def _not_found(workflow_id: str, error: RPCError) -> str:
+    if error.status is RPCStatusCode.NOT_FOUND:
+        scope, _, name = workflow_id.partition("/")
+        if name == "tasks":
+            return f"scope '{scope}' has no tasks yet"
+        return f"scope '{scope}' has no task '{name}'"
+    return error.message

@@ -1,0 +1,158 @@
+"""Tasks on a real dev server: the scope's graph and each task's ledger are workflows whose
+updates are the gateway; refused commands change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from temporalio.client import Client
+
+from harness.task_commands import (
+    AddRelation,
+    InvalidateFact,
+    RecordEvidence,
+    RecordFact,
+    SetStatus,
+    TaskCommand,
+    TaskOperation,
+)
+from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation
+from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType, TaskStatus
+from starter import tasks
+from tests.support import running_worker
+
+pytestmark = pytest.mark.requires_local_server("tasks are listed by the HarnessTask* attributes")
+
+HUMAN, AGENT = "human:ops", "agent:planner"
+
+
+def new_scope() -> str:
+    return f"shop-{uuid.uuid4().hex[:8]}"
+
+
+async def graph_command(
+    client: Client, task_queue: str, scope: str, operation: GraphOperation, actor: str = HUMAN
+) -> str:
+    command = GraphCommand(scope=scope, actor=actor, operation=operation)
+    receipt = await tasks.scope_command(client, task_queue, command)
+    assert receipt.accepted and receipt.id, receipt.reason
+    return receipt.id
+
+
+async def task_command(
+    client: Client,
+    scope: str,
+    task_id: str,
+    operation: TaskOperation,
+    actor: str = AGENT,
+    key: str | None = None,
+) -> str:
+    command = TaskCommand(task_id=task_id, actor=actor, operation=operation, idempotency_key=key)
+    receipt = await tasks.task_command(client, scope, command)
+    assert receipt.accepted and receipt.id, receipt.reason
+    return receipt.id
+
+
+async def test_a_tasks_ledger_holds_facts_evidence_and_the_relation_between_them(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="refund A-1001"))
+        evidence = await task_command(
+            client,
+            scope,
+            task,
+            RecordEvidence(kind=EvidenceKind.TOOL, summary="policy", content_ref="run:r/node:p"),
+        )
+        fact = await task_command(
+            client,
+            scope,
+            task,
+            RecordFact(statement="A-1001 is eligible", source="policy", confidence=0.9),
+        )
+        await task_command(
+            client,
+            scope,
+            task,
+            AddRelation(
+                source=EntityRef(kind=EntityKind.EVIDENCE, id=evidence),
+                target=EntityRef(kind=EntityKind.FACT, id=fact),
+                type=RelationType.SUPPORTS,
+            ),
+        )
+        seen = await tasks.context(client, scope, task)
+    assert [f.statement for f in seen.valid_facts] == ["A-1001 is eligible"]
+    assert [e.content_ref for e in seen.recent_evidence] == ["run:r/node:p"]
+    assert (seen.relations[0].source.id, seen.relations[0].target.id) == (evidence, fact)
+
+
+async def test_a_cycle_across_three_tasks_is_refused_and_nothing_changes(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        a, b, c = [
+            await graph_command(client, task_queue, scope, CreateTask(title=name)) for name in "abc"
+        ]
+        await graph_command(client, task_queue, scope, AddDependency(task_id=a, depends_on=b))
+        await graph_command(client, task_queue, scope, AddDependency(task_id=b, depends_on=c))
+        before = await tasks.graph(client, scope)
+        with pytest.raises(tasks.TaskRefused, match="would close a cycle"):
+            await tasks.scope_command(
+                client,
+                task_queue,
+                GraphCommand(
+                    scope=scope, actor=HUMAN, operation=AddDependency(task_id=c, depends_on=a)
+                ),
+            )
+        after = await tasks.graph(client, scope)
+    assert after == before
+
+
+async def test_an_agent_cannot_cancel_a_task_a_person_can_and_it_lists_by_status(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="refund"))
+        other = await graph_command(client, task_queue, scope, CreateTask(title="other"))
+        cancel = SetStatus(status=TaskStatus.CANCELLED, reason="duplicate ticket")
+        with pytest.raises(tasks.TaskRefused, match="an agent cannot set a task CANCELLED"):
+            await task_command(client, scope, task, cancel, actor=AGENT)
+        await task_command(client, scope, task, cancel, actor=HUMAN)
+        with pytest.raises(tasks.TaskRefused, match="a finished task is final"):
+            await task_command(
+                client, scope, task, RecordFact(statement="x", source="y", confidence=1)
+            )
+        listed: list[tuple[str, str]] = []
+        for _ in range(100):  # visibility is eventually consistent
+            listed = await tasks.listed(client, scope, TaskStatus.ACTIVE)
+            if listed == [(other, "ACTIVE")]:
+                break
+            await asyncio.sleep(0.1)
+        state = await tasks.graph(client, scope)
+    assert listed == [(other, "ACTIVE")]
+    assert state.tasks[task].status is TaskStatus.CANCELLED  # the task told its graph
+
+
+async def test_one_idempotency_key_applies_once_and_refuses_other_content(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    fact = RecordFact(statement="A-1001 is eligible", source="policy", confidence=0.9)
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="refund"))
+        first = await task_command(client, scope, task, fact, key="k1")
+        again = await task_command(client, scope, task, fact, key="k1")
+        with pytest.raises(tasks.TaskRefused, match="already used with other content"):
+            await task_command(
+                client, scope, task, fact.model_copy(update={"confidence": 0.2}), key="k1"
+            )
+        await task_command(client, scope, task, InvalidateFact(fact_id=first, reason="disputed"))
+        state = await tasks.ledger(client, scope, task)
+    assert first == again
+    assert len(state.facts) == 1 and not state.facts[0].valid
+    assert state.facts[0].invalidation_reason == "disputed"
