@@ -16,6 +16,7 @@ from infra.process import exit_now
 from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.errors import CliError
+from starter.task_cli import add_task_commands
 
 
 def _positive(text: str) -> int:
@@ -202,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     codec.add_argument(
         "--ui-origin", default="http://localhost:8233", help="the UI's address, for CORS"
     )
+    add_task_commands(commands)
     return parser
 
 

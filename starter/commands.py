@@ -24,6 +24,7 @@ from starter import deliveries, history, output, runs, signed_actors
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
+from starter.task_cli import TASK_COMMANDS
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
@@ -259,6 +260,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return _tools(args)
     if args.command == "codec-server":
         return _codec_server(args)
+    if args.command in TASK_COMMANDS:
+        from starter.task_actions import dispatch_task
+
+        return dispatch_task(args, settings)
     return _server(args, settings)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import (
@@ -84,7 +85,10 @@ async def _update(
             name, command, result_type=LedgerReceipt
         )
     except WorkflowUpdateFailedError as error:
-        raise TaskRefused(str(error.cause or error)) from error
+        cause = error.cause
+        raise TaskRefused(
+            cause.message if isinstance(cause, FailureError) else str(error)
+        ) from error
     except RPCError as error:
         raise TaskRefused(await _why_closed(client, workflow_id, error)) from error
     return receipt

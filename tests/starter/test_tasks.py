@@ -4,6 +4,7 @@ updates are the gateway; refused commands change nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
@@ -21,6 +22,7 @@ from harness.task_commands import (
 from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation
 from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType, TaskStatus
 from starter import tasks
+from tests.starter.test_cli import harness
 from tests.support import running_worker
 
 pytestmark = pytest.mark.requires_local_server("tasks are listed by the HarnessTask* attributes")
@@ -156,3 +158,48 @@ async def test_one_idempotency_key_applies_once_and_refuses_other_content(
     assert first == again
     assert len(state.facts) == 1 and not state.facts[0].valid
     assert state.facts[0].invalidation_reason == "disputed"
+
+
+async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+
+    async def cli(*args: str) -> tuple[int, str, str]:
+        return await harness(*args, "--scope", scope, client=client, task_queue=task_queue)
+
+    async with running_worker(client, task_queue):
+        created = await cli("task", "create", "Refund A-1001", "--actor", "human:ops")
+        first = await cli("task", "create", "check dispute", "--actor", "agent:planner")
+        depend = await cli("task", "depend", "task-1", "task-2", "--actor", "human:ops")
+        cycle = await cli("task", "depend", "task-2", "task-1", "--actor", "human:ops")
+        fact = await cli(
+            "fact", "record", "task-1", "A-1001 is eligible", "--source", "policy",
+            "--confidence", "0.9", "--actor", "agent:planner",
+        )  # fmt: skip
+        cancel = await cli("task", "cancel", "task-1", "--actor", "agent:planner")
+        decision = await cli(
+            "decision", "propose", "task-1", "refund in full?", "--proposal", "yes",
+            "--actor", "agent:planner",
+        )  # fmt: skip
+        resolve = await cli(
+            "decision", "resolve", "task-1", "dec-1", "--reason", "ok", "--actor", "agent:planner"
+        )
+        context = await cli("context", "task-1", "--json")
+    assert [created[1], first[1], depend[1], fact[1], decision[1]] == [
+        "task-1: task created\n",
+        "task-2: task created\n",
+        "task-1: now depends on task-2\n",
+        "fact-1: fact recorded\n",
+        "dec-1: decision proposed\n",
+    ]
+    for code, out, err in (cycle, cancel, resolve):
+        assert (code, out) == (2, "")
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "would close a cycle: task-2 -> task-1 -> task-2" in cycle[2]
+    assert "an agent cannot set a task CANCELLED" in cancel[2]
+    assert "an agent can never resolve a decision" in resolve[2]
+    seen = json.loads(context[1])
+    assert seen["task"]["status"] == "ACTIVE"
+    assert [f["statement"] for f in seen["valid_facts"]] == ["A-1001 is eligible"]
+    assert [d["status"] for d in seen["open_decisions"]] == ["PROPOSED"]

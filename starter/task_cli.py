@@ -1,0 +1,134 @@
+"""The arguments of `harness task|fact|evidence|decision|context`, checked before anything is
+sent (starter.task_actions does the work).
+
+Every write names its `--actor` and may carry an idempotency `--key`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.actors import parse_actor
+from harness.task_graph import scope_problem
+from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
+
+TASK_COMMANDS = ("task", "fact", "evidence", "decision", "context")
+
+
+def _actor(text: str) -> str:
+    try:
+        parse_actor(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _scope(text: str) -> str:
+    problem = scope_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def _text(text: str) -> str:
+    if not text.strip() or len(text) > SUMMARY_CHARS:
+        raise argparse.ArgumentTypeError(f"the text has 1 to {SUMMARY_CHARS} characters")
+    return text
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not a confidence between 0 and 1")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+    parser.add_argument("--scope", type=_scope, default="default", help="tenant, shop, project")
+    parser.add_argument("--json", action="store_true")
+    if writes:
+        parser.add_argument("--actor", type=_actor, required=True, help="human:, system:, agent:")
+        parser.add_argument("--key", help="idempotency key: the same command twice applies once")
+
+
+def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    task = commands.add_parser("task", help="tasks that many runs work on").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    create = task.add_parser("create", help="a new task in a scope; prints its id")
+    create.add_argument("title", type=_text)
+    create.add_argument("--parent", help="the task this one is part of")
+    create.add_argument("--depends-on", action="append", default=[], metavar="TASK")
+    _common(create, writes=True)
+    split = task.add_parser("split", help="a subtask of TASK")
+    split.add_argument("task_id")
+    split.add_argument("title", type=_text)
+    _common(split, writes=True)
+    depend = task.add_parser("depend", help="TASK depends on DEPENDENCY (no cycles)")
+    depend.add_argument("task_id")
+    depend.add_argument("dependency")
+    _common(depend, writes=True)
+    for name, help_text in (("cancel", "cancel a task"), ("complete", "mark a task DONE")):
+        finish = task.add_parser(name, help=f"{help_text} (people and systems only)")
+        finish.add_argument("task_id")
+        finish.add_argument("--reason")
+        _common(finish, writes=True)
+    show = task.add_parser("show", help="a task, its dependencies and its ledger's counts")
+    show.add_argument("task_id")
+    _common(show, writes=False)
+    listing = task.add_parser("list", help="a scope's tasks, through Temporal's visibility")
+    listing.add_argument("--status", type=TaskStatus, choices=list(TaskStatus))
+    _common(listing, writes=False)
+    runnable = task.add_parser("runnable", help="ACTIVE tasks whose dependencies are DONE")
+    _common(runnable, writes=False)
+
+    fact = commands.add_parser("fact", help="facts of a task").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    record = fact.add_parser("record", help="record what is believed, with source and confidence")
+    record.add_argument("task_id")
+    record.add_argument("statement", type=_text)
+    record.add_argument("--source", type=_text, required=True)
+    record.add_argument("--confidence", type=_confidence, required=True)
+    _common(record, writes=True)
+    invalidate = fact.add_parser("invalidate", help="mark a fact no longer valid (kept)")
+    invalidate.add_argument("task_id")
+    invalidate.add_argument("fact_id")
+    invalidate.add_argument("--reason", type=_text, required=True)
+    _common(invalidate, writes=True)
+
+    evidence = commands.add_parser("evidence", help="evidence of a task").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    listed = evidence.add_parser("list", help="every evidence record of a task")
+    listed.add_argument("task_id")
+    _common(listed, writes=False)
+    add = evidence.add_parser("record", help="append a pointer at an artefact")
+    add.add_argument("task_id")
+    add.add_argument("--kind", type=EvidenceKind, choices=list(EvidenceKind), required=True)
+    add.add_argument("--summary", type=_text, required=True)
+    add.add_argument("--location")
+    add.add_argument("--content-ref")
+    _common(add, writes=True)
+
+    decision = commands.add_parser("decision", help="decisions of a task").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    propose = decision.add_parser("propose", help="a question with a proposed answer")
+    propose.add_argument("task_id")
+    propose.add_argument("question", type=_text)
+    propose.add_argument("--proposal", type=_text, required=True)
+    _common(propose, writes=True)
+    resolve = decision.add_parser("resolve", help="accept or --reject a proposal")
+    resolve.add_argument("task_id")
+    resolve.add_argument("decision_id")
+    resolve.add_argument("--reject", action="store_true")
+    resolve.add_argument("--reason", type=_text, required=True)
+    _common(resolve, writes=True)
+
+    context = commands.add_parser("context", help="a task with what is believed and why")
+    context.add_argument("task_id")
+    _common(context, writes=False)
