@@ -4,6 +4,14 @@ from activities.catalog import list_tools
 from activities.checks import check_report
 from activities.judge import JudgeActivities
 from activities.planner import PlannerActivities
+from activities.task_ledger import TaskLedgerActivities
 from activities.tool_runner import ToolActivities
 
-__all__ = ["JudgeActivities", "PlannerActivities", "ToolActivities", "check_report", "list_tools"]
+__all__ = [
+    "JudgeActivities",
+    "PlannerActivities",
+    "TaskLedgerActivities",
+    "ToolActivities",
+    "check_report",
+    "list_tools",
+]

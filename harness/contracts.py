@@ -52,7 +52,7 @@ TASK_STATUS_SIGNAL: Final = "task_status"
 TASK_CONTEXT_QUERY: Final = "context"
 TASK_LEDGER_QUERY: Final = "ledger"
 SCOPE_GRAPH_QUERY: Final = "graph"
-RECORD_TASK_EVIDENCE_ACTIVITY: Final = "harness.record_task_evidence"
+TASK_COMMANDS_ACTIVITY: Final = "harness.task_commands"
 
 
 def scope_workflow_id(scope: str) -> str:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, JsonValue, ValidationError
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
 from harness.plan import Plan
+from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import ToolCatalog
 from harness.usage import TokenUsage
 
@@ -181,3 +182,14 @@ class BatchCallOutcome(BaseModel):
 
 class NodeBatchResult(BaseModel):
     outcomes: list[BatchCallOutcome]
+
+
+class TaskCommandsRequest(BaseModel):
+    """Commands a run sends to its task's ledger, in order, through the task's gateway."""
+
+    scope: str
+    commands: list[TaskCommand]
+
+
+class TaskCommandsResult(BaseModel):
+    receipts: list[LedgerReceipt]

@@ -90,6 +90,16 @@ class RunRequest(BaseModel):
         "reconciles and async results must be signed by one of them (harness.signatures).",
     )
     scale: ScaleOptions = Field(default_factory=lambda: ScaleOptions())
+    task: TaskBinding | None = Field(
+        default=None,
+        description="The task the run works on: it binds itself to it, records each DONE "
+        "node as TOOL evidence there, and says how it ended.",
+    )
+
+
+class TaskBinding(BaseModel):
+    scope: str
+    task_id: str
 
 
 class WaitTimeouts(BaseModel):

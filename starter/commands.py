@@ -12,10 +12,11 @@ import subprocess
 import threading
 
 from pydantic import ValidationError
+from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.problems import describe_invalid
-from harness.run import RunPhase, RunRequest, RunResult
+from harness.run import RunPhase, RunRequest, RunResult, TaskBinding
 from harness.validation import ValidationReport, validate_plan
 from infra.client import connect
 from infra.process import die_with_parent
@@ -51,15 +52,30 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             faults=args.fault,
             ask_user=not args.no_ask,
             actor_keys=signed_actors.actor_keys(args.actor_keys),
+            task=TaskBinding(scope=args.scope, task_id=args.task) if args.task else None,
         )
     except ValidationError as error:
         raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
     return runs.check_request(request)
 
 
+async def _open_task(client: Client, binding: TaskBinding) -> None:
+    """A run works only on a task that exists and has not finished."""
+    from starter import tasks
+
+    try:
+        task = (await tasks.ledger(client, binding.scope, binding.task_id)).task
+    except tasks.TaskRefused as error:
+        raise CliError(str(error)) from error
+    if task.status.is_terminal:
+        raise CliError(f"task '{task.id}' is {task.status.value}: a finished task is final")
+
+
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
     request = run_request(args, settings)
     client = await runs.client_for(settings)
+    if request.task is not None:
+        await _open_task(client, request.task)
     run_id = args.run_id or runs.new_run_id()
     await runs.start_run(client, settings, request, run_id)
     if args.no_wait:

@@ -23,7 +23,7 @@ def _actor(text: str) -> str:
     return text
 
 
-def _scope(text: str) -> str:
+def scope_name(text: str) -> str:
     problem = scope_problem(text)
     if problem:
         raise argparse.ArgumentTypeError(problem)
@@ -47,7 +47,7 @@ def _confidence(text: str) -> float:
 
 
 def _common(parser: argparse.ArgumentParser, *, writes: bool) -> None:
-    parser.add_argument("--scope", type=_scope, default="default", help="tenant, shop, project")
+    parser.add_argument("--scope", type=scope_name, default="default", help="tenant, shop, project")
     parser.add_argument("--json", action="store_true")
     if writes:
         parser.add_argument("--actor", type=_actor, required=True, help="human:, system:, agent:")

@@ -11,7 +11,14 @@ from types import TracebackType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities import JudgeActivities, PlannerActivities, ToolActivities, check_report, list_tools
+from activities import (
+    JudgeActivities,
+    PlannerActivities,
+    TaskLedgerActivities,
+    ToolActivities,
+    check_report,
+    list_tools,
+)
 from activities.llm import ProviderRegistry
 from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
@@ -72,6 +79,7 @@ def build_worker(
     planner = PlannerActivities(providers)
     tools = ToolActivities(providers, default_services() if services is None else services)
     critic = JudgeActivities(providers)
+    ledger = TaskLedgerActivities(client)
     run_worker = Worker(
         client,
         task_queue=task_queue,
@@ -82,6 +90,7 @@ def build_worker(
             tools.probe_operation,
             critic.judge,
             check_report,
+            ledger.send,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )

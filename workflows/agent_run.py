@@ -44,6 +44,7 @@ from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
 from workflows.signal_intake import SignalRoute, take_signal
+from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
 
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
@@ -64,7 +65,8 @@ class AgentRunWorkflow:
         trace = TraceLog(run_id, request.session_id, budget, clock.now)
         state = RunState(run_id=run_id, request=request, started_at=clock.started)
         desk = WaitDesk(trace, self._publish)
-        self._ctx = RunContext(clock, state, budget, trace, desk)
+        reporter = TaskReporter(request.task, run_id)
+        self._ctx = RunContext(clock, state, budget, trace, desk, reporter)
         self._phases = RunPhases(self._ctx)
         self._signals: dict[str, SignalRoute[Any]] = {
             APPROVE_SIGNAL: SignalRoute(ApprovalRequest, self._approve),
@@ -91,6 +93,7 @@ class AgentRunWorkflow:
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step
+            await ctx.task.bound()
             while not ctx.state.phase.is_terminal:
                 ctx.enter(await self._phases.handlers[ctx.state.phase]())
         except asyncio.CancelledError:
@@ -98,6 +101,7 @@ class AgentRunWorkflow:
                 raise  # the worker drops this copy of the run: nothing of the run's own ends
             reason = self._cancel_reason or workflow.cancellation_reason()
             await self._cancel_run(reason or "cancellation requested")
+        await ctx.task.ended(ctx.state.phase.value)
         ctx.trace.emit(TraceKind.RUN_FINISH, status=ctx.state.phase.value, message=ctx.state.error)
         await workflow.wait_condition(workflow.all_handlers_finished)
         result = ctx.result()

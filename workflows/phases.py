@@ -152,6 +152,7 @@ class RunPhases:
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
         await ctx.scheduler.run(ctx.budget.seconds_left())
+        await ctx.task.finished_nodes(ledger, len(state.attempts))
         state.reusable.update(ledger.fresh_results)
         state.charge(AgentRole.WORKER, ledger.usage)
         if ledger.budget_skips:

@@ -19,6 +19,7 @@ from workflows import search_attributes
 from workflows.clock import RunClock
 from workflows.details import current_details
 from workflows.scheduler import Scheduler
+from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
 
 ELAPSED_ON_DEMAND_PATCH = "budget-time-read-on-demand"
@@ -31,6 +32,7 @@ class RunContext:
     budget: Budget
     trace: TraceLog
     desk: WaitDesk
+    task: TaskReporter
     ledger: NodeLedger | None = None
     scheduler: Scheduler | None = None
 

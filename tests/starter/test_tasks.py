@@ -203,3 +203,55 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
     assert seen["task"]["status"] == "ACTIVE"
     assert [f["statement"] for f in seen["valid_facts"]] == ["A-1001 is eligible"]
     assert [d["status"] for d in seen["open_decisions"]] == ["PROPOSED"]
+
+
+async def test_a_task_is_worked_on_by_two_runs_in_turn_across_worker_restarts(
+    client: Client, task_queue: str
+) -> None:
+    """Each run binds itself, leaves one TOOL evidence record per node it finished (a reference
+    to run and node), and says how it ended; the task outlives both workers."""
+    scope = new_scope()
+    run_ids = [f"run-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="compare cities"))
+        code, _, err = await harness(
+            "run", "Compare Paris and Tokyo", "--task", task, "--scope", scope,
+            "--id", run_ids[0], client=client, task_queue=task_queue,
+        )  # fmt: skip
+        assert code == 0, err
+    async with running_worker(client, task_queue):  # another worker, the same task
+        code, _, err = await harness(
+            "run", "Compare Paris and Tokyo", "--task", task, "--scope", scope,
+            "--id", run_ids[1], client=client, task_queue=task_queue,
+        )  # fmt: skip
+        assert code == 0, err
+        state = await tasks.ledger(client, scope, task)
+    assert [(run.run_id, run.ended) for run in state.task.runs] == [
+        (run_ids[0], "SUCCEEDED"),
+        (run_ids[1], "SUCCEEDED"),
+    ]
+    for run_id in run_ids:
+        refs = sorted(e.content_ref or "" for e in state.evidence if e.run_id == run_id)
+        assert len(refs) == 7  # every node of the plan
+        assert f"run:{run_id}/node:pop_paris" in refs
+    assert {e.kind for e in state.evidence} == {EvidenceKind.TOOL}
+    assert {e.recorded_by for e in state.evidence} == {"system:harness"}
+
+
+async def test_a_run_on_a_finished_or_unknown_task_is_refused_before_it_starts(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="x"))
+        await task_command(client, scope, task, SetStatus(status=TaskStatus.DONE), actor=HUMAN)
+        done = await harness(
+            "run", "Compare Paris and Tokyo", "--task", task, "--scope", scope,
+            client=client, task_queue=task_queue,
+        )  # fmt: skip
+        unknown = await harness(
+            "run", "Compare Paris and Tokyo", "--task", "task-9", "--scope", scope,
+            client=client, task_queue=task_queue,
+        )  # fmt: skip
+    assert done[0] == 2 and "is DONE: a finished task is final" in done[2]
+    assert unknown[0] == 2 and f"scope '{scope}' has no task 'task-9'" in unknown[2]
