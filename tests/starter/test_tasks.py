@@ -255,3 +255,34 @@ async def test_a_run_on_a_finished_or_unknown_task_is_refused_before_it_starts(
         )  # fmt: skip
     assert done[0] == 2 and "is DONE: a finished task is final" in done[2]
     assert unknown[0] == 2 and f"scope '{scope}' has no task 'task-9'" in unknown[2]
+
+
+async def test_a_task_with_2000_records_continues_as_new_and_keeps_them_all(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="big"))
+        operations: list[TaskOperation] = []
+        for n in range(1000):
+            operations.append(RecordFact(statement=f"fact {n}", source="test", confidence=0.5))
+            operations.append(
+                RecordEvidence(kind=EvidenceKind.TEST, summary=f"check {n}", location=f"t/{n}")
+            )
+        for start in range(0, len(operations), 8):
+            await asyncio.gather(
+                *(
+                    task_command(client, scope, task, operation, key=f"k{start + i}")
+                    for i, operation in enumerate(operations[start : start + 8])
+                )
+            )
+        seen = await tasks.context(client, scope, task)
+        handle = client.get_workflow_handle(f"{scope}/{task}")
+        description = await handle.describe()
+        first_run_id = description.raw_description.workflow_execution_info.first_run_id
+        first_run = await client.get_workflow_handle(
+            f"{scope}/{task}", run_id=first_run_id
+        ).describe()
+    assert len(seen.valid_facts) == 1000 and seen.evidence_count == 1000
+    assert description.history_length < 10_000
+    assert first_run.status is not None and first_run.status.name == "CONTINUED_AS_NEW"
