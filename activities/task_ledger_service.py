@@ -1,0 +1,69 @@
+"""The task ledger as a service for activities (a run's reports to its task, the agent's
+management tools): the worker's Temporal client sending the task's and the scope's own updates
+and queries, by the names in harness.contracts. A refusal is a receipt that says why, never an
+exception; a server that cannot be reached raises, and the activity is retried."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import FailureError
+from temporalio.service import RPCError, RPCStatusCode
+
+from harness.contracts import (
+    SCOPE_COMMAND_UPDATE,
+    SCOPE_GRAPH_QUERY,
+    TASK_COMMAND_UPDATE,
+    TASK_CONTEXT_QUERY,
+    scope_workflow_id,
+    task_workflow_id,
+)
+from harness.task_commands import LedgerReceipt, TaskCommand
+from harness.task_graph import GraphCommand, TaskGraphState
+from harness.task_ledger import TaskContext
+
+
+class ContextQuery(BaseModel):
+    recent_evidence: int = 20
+
+
+class TemporalTaskLedger:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def task_command(self, scope: str, command: TaskCommand) -> LedgerReceipt:
+        return await self._update(
+            task_workflow_id(scope, command.task_id), TASK_COMMAND_UPDATE, command
+        )
+
+    async def scope_command(self, command: GraphCommand) -> LedgerReceipt:
+        """For a scope that exists: a run's task already has its graph."""
+        return await self._update(scope_workflow_id(command.scope), SCOPE_COMMAND_UPDATE, command)
+
+    async def context(self, scope: str, task_id: str) -> TaskContext:
+        handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
+        found: TaskContext = await handle.query(
+            TASK_CONTEXT_QUERY, ContextQuery(), result_type=TaskContext
+        )
+        return found
+
+    async def graph(self, scope: str) -> TaskGraphState:
+        handle = self._client.get_workflow_handle(scope_workflow_id(scope))
+        state: TaskGraphState = await handle.query(SCOPE_GRAPH_QUERY, result_type=TaskGraphState)
+        return state
+
+    async def _update(self, workflow_id: str, name: str, command: BaseModel) -> LedgerReceipt:
+        handle = self._client.get_workflow_handle(workflow_id)
+        try:
+            receipt: LedgerReceipt = await handle.execute_update(
+                name, command, result_type=LedgerReceipt
+            )
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            reason = cause.message if isinstance(cause, FailureError) else str(error)
+            return LedgerReceipt(accepted=False, reason=reason)
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return LedgerReceipt(accepted=False, reason=f"{workflow_id}: {error.message}")
+        return receipt

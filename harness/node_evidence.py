@@ -1,0 +1,21 @@
+"""The TOOL evidence of a node a run finished: one record per run, plan attempt and node,
+pointing at the result in the run (never a copy of it). The run records it when the attempt's
+nodes are done, and a management tool that cites the node records the very same command, so
+whichever comes second is a duplicate."""
+
+from __future__ import annotations
+
+from harness.task_commands import RecordEvidence
+from harness.work import EvidenceKind
+
+
+def node_evidence(run_id: str, attempt: int, node_id: str) -> tuple[RecordEvidence, str]:
+    """The command and its idempotency key."""
+    evidence = RecordEvidence(
+        kind=EvidenceKind.TOOL,
+        summary=f"result of node {node_id} (plan attempt {attempt})",
+        content_ref=f"run:{run_id}/node:{node_id}",
+        run_id=run_id,
+        node_id=node_id,
+    )
+    return evidence, f"{run_id}:{attempt}:{node_id}"

@@ -1,0 +1,282 @@
+"""The agent's management tools: reserved tools in every scenario's catalog that let a plan read
+and write its task's ledger, validated and run like any other node.
+
+They run with the agent's actor (`agent:RUN_ID`), so the gateway's rules hold for them too: an
+agent records facts, evidence, decisions and relations and creates tasks, but resolves,
+completes and cancels nothing. Each write carries an idempotency key naming the run and node,
+so a retried call applies once. They need the run to be bound to a task (`harness run --task`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field, JsonValue
+
+from harness.errors import ErrorCode, ToolError
+from harness.run import TaskBinding
+from harness.task_commands import (
+    AddRelation,
+    LedgerReceipt,
+    ProposeDecision,
+    RecordEvidence,
+    RecordFact,
+    TaskCommand,
+    TaskOperation,
+)
+from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation, TaskGraph
+from harness.task_graph import TaskGraphState
+from harness.task_ledger import TaskContext
+from harness.tools import ToolSpec
+from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType
+from scenarios.base import Tool, ToolContext
+
+TASK_LEDGER_SERVICE = "task_ledger"
+RESERVED_PREFIX = "harness_"
+"""No business tool may take a name that starts with this."""
+
+
+class TaskLedgerService(Protocol):
+    """What the worker gives the management tools: its Temporal client, behind the gateway."""
+
+    async def task_command(self, scope: str, command: TaskCommand) -> LedgerReceipt: ...
+
+    async def scope_command(self, command: GraphCommand) -> LedgerReceipt: ...
+
+    async def context(self, scope: str, task_id: str) -> TaskContext: ...
+
+    async def graph(self, scope: str) -> TaskGraphState: ...
+
+
+class ContextArgs(BaseModel):
+    pass
+
+
+class FactArgs(BaseModel):
+    statement: str = Field(min_length=1, max_length=500)
+    source: str = Field(min_length=1, max_length=500, description="Where the fact comes from.")
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence_of: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Nodes of this plan whose results support the fact: each is recorded as "
+        "TOOL evidence and joined to the fact by a SUPPORTS relation.",
+    )
+
+
+class EvidenceArgs(BaseModel):
+    kind: EvidenceKind = EvidenceKind.EXTERNAL
+    summary: str = Field(min_length=1, max_length=500)
+    location: str | None = Field(default=None, max_length=500)
+
+
+class DecisionArgs(BaseModel):
+    question: str = Field(min_length=1, max_length=500)
+    proposal: str = Field(min_length=1, max_length=500)
+
+
+class RelationArgs(BaseModel):
+    source_kind: EntityKind
+    source_id: str = Field(min_length=1, max_length=200)
+    target_kind: EntityKind
+    target_id: str = Field(min_length=1, max_length=200)
+    type: RelationType
+
+
+class TaskManageArgs(BaseModel):
+    action: Literal["create", "split", "add_dependency", "get", "runnable"]
+    title: str | None = Field(default=None, max_length=500)
+    task_id: str | None = Field(default=None, description="split: the parent; else the task.")
+    depends_on: str | None = None
+
+
+def _binding(ctx: ToolContext) -> TaskBinding:
+    if ctx.task is None:
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            "this run is not bound to a task: start it with `harness run ... --task TASK`",
+        )
+    return ctx.task
+
+
+def _ledger(ctx: ToolContext) -> TaskLedgerService:
+    service = ctx.services.get(TASK_LEDGER_SERVICE)
+    if service is None:
+        raise ToolError(ErrorCode.CONFIG_INVALID, "this worker has no task ledger service")
+    return service  # type: ignore[return-value]
+
+
+def agent_actor(ctx: ToolContext) -> str:
+    return f"agent:{ctx.run_id}"
+
+
+async def _write(ctx: ToolContext, operation: TaskOperation, part: str = "") -> LedgerReceipt:
+    binding = _binding(ctx)
+    command = TaskCommand(
+        task_id=binding.task_id,
+        actor=agent_actor(ctx),
+        operation=operation,
+        idempotency_key=f"{ctx.run_id}:{ctx.node_id}{part}",
+    )
+    receipt = await _ledger(ctx).task_command(binding.scope, command)
+    if not receipt.accepted:
+        raise ToolError(ErrorCode.POLICY_VIOLATION, receipt.reason)
+    return receipt
+
+
+async def context_get(args: ContextArgs, ctx: ToolContext) -> JsonValue:
+    binding = _binding(ctx)
+    ledger = _ledger(ctx)
+    seen = await ledger.context(binding.scope, binding.task_id)
+    graph = TaskGraph(await ledger.graph(binding.scope))
+    subtasks = [t.id for t in graph.children(binding.task_id) if t in graph.runnable()]
+    return {
+        **seen.model_dump(mode="json"),
+        "runnable_subtasks": subtasks,
+        "unfinished_dependencies": graph.unfinished_dependencies(binding.task_id)
+        if binding.task_id in graph.state.tasks
+        else [],
+    }
+
+
+async def fact_record(args: FactArgs, ctx: ToolContext) -> JsonValue:
+    fact = await _write(
+        ctx, RecordFact(statement=args.statement, source=args.source, confidence=args.confidence)
+    )
+    supported_by = []
+    for node_id in args.evidence_of:
+        evidence = await _write(
+            ctx,
+            RecordEvidence(
+                kind=EvidenceKind.TOOL,
+                summary=f"result of node {node_id}, supporting: {args.statement}"[:500],
+                content_ref=f"run:{ctx.run_id}/node:{node_id}",
+                run_id=ctx.run_id,
+                node_id=node_id,
+            ),
+            f":evidence:{node_id}",
+        )
+        assert evidence.id is not None and fact.id is not None
+        await _write(
+            ctx,
+            AddRelation(
+                source=EntityRef(kind=EntityKind.EVIDENCE, id=evidence.id),
+                target=EntityRef(kind=EntityKind.FACT, id=fact.id),
+                type=RelationType.SUPPORTS,
+            ),
+            f":supports:{node_id}",
+        )
+        supported_by.append(evidence.id)
+    return {"fact_id": fact.id, "supported_by": supported_by}
+
+
+async def evidence_record(args: EvidenceArgs, ctx: ToolContext) -> JsonValue:
+    receipt = await _write(
+        ctx,
+        RecordEvidence(
+            kind=args.kind,
+            summary=args.summary,
+            location=args.location,
+            run_id=ctx.run_id,
+            node_id=ctx.node_id,
+        ),
+    )
+    return {"evidence_id": receipt.id}
+
+
+async def decision_propose(args: DecisionArgs, ctx: ToolContext) -> JsonValue:
+    receipt = await _write(ctx, ProposeDecision(question=args.question, proposal=args.proposal))
+    return {"decision_id": receipt.id, "status": "PROPOSED"}
+
+
+async def relation_manage(args: RelationArgs, ctx: ToolContext) -> JsonValue:
+    receipt = await _write(
+        ctx,
+        AddRelation(
+            source=EntityRef(kind=args.source_kind, id=args.source_id),
+            target=EntityRef(kind=args.target_kind, id=args.target_id),
+            type=args.type,
+        ),
+    )
+    return {"relation_id": receipt.id}
+
+
+async def task_manage(args: TaskManageArgs, ctx: ToolContext) -> JsonValue:
+    binding = _binding(ctx)
+    ledger = _ledger(ctx)
+    if args.action in ("get", "runnable"):
+        graph = TaskGraph(await ledger.graph(binding.scope))
+        if args.action == "runnable":
+            return [task.model_dump(mode="json") for task in graph.runnable()]
+        task = graph.state.tasks.get(args.task_id or binding.task_id)
+        if task is None:
+            raise ToolError(ErrorCode.MISSING_INFO, f"no task '{args.task_id}'")
+        return task.model_dump(mode="json")
+    operation: GraphOperation
+    if args.action == "add_dependency":
+        if args.depends_on is None:
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "add_dependency needs depends_on")
+        operation = AddDependency(task_id=args.task_id or binding.task_id, depends_on=args.depends_on)
+    else:
+        if not args.title:
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{args.action} needs a title")
+        parent = (args.task_id or binding.task_id) if args.action == "split" else None
+        operation = CreateTask(title=args.title, parent_id=parent)
+    command = GraphCommand(
+        scope=binding.scope,
+        actor=agent_actor(ctx),
+        operation=operation,
+        idempotency_key=f"{ctx.run_id}:{ctx.node_id}",
+    )
+    receipt = await ledger.scope_command(command)
+    if not receipt.accepted:
+        raise ToolError(ErrorCode.POLICY_VIOLATION, receipt.reason)
+    return {"task_id": receipt.id, "reason": receipt.reason}
+
+
+def _tool(name: str, description: str, arguments: type[BaseModel], run: object) -> Tool:
+    spec = ToolSpec.from_model(name, description, arguments, cost_hint=0.1, idempotent=True)
+    return Tool(spec=spec, arguments=arguments, run=run)  # type: ignore[arg-type]
+
+
+MANAGEMENT_TOOLS: tuple[Tool, ...] = (
+    _tool(
+        "harness_context_get",
+        "Read the run's task: its valid facts, decisions, recent evidence, relations, runnable "
+        "subtasks and unfinished dependencies.",
+        ContextArgs,
+        context_get,
+    ),
+    _tool(
+        "harness_task_manage",
+        "Create or split tasks, add a dependency between tasks, get a task, list runnable tasks.",
+        TaskManageArgs,
+        task_manage,
+    ),
+    _tool(
+        "harness_fact_record",
+        "Record a fact on the run's task, with its source and confidence; evidence_of names the "
+        "nodes whose results support it.",
+        FactArgs,
+        fact_record,
+    ),
+    _tool(
+        "harness_evidence_record",
+        "Record a pointer at an artefact as evidence on the run's task.",
+        EvidenceArgs,
+        evidence_record,
+    ),
+    _tool(
+        "harness_decision_propose",
+        "Propose a decision on the run's task; a person or a system resolves it.",
+        DecisionArgs,
+        decision_propose,
+    ),
+    _tool(
+        "harness_relation_manage",
+        "Relate two records of the run's task (SUPPORTS: evidence backs a fact or decision).",
+        RelationArgs,
+        relation_manage,
+    ),
+)
+MANAGEMENT_TOOL_NAMES = frozenset(tool.spec.name for tool in MANAGEMENT_TOOLS)
