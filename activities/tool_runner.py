@@ -96,6 +96,8 @@ class ToolActivities:
             attempt=attempt,
             writer=writer,
             services=self._services,
+            task=request.task,
+            plan_attempt=request.plan_attempt or 0,
         )
         try:
             result = await with_heartbeats(tool.call(arguments, context), clock.details)

@@ -14,6 +14,7 @@ from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import ToolCatalog
 from harness.usage import TokenUsage
+from harness.work import TaskBinding
 
 
 class CatalogRequest(BaseModel):
@@ -29,6 +30,9 @@ class PlanRequest(BaseModel):
     failures: list[FailureContext] = Field(default_factory=list)
     previous_plan: Plan | None = None
     provider: str | None = None
+    task: TaskBinding | None = Field(
+        default=None, description="The task the run works on: its plan may use harness_* tools."
+    )
 
 
 class PlanResponse(BaseModel):
@@ -45,6 +49,8 @@ class ToolCallRequest(BaseModel):
     arguments: dict[str, JsonValue]
     provider: str | None = None
     fault: FaultSpec | None = None
+    task: TaskBinding | None = None
+    plan_attempt: int | None = None
 
 
 class AttemptTiming(BaseModel):
@@ -169,6 +175,8 @@ class NodeBatchRequest(BaseModel):
     provider: str | None = None
     max_concurrency: int
     calls: list[BatchCall]
+    task: TaskBinding | None = None
+    plan_attempt: int | None = None
 
 
 class BatchCallOutcome(BaseModel):

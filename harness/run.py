@@ -16,6 +16,7 @@ from harness.trace import TraceEvent
 from harness.usage import TokenUsage
 from harness.validation import DEFAULT_MAX_NODES, ValidationIssue
 from harness.wait_book import Wait
+from harness.work import TaskBinding
 
 DEFAULT_SCENARIO = "cities"
 DEFAULT_MAX_REPLANS = 2
@@ -97,11 +98,6 @@ class RunRequest(BaseModel):
     )
 
 
-class TaskBinding(BaseModel):
-    scope: str
-    task_id: str
-
-
 class WaitTimeouts(BaseModel):
     """How long each kind of wait may stay pending before it expires (seconds)."""
 
@@ -134,6 +130,7 @@ class ExecutionOptions(BaseModel):
     approve_side_effects: bool = True
     wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)
     scale: ScaleOptions = Field(default_factory=ScaleOptions)
+    task: TaskBinding | None = None
 
     @classmethod
     def of(cls, run_id: str, request: RunRequest, attempt: int) -> ExecutionOptions:
@@ -147,6 +144,7 @@ class ExecutionOptions(BaseModel):
             approve_side_effects=request.approve_side_effects,
             wait_timeouts=request.wait_timeouts,
             scale=request.scale,
+            task=request.task,
         )
 
 

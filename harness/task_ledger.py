@@ -203,13 +203,29 @@ class TaskLedger:
         return None
 
     def _known(self, ref: EntityRef) -> bool:
-        """Records of this ledger must exist; tasks, runs and waits live elsewhere."""
+        """Records of this ledger must exist; tasks, runs and waits live elsewhere. Evidence
+        may also be named by what it points at in a run bound to this task
+        (`run:RUN_ID/node:NODE_ID`), before the run has recorded it."""
+        if ref.kind is EntityKind.EVIDENCE and self._bound_run_ref(ref.id):
+            return True
         records: dict[EntityKind, list[str]] = {
             EntityKind.FACT: [f.id for f in self.state.facts],
             EntityKind.EVIDENCE: [e.id for e in self.state.evidence],
             EntityKind.DECISION: [d.id for d in self.state.decisions],
         }
         return ref.id in records[ref.kind] if ref.kind in records else True
+
+    def _bound_run_ref(self, ref: str) -> bool:
+        run_id = ref.removeprefix("run:").split("/", 1)[0] if ref.startswith("run:") else None
+        return run_id is not None and any(run.run_id == run_id for run in self.task.runs)
+
+    def _evidence_ref(self, ref: EntityRef) -> EntityRef:
+        """Evidence named by what it points at is named by its id once it is recorded."""
+        if ref.kind is not EntityKind.EVIDENCE:
+            return ref
+        latest = reversed(self.state.evidence)
+        found = next((e for e in latest if e.content_ref == ref.id), None)
+        return EntityRef(kind=EntityKind.EVIDENCE, id=found.id) if found else ref
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -246,6 +262,9 @@ class TaskLedger:
                 **operation.model_dump(exclude={"op"}),
             )
             state.evidence.append(evidence)
+            for relation in state.relations:  # those that named it by what it points at
+                relation.source = self._evidence_ref(relation.source)
+                relation.target = self._evidence_ref(relation.target)
             return evidence.id, "evidence recorded"
         if isinstance(operation, ProposeDecision):
             decision = Decision(
@@ -269,8 +288,8 @@ class TaskLedger:
         if isinstance(operation, AddRelation):
             relation = Relation(
                 id=f"rel-{len(state.relations) + 1}",
-                source=operation.source,
-                target=operation.target,
+                source=self._evidence_ref(operation.source),
+                target=self._evidence_ref(operation.target),
                 type=operation.type,
                 recorded_by=actor,
                 recorded_at=now,

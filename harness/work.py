@@ -129,6 +129,13 @@ class RunBinding(BaseModel):
     ended: str | None = None
 
 
+class TaskBinding(BaseModel):
+    """The task a run works on."""
+
+    scope: str
+    task_id: str
+
+
 class TaskRecord(BaseModel):
     """A task as its own ledger knows it; its dependencies are its scope graph's."""
 

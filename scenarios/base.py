@@ -16,6 +16,7 @@ from harness.messages import OperationProbe
 from harness.plan import Plan
 from harness.tools import ToolCatalog, ToolSpec
 from harness.usage import TokenUsage
+from harness.work import TaskBinding
 
 
 class PlanningError(Exception):
@@ -32,6 +33,9 @@ class ToolContext:
     writer: TextWriter
     usage: TokenUsage = field(default_factory=TokenUsage)
     services: Mapping[str, object] = field(default_factory=dict)
+    task: TaskBinding | None = None
+    """The task the run works on (the management tools write to it)."""
+    plan_attempt: int = 0
 
     async def write(self, request: TextRequest) -> TextReply:
         reply = await self.writer.write(request)
@@ -77,6 +81,7 @@ class PlanningInput:
     attempt: int
     failures: list[FailureContext]
     previous_plan: Plan | None
+    bound_to_task: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,8 +116,21 @@ class Scenario:
     """The services the scenario's tools use (ToolContext.services), built once per worker from
     its environment (e.g. where the payment service listens)."""
 
+    def __post_init__(self) -> None:
+        from scenarios.management import RESERVED_PREFIX
+
+        reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]
+        if reserved:
+            raise ValueError(f"scenario {self.name}: tool names {reserved} are reserved")
+
     def catalog(self) -> ToolCatalog:
-        return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self.tools])
+        """The scenario's tools, then the management tools every catalog has."""
+        return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self._all_tools()])
 
     def tool(self, name: str) -> Tool | None:
-        return next((tool for tool in self.tools if tool.spec.name == name), None)
+        return next((tool for tool in self._all_tools() if tool.spec.name == name), None)
+
+    def _all_tools(self) -> tuple[Tool, ...]:
+        from scenarios.management import MANAGEMENT_TOOLS  # it builds on this module
+
+        return (*self.tools, *MANAGEMENT_TOOLS)

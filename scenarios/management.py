@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.errors import ErrorCode, ToolError
-from harness.run import TaskBinding
+from harness.node_evidence import node_evidence
 from harness.task_commands import (
     AddRelation,
     LedgerReceipt,
@@ -24,11 +24,17 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation, TaskGraph
-from harness.task_graph import TaskGraphState
+from harness.task_graph import (
+    AddDependency,
+    CreateTask,
+    GraphCommand,
+    GraphOperation,
+    TaskGraph,
+    TaskGraphState,
+)
 from harness.task_ledger import TaskContext
 from harness.tools import ToolSpec
-from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType
+from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType, TaskBinding
 from scenarios.base import Tool, ToolContext
 
 TASK_LEDGER_SERVICE = "task_ledger"
@@ -110,13 +116,17 @@ def agent_actor(ctx: ToolContext) -> str:
     return f"agent:{ctx.run_id}"
 
 
-async def _write(ctx: ToolContext, operation: TaskOperation, part: str = "") -> LedgerReceipt:
+async def _write(
+    ctx: ToolContext, operation: TaskOperation, part: str = "", key: str | None = None
+) -> LedgerReceipt:
+    """One command as the agent; the key names run and node (and `part` of the node's writes),
+    or is the one given."""
     binding = _binding(ctx)
     command = TaskCommand(
         task_id=binding.task_id,
         actor=agent_actor(ctx),
         operation=operation,
-        idempotency_key=f"{ctx.run_id}:{ctx.node_id}{part}",
+        idempotency_key=key or f"{ctx.run_id}:{ctx.node_id}{part}",
     )
     receipt = await _ledger(ctx).task_command(binding.scope, command)
     if not receipt.accepted:
@@ -143,30 +153,22 @@ async def fact_record(args: FactArgs, ctx: ToolContext) -> JsonValue:
     fact = await _write(
         ctx, RecordFact(statement=args.statement, source=args.source, confidence=args.confidence)
     )
-    supported_by = []
+    supported_by: list[JsonValue] = []
     for node_id in args.evidence_of:
-        evidence = await _write(
-            ctx,
-            RecordEvidence(
-                kind=EvidenceKind.TOOL,
-                summary=f"result of node {node_id}, supporting: {args.statement}"[:500],
-                content_ref=f"run:{ctx.run_id}/node:{node_id}",
-                run_id=ctx.run_id,
-                node_id=node_id,
-            ),
-            f":evidence:{node_id}",
-        )
-        assert evidence.id is not None and fact.id is not None
+        # the run records each node's evidence when its attempt is done; name it by what it
+        # points at, and the ledger joins the relation to it then
+        record, _ = node_evidence(ctx.run_id, ctx.plan_attempt, node_id)
+        assert record.content_ref is not None and fact.id is not None
         await _write(
             ctx,
             AddRelation(
-                source=EntityRef(kind=EntityKind.EVIDENCE, id=evidence.id),
+                source=EntityRef(kind=EntityKind.EVIDENCE, id=record.content_ref),
                 target=EntityRef(kind=EntityKind.FACT, id=fact.id),
                 type=RelationType.SUPPORTS,
             ),
             f":supports:{node_id}",
         )
-        supported_by.append(evidence.id)
+        supported_by.append(record.content_ref)
     return {"fact_id": fact.id, "supported_by": supported_by}
 
 
@@ -216,7 +218,9 @@ async def task_manage(args: TaskManageArgs, ctx: ToolContext) -> JsonValue:
     if args.action == "add_dependency":
         if args.depends_on is None:
             raise ToolError(ErrorCode.INVALID_ARGUMENT, "add_dependency needs depends_on")
-        operation = AddDependency(task_id=args.task_id or binding.task_id, depends_on=args.depends_on)
+        operation = AddDependency(
+            task_id=args.task_id or binding.task_id, depends_on=args.depends_on
+        )
     else:
         if not args.title:
             raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{args.action} needs a title")

@@ -16,8 +16,9 @@ from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.problems import describe_invalid
-from harness.run import RunPhase, RunRequest, RunResult, TaskBinding
+from harness.run import RunPhase, RunRequest, RunResult
 from harness.validation import ValidationReport, validate_plan
+from harness.work import TaskBinding
 from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import Settings, SettingsError

@@ -20,9 +20,11 @@ from activities import (
     list_tools,
 )
 from activities.llm import ProviderRegistry
+from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
 from scenarios import all_scenarios
+from scenarios.management import TASK_LEDGER_SERVICE
 
 MAX_CONCURRENT_ACTIVITIES = 200
 
@@ -77,7 +79,9 @@ def build_worker(
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
-    tools = ToolActivities(providers, default_services() if services is None else services)
+    ledger_service = {TASK_LEDGER_SERVICE: TemporalTaskLedger(client)}
+    tool_services = default_services() if services is None else dict(services)
+    tools = ToolActivities(providers, {**tool_services, **ledger_service})
     critic = JudgeActivities(providers)
     ledger = TaskLedgerActivities(client)
     run_worker = Worker(

@@ -48,6 +48,8 @@ class NodeBatchWorkflow:
                         arguments=call.arguments,
                         provider=request.provider,
                         fault=call.fault,
+                        task=request.task,
+                        plan_attempt=request.plan_attempt,
                     ),
                     local=call.local,
                     retry=TOOL_RETRY,

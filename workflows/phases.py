@@ -90,6 +90,7 @@ class RunPhases:
             failures=state.failures,
             previous_plan=state.plan,
             provider=state.request.provider,
+            task=state.request.task,
         )
         try:
             response = await activity_calls.make_plan(request)
@@ -152,7 +153,9 @@ class RunPhases:
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
         await ctx.scheduler.run(ctx.budget.seconds_left())
-        await ctx.task.finished_nodes(ledger, len(state.attempts))
+        await ctx.task.finished_nodes(
+            ledger, len(state.attempts), list(ctx.desk.book.waits.values())
+        )
         state.reusable.update(ledger.fresh_results)
         state.charge(AgentRole.WORKER, ledger.usage)
         if ledger.budget_skips:

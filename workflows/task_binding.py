@@ -13,10 +13,11 @@ from temporalio.common import RetryPolicy
 from harness.contracts import TASK_COMMANDS_ACTIVITY
 from harness.dag import NodeStatus
 from harness.messages import TaskCommandsRequest, TaskCommandsResult
+from harness.node_evidence import node_evidence
 from harness.node_ledger import NodeLedger
-from harness.run import TaskBinding
 from harness.task_commands import BindRun, RecordEvidence, RunEnded, TaskCommand, TaskOperation
-from harness.work import EvidenceKind
+from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
+from harness.work import EvidenceKind, TaskBinding
 
 HARNESS_ACTOR = "system:harness"
 TASK_COMMANDS_TIMEOUT = timedelta(seconds=30)
@@ -31,21 +32,31 @@ class TaskReporter:
     async def bound(self) -> None:
         await self._send([(BindRun(run_id=self._run_id), f"{self._run_id}:bind")])
 
-    async def finished_nodes(self, ledger: NodeLedger, attempt: int) -> None:
-        """Every node the attempt finished, once: the key names run, attempt and node."""
+    async def finished_nodes(self, ledger: NodeLedger, attempt: int, waits: list[Wait]) -> None:
+        """Every node the attempt finished (TOOL evidence), and every approval given or
+        refused for one of its nodes (EXTERNAL evidence), once each."""
         commands: list[tuple[TaskOperation, str]] = []
         for node_id, outcome in ledger.outcomes.items():
-            if outcome.status is not NodeStatus.DONE or outcome.reused:
-                continue
-            evidence = RecordEvidence(
-                kind=EvidenceKind.TOOL,
-                summary=f"{outcome.tool} result of node {node_id}",
-                content_ref=f"run:{self._run_id}/node:{node_id}",
-                run_id=self._run_id,
-                node_id=node_id,
-            )
-            commands.append((evidence, f"{self._run_id}:{attempt}:{node_id}"))
+            if outcome.status is NodeStatus.DONE and not outcome.reused:
+                commands.append(node_evidence(self._run_id, attempt, node_id))
+        for wait in waits:
+            approved_here = wait.kind is WaitKind.APPROVAL and wait.node_id in ledger.outcomes
+            if approved_here and wait.status is WaitStatus.DELIVERED:
+                commands.append(self._approval(wait))
         await self._send(commands)
+
+    def _approval(self, wait: Wait) -> tuple[TaskOperation, str]:
+        """Wait ids are the run's own, across attempts: the key needs no attempt."""
+        decided = "approved" if wait.decision is Decision.APPROVE else "rejected"
+        comment = f": {wait.comment_excerpt()}" if wait.comment else ""
+        evidence = RecordEvidence(
+            kind=EvidenceKind.EXTERNAL,
+            summary=f"approval {wait.id}: {decided} by {wait.delivered_by}{comment}"[:500],
+            location=f"run:{self._run_id}/wait:{wait.id}",
+            run_id=self._run_id,
+            node_id=wait.node_id,
+        )
+        return evidence, f"{self._run_id}:wait:{wait.id}"
 
     async def ended(self, status: str) -> None:
         await self._send([(RunEnded(run_id=self._run_id, status=status), f"{self._run_id}:end")])

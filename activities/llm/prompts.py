@@ -71,6 +71,16 @@ def planner_user(request: PlanRequest) -> str:
             "leave them out, and report them if a tool has an argument for that.\n"
             + fence("failures", "\n".join(_failure_line(f) for f in request.failures))
         )
+    if request.task is not None:
+        parts.append(
+            f"This run works on task {request.task.task_id} (scope {request.task.scope}). "
+            "Every node's result is recorded there as evidence on its own. Record what the "
+            "plan establishes with harness_fact_record, naming in evidence_of the nodes whose "
+            "results support it, and propose what a person must decide with "
+            "harness_decision_propose; neither is the final synthesis."
+        )
+    else:
+        parts.append("This run works on no task: do not call the harness_* tools.")
     if request.previous_plan is not None:
         previous = PlanDraft.of(request.previous_plan).model_dump_json()
         parts.append(f"The previous plan:\n{fence('previous_plan', previous)}")

@@ -29,6 +29,7 @@ class ScriptedProvider:
                 attempt=request.attempt,
                 failures=request.failures,
                 previous_plan=request.previous_plan,
+                bound_to_task=request.task is not None,
             )
         )
         prompt = request.goal + request.catalog.model_dump_json()

@@ -101,7 +101,26 @@ def plan_refund(request: PlanningInput) -> Plan:
         ],
         deps=["order", "policy", "refund"],
     )
-    return Plan(nodes=[*checks, refund, report])
+    if not request.bound_to_task:
+        return Plan(nodes=[*checks, refund, report])
+    # what the checks established, for the task's ledger; the report waits for it (rule 2)
+    report.deps.append("eligible")
+    return Plan(nodes=[*checks, _eligible_fact(order_id), refund, report])
+
+
+def _eligible_fact(order_id: str) -> PlanNode:
+    """The policy check passed (it fails the node otherwise): record that, supported by it."""
+    return PlanNode(
+        id="eligible",
+        tool="harness_fact_record",
+        arguments=[
+            ArgumentBinding.literal("statement", f"order {order_id} is eligible for a refund"),
+            ArgumentBinding.literal("source", "check_refund_policy"),
+            ArgumentBinding.literal("confidence", 1.0),
+            ArgumentBinding.literal("evidence_of", ["policy"]),
+        ],
+        deps=["policy"],
+    )
 
 
 def _unknown_orders(request: PlanningInput) -> set[str]:

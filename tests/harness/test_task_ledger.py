@@ -197,3 +197,27 @@ def test_a_command_for_another_task_or_from_a_malformed_actor_is_refused() -> No
     stray = TaskCommand(task_id="task-2", actor=AGENT, operation=FACT)
     assert book.check(stray) == "the command is for task 'task-2', not 'task-1'"
     assert "must look like human:NAME" in refused(book, FACT, actor="robot")
+
+
+def test_evidence_named_by_what_it_points_at_in_a_bound_run_is_joined_when_recorded() -> None:
+    book = ledger()
+    apply(book, BindRun(run_id="run-1"), SYSTEM)
+    fact = apply(book, FACT)
+    pointer = EntityRef(kind=EntityKind.EVIDENCE, id="run:run-1/node:policy")
+    target = EntityRef(kind=EntityKind.FACT, id=fact)
+    apply(book, AddRelation(source=pointer, target=target, type=RelationType.SUPPORTS))
+    assert book.state.relations[0].source == pointer  # not recorded yet
+    evidence = RecordEvidence(
+        kind=EvidenceKind.TOOL, summary="policy", content_ref="run:run-1/node:policy"
+    )
+    recorded = apply(book, evidence, SYSTEM)
+    assert book.state.relations[0].source == EntityRef(kind=EntityKind.EVIDENCE, id=recorded)
+
+
+def test_evidence_named_by_a_run_that_is_not_bound_is_refused() -> None:
+    book = ledger()
+    fact = apply(book, FACT)
+    pointer = EntityRef(kind=EntityKind.EVIDENCE, id="run:run-9/node:policy")
+    target = EntityRef(kind=EntityKind.FACT, id=fact)
+    relation = AddRelation(source=pointer, target=target, type=RelationType.SUPPORTS)
+    assert "no evidence 'run:run-9/node:policy'" in refused(book, relation)

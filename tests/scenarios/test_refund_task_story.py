@@ -66,8 +66,8 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
             if state.task.runs and state.task.runs[0].ended:
                 break
             await asyncio.sleep(0.1)
-    # the worker is gone; the task answers
-    code, out, err = await cli("context", task, "--scope", scope, "--json")
+    async with refunds_worker(client, task_queue, service):  # another worker: the task answers
+        code, out, err = await cli("context", task, "--scope", scope, "--json")
     assert code == 0, err
     context: dict[str, Any] = json.loads(out)
     evidence = {e["node_id"]: e for e in context["recent_evidence"] if e["kind"] == "TOOL"}
