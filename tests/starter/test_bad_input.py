@@ -115,6 +115,33 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("trace long run id", ("trace", "r" * 201), "a run id has 1 to 200 characters"),
     ("report no out", ("report", "r"), "the following arguments are required: --out"),
     ("waits extra argument", ("waits", "r", "extra"), "unrecognized arguments: extra"),
+    # tasks
+    ("task no actor", ("task", "create", "x"), "the following arguments are required: --actor"),
+    ("task robot actor", ("task", "create", "x", "--actor", "robot"), "must look like human:NAME"),
+    (
+        "task bad scope",
+        ("task", "create", "x", "--scope", "a b", "--actor", "human:a"),
+        "scope 'a b' must be 1-63 letters",
+    ),
+    ("task blank title", ("task", "create", " ", "--actor", "human:a"), "1 to 500 characters"),
+    ("task unknown status", ("task", "list", "--status", "NOPE"), "invalid TaskStatus value"),
+    ("task no action", ("task",), "the following arguments are required: ACTION"),
+    (
+        "fact confidence 2",
+        ("fact", "record", "t", "s", "--source", "x", "--confidence", "2", "--actor", "human:a"),
+        "2.0 is not a confidence between 0 and 1",
+    ),
+    (
+        "fact no source",
+        ("fact", "record", "t", "s", "--confidence", "1", "--actor", "human:a"),
+        "required: --source",
+    ),
+    (
+        "evidence unknown kind",
+        ("evidence", "record", "t", "--kind", "RUMOUR", "--summary", "s", "--actor", "human:a"),
+        "invalid EvidenceKind value",
+    ),
+    ("run task bad scope", ("run", "x", "--task", "t", "--scope", "a/b"), "scope 'a/b' must be"),
     # deliveries
     ("approve nothing", ("approve", "r"), "required: wait_id, --actor"),
     ("approve no actor", ("approve", "r", "w"), "required: --actor"),
@@ -159,7 +186,7 @@ def _resolve(arg: str, files: dict[str, str]) -> str:
 
 
 def test_the_corpus_has_a_case_for_every_bad_invocation_the_issue_counted() -> None:
-    assert len(CASES) + 2 >= 68  # with the address and the broken pipe below
+    assert len(CASES) + 2 >= 93  # with the address and the broken pipe below
     assert len({name for name, _, _ in CASES}) == len(CASES)
 
 

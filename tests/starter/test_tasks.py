@@ -186,6 +186,19 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
             "decision", "resolve", "task-1", "dec-1", "--reason", "ok", "--actor", "agent:planner"
         )
         context = await cli("context", "task-1", "--json")
+        await cli("task", "complete", "task-2", "--actor", "human:ops")
+        for _ in range(100):  # visibility is eventually consistent
+            listed = await cli("task", "list", "--status", "ACTIVE", "--json")
+            if json.loads(listed[1]) == [{"id": "task-1", "status": "ACTIVE"}]:
+                break
+            await asyncio.sleep(0.1)
+        for _ in range(100):  # the graph hears of task-2's status by signal
+            runnable = await cli("task", "runnable")
+            if runnable[1] == "task-1  Refund A-1001\n":
+                break
+            await asyncio.sleep(0.1)
+    assert json.loads(listed[1]) == [{"id": "task-1", "status": "ACTIVE"}]
+    assert runnable[1] == "task-1  Refund A-1001\n"  # its dependency is DONE now
     assert [created[1], first[1], depend[1], fact[1], decision[1]] == [
         "task-1: task created\n",
         "task-2: task created\n",
