@@ -5,22 +5,26 @@ exception; a server that cannot be reached raises, and the activity is retried."
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import (
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
+    SCOPE_WORKFLOW,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
+    WAITS_QUERY,
     scope_workflow_id,
     task_workflow_id,
 )
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
 from harness.task_ledger import TaskContext
+from harness.wait_book import Wait, WaitStatus
 
 
 class ContextQuery(BaseModel):
@@ -28,17 +32,31 @@ class ContextQuery(BaseModel):
 
 
 class TemporalTaskLedger:
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, task_queue: str) -> None:
         self._client = client
+        self._task_queue = task_queue
 
     async def task_command(self, scope: str, command: TaskCommand) -> LedgerReceipt:
         return await self._update(
             task_workflow_id(scope, command.task_id), TASK_COMMAND_UPDATE, command
         )
 
-    async def scope_command(self, command: GraphCommand) -> LedgerReceipt:
-        """For a scope that exists: a run's task already has its graph."""
-        return await self._update(scope_workflow_id(command.scope), SCOPE_COMMAND_UPDATE, command)
+    async def scope_command(
+        self, command: GraphCommand, *, start_scope: bool = False
+    ) -> LedgerReceipt:
+        """`start_scope` starts the scope's graph first if it has none (a run that works on no
+        task creates one); a bound run's scope has its graph already."""
+        workflow_id = scope_workflow_id(command.scope)
+        if start_scope:
+            await self._client.start_workflow(
+                SCOPE_WORKFLOW,
+                {"graph": {"scope": command.scope}},
+                id=workflow_id,
+                task_queue=self._task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                static_summary=f"task graph of scope {command.scope}",
+            )
+        return await self._update(workflow_id, SCOPE_COMMAND_UPDATE, command)
 
     async def context(self, scope: str, task_id: str) -> TaskContext:
         handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
@@ -51,6 +69,23 @@ class TemporalTaskLedger:
         handle = self._client.get_workflow_handle(scope_workflow_id(scope))
         state: TaskGraphState = await handle.query(SCOPE_GRAPH_QUERY, result_type=TaskGraphState)
         return state
+
+    async def open_waits(self, run_ids: list[str]) -> list[dict[str, JsonValue]]:
+        """The pending waits of these runs (a run that cannot be asked is left out)."""
+        found: list[dict[str, JsonValue]] = []
+        for run_id in run_ids:
+            try:
+                waits: list[Wait] = await self._client.get_workflow_handle(run_id).query(
+                    WAITS_QUERY, result_type=list[Wait]
+                )
+            except RPCError:
+                continue
+            found += [
+                {"run_id": run_id, "wait_id": w.id, "kind": w.kind.value, "prompt": w.prompt}
+                for w in waits
+                if w.status is WaitStatus.PENDING
+            ]
+        return found
 
     async def _update(self, workflow_id: str, name: str, command: BaseModel) -> LedgerReceipt:
         handle = self._client.get_workflow_handle(workflow_id)

@@ -53,6 +53,8 @@ TASK_CONTEXT_QUERY: Final = "context"
 TASK_LEDGER_QUERY: Final = "ledger"
 SCOPE_GRAPH_QUERY: Final = "graph"
 TASK_COMMANDS_ACTIVITY: Final = "harness.task_commands"
+TASK_MANAGE_TOOL: Final = "harness_task_manage"
+"""The management tool whose `create` binds a run that works on no task to the task it made."""
 
 
 def scope_workflow_id(scope: str) -> str:

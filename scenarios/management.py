@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, JsonValue
 
+from harness.contracts import TASK_MANAGE_TOOL
 from harness.errors import ErrorCode, ToolError
 from harness.node_evidence import node_evidence
 from harness.task_commands import (
@@ -21,6 +22,7 @@ from harness.task_commands import (
     ProposeDecision,
     RecordEvidence,
     RecordFact,
+    SetStatus,
     TaskCommand,
     TaskOperation,
 )
@@ -31,10 +33,18 @@ from harness.task_graph import (
     GraphOperation,
     TaskGraph,
     TaskGraphState,
+    scope_problem,
 )
 from harness.task_ledger import TaskContext
 from harness.tools import ToolSpec
-from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType, TaskBinding
+from harness.work import (
+    EntityKind,
+    EntityRef,
+    EvidenceKind,
+    RelationType,
+    TaskBinding,
+    TaskStatus,
+)
 from scenarios.base import Tool, ToolContext
 
 TASK_LEDGER_SERVICE = "task_ledger"
@@ -47,11 +57,15 @@ class TaskLedgerService(Protocol):
 
     async def task_command(self, scope: str, command: TaskCommand) -> LedgerReceipt: ...
 
-    async def scope_command(self, command: GraphCommand) -> LedgerReceipt: ...
+    async def scope_command(
+        self, command: GraphCommand, *, start_scope: bool = False
+    ) -> LedgerReceipt: ...
 
     async def context(self, scope: str, task_id: str) -> TaskContext: ...
 
     async def graph(self, scope: str) -> TaskGraphState: ...
+
+    async def open_waits(self, run_ids: list[str]) -> list[dict[str, JsonValue]]: ...
 
 
 class ContextArgs(BaseModel):
@@ -90,10 +104,22 @@ class RelationArgs(BaseModel):
 
 
 class TaskManageArgs(BaseModel):
-    action: Literal["create", "split", "add_dependency", "get", "runnable"]
+    action: Literal["create", "split", "update", "add_dependency", "get", "list", "runnable"]
     title: str | None = Field(default=None, max_length=500)
-    task_id: str | None = Field(default=None, description="split: the parent; else the task.")
+    task_id: str | None = Field(
+        default=None, description="split: the parent; else the task (default: the run's)."
+    )
     depends_on: str | None = None
+    status: Literal["ACTIVE", "BLOCKED"] | None = Field(
+        default=None, description="update: the task's new status (all an agent may set)."
+    )
+    reason: str | None = Field(default=None, max_length=500)
+    scope: str = Field(
+        default="default",
+        max_length=63,
+        description="create, in a run that works on no task: the new task's scope; the run is "
+        "then bound to the task it created.",
+    )
 
 
 def _binding(ctx: ToolContext) -> TaskBinding:
@@ -117,13 +143,17 @@ def agent_actor(ctx: ToolContext) -> str:
 
 
 async def _write(
-    ctx: ToolContext, operation: TaskOperation, part: str = "", key: str | None = None
+    ctx: ToolContext,
+    operation: TaskOperation,
+    part: str = "",
+    key: str | None = None,
+    task_id: str | None = None,
 ) -> LedgerReceipt:
-    """One command as the agent; the key names run and node (and `part` of the node's writes),
-    or is the one given."""
+    """One command as the agent, to the run's task (or `task_id` of its scope); the key names
+    run and node (and `part` of the node's writes), or is the one given."""
     binding = _binding(ctx)
     command = TaskCommand(
-        task_id=binding.task_id,
+        task_id=task_id or binding.task_id,
         actor=agent_actor(ctx),
         operation=operation,
         idempotency_key=key or f"{ctx.run_id}:{ctx.node_id}{part}",
@@ -140,8 +170,10 @@ async def context_get(args: ContextArgs, ctx: ToolContext) -> JsonValue:
     seen = await ledger.context(binding.scope, binding.task_id)
     graph = TaskGraph(await ledger.graph(binding.scope))
     subtasks = [t.id for t in graph.children(binding.task_id) if t in graph.runnable()]
+    running = [run.run_id for run in seen.task.runs if run.ended is None]
     return {
         **seen.model_dump(mode="json"),
+        "open_waits": await ledger.open_waits(running),
         "runnable_subtasks": subtasks,
         "unfinished_dependencies": graph.unfinished_dependencies(binding.task_id)
         if binding.task_id in graph.state.tasks
@@ -204,35 +236,71 @@ async def relation_manage(args: RelationArgs, ctx: ToolContext) -> JsonValue:
 
 
 async def task_manage(args: TaskManageArgs, ctx: ToolContext) -> JsonValue:
-    binding = _binding(ctx)
     ledger = _ledger(ctx)
-    if args.action in ("get", "runnable"):
+    if ctx.task is None and args.action == "create":
+        return await _create(args, ctx, ledger, args.scope, bind=True)
+    binding = _binding(ctx)
+    task_id = args.task_id or binding.task_id
+    if args.action in ("get", "list", "runnable"):
         graph = TaskGraph(await ledger.graph(binding.scope))
         if args.action == "runnable":
             return [task.model_dump(mode="json") for task in graph.runnable()]
-        task = graph.state.tasks.get(args.task_id or binding.task_id)
+        if args.action == "list":
+            return [task.model_dump(mode="json") for task in graph.state.tasks.values()]
+        task = graph.state.tasks.get(task_id)
         if task is None:
-            raise ToolError(ErrorCode.MISSING_INFO, f"no task '{args.task_id}'")
+            raise ToolError(ErrorCode.MISSING_INFO, f"no task '{task_id}'")
         return task.model_dump(mode="json")
-    operation: GraphOperation
+    if args.action == "update":
+        if args.status is None:
+            raise ToolError(ErrorCode.INVALID_ARGUMENT, "update needs a status")
+        status = SetStatus(status=TaskStatus(args.status), reason=args.reason)
+        receipt = await _write(ctx, status, task_id=task_id)
+        return {"task_id": receipt.id, "reason": receipt.reason}
     if args.action == "add_dependency":
         if args.depends_on is None:
             raise ToolError(ErrorCode.INVALID_ARGUMENT, "add_dependency needs depends_on")
-        operation = AddDependency(
-            task_id=args.task_id or binding.task_id, depends_on=args.depends_on
-        )
-    else:
-        if not args.title:
-            raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{args.action} needs a title")
-        parent = (args.task_id or binding.task_id) if args.action == "split" else None
-        operation = CreateTask(title=args.title, parent_id=parent)
+        operation = AddDependency(task_id=task_id, depends_on=args.depends_on)
+        return await _graph(ctx, ledger, binding.scope, operation)
+    parent = task_id if args.action == "split" else None
+    return await _create(args, ctx, ledger, binding.scope, bind=False, parent=parent)
+
+
+async def _create(
+    args: TaskManageArgs,
+    ctx: ToolContext,
+    ledger: TaskLedgerService,
+    scope: str,
+    *,
+    bind: bool,
+    parent: str | None = None,
+) -> JsonValue:
+    if not args.title:
+        raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{args.action} needs a title")
+    problem = scope_problem(scope)
+    if problem:
+        raise ToolError(ErrorCode.INVALID_ARGUMENT, problem)
+    created = await _graph(
+        ctx, ledger, scope, CreateTask(title=args.title, parent_id=parent), start_scope=bind
+    )
+    return {**created, "scope": scope, "bound": bind}
+
+
+async def _graph(
+    ctx: ToolContext,
+    ledger: TaskLedgerService,
+    scope: str,
+    operation: GraphOperation,
+    *,
+    start_scope: bool = False,
+) -> dict[str, JsonValue]:
     command = GraphCommand(
-        scope=binding.scope,
+        scope=scope,
         actor=agent_actor(ctx),
         operation=operation,
         idempotency_key=f"{ctx.run_id}:{ctx.node_id}",
     )
-    receipt = await ledger.scope_command(command)
+    receipt = await ledger.scope_command(command, start_scope=start_scope)
     if not receipt.accepted:
         raise ToolError(ErrorCode.POLICY_VIOLATION, receipt.reason)
     return {"task_id": receipt.id, "reason": receipt.reason}
@@ -252,7 +320,7 @@ MANAGEMENT_TOOLS: tuple[Tool, ...] = (
         context_get,
     ),
     _tool(
-        "harness_task_manage",
+        TASK_MANAGE_TOOL,
         "Create or split tasks, add a dependency between tasks, get a task, list runnable tasks.",
         TaskManageArgs,
         task_manage,

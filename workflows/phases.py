@@ -90,7 +90,7 @@ class RunPhases:
             failures=state.failures,
             previous_plan=state.plan,
             provider=state.request.provider,
-            task=state.request.task,
+            task=self._ctx.task.binding,
         )
         try:
             response = await activity_calls.make_plan(request)
@@ -149,10 +149,12 @@ class RunPhases:
         state = ctx.state
         assert state.plan is not None and state.catalog is not None
         options = ExecutionOptions.of(state.run_id, state.request, len(state.attempts))
+        options.task = ctx.task.binding  # the request's, or the task the run created
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
         await ctx.scheduler.run(ctx.budget.seconds_left())
+        await ctx.task.adopt_created(ledger)
         await ctx.task.finished_nodes(
             ledger, len(state.attempts), list(ctx.desk.book.waits.values())
         )

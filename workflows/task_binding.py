@@ -10,7 +10,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from harness.contracts import TASK_COMMANDS_ACTIVITY
+from harness.contracts import TASK_COMMANDS_ACTIVITY, TASK_MANAGE_TOOL
 from harness.dag import NodeStatus
 from harness.messages import TaskCommandsRequest, TaskCommandsResult
 from harness.node_evidence import node_evidence
@@ -29,8 +29,33 @@ class TaskReporter:
         self._binding = binding
         self._run_id = run_id
 
+    @property
+    def binding(self) -> TaskBinding | None:
+        return self._binding
+
     async def bound(self) -> None:
         await self._send([(BindRun(run_id=self._run_id), f"{self._run_id}:bind")])
+
+    async def adopt_created(self, ledger: NodeLedger) -> None:
+        """A run that works on no task and created one (harness_task_manage create) is bound
+        to it from then on: its evidence, its later attempts and its ending go there."""
+        if self._binding is not None:
+            return
+        for outcome in ledger.outcomes.values():
+            result = outcome.result
+            if (
+                outcome.tool == TASK_MANAGE_TOOL
+                and outcome.status is NodeStatus.DONE
+                and isinstance(result, dict)
+                and result.get("bound") is True
+                and isinstance(result.get("task_id"), str)
+                and isinstance(result.get("scope"), str)
+            ):
+                self._binding = TaskBinding(
+                    scope=str(result["scope"]), task_id=str(result["task_id"])
+                )
+                await self.bound()
+                return
 
     async def finished_nodes(self, ledger: NodeLedger, attempt: int, waits: list[Wait]) -> None:
         """Every node the attempt finished (TOOL evidence), and every approval given or

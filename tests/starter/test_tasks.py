@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from typing import Any
 
 import pytest
 from temporalio.client import Client
 
+from harness.run import RunPhase, RunRequest
 from harness.task_commands import (
     AddRelation,
     InvalidateFact,
@@ -20,10 +22,20 @@ from harness.task_commands import (
     TaskOperation,
 )
 from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation
-from harness.work import EntityKind, EntityRef, EvidenceKind, RelationType, TaskStatus
+from harness.work import (
+    EntityKind,
+    EntityRef,
+    EvidenceKind,
+    RelationType,
+    TaskBinding,
+    TaskStatus,
+)
 from starter import tasks
+from starter.run_results import result_of
+from tests.factories import collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import running_worker
+from tests.support import execute_run, pending_wait, running_worker, start_run
+from workflows import AgentRunWorkflow
 
 pytestmark = pytest.mark.requires_local_server("tasks are listed by the HarnessTask* attributes")
 
@@ -299,3 +311,61 @@ async def test_a_task_with_2000_records_continues_as_new_and_keeps_them_all(
     assert len(seen.valid_facts) == 1000 and seen.evidence_count == 1000
     assert description.history_length < 10_000
     assert first_run.status is not None and first_run.status.name == "CONTINUED_AS_NEW"
+
+
+async def test_a_run_that_creates_a_task_is_bound_to_it_from_then_on(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    plan = synthetic_plan(
+        node("open", "harness_task_manage", action="create", title="follow up", scope=scope),
+        delay("work", 5),
+        collect("final", ["open", "work"]),
+    )
+    request = RunRequest(goal="open a task", scenario="synthetic", plan=plan)
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+        state = await tasks.ledger(client, scope, "task-1")
+    assert result.status is RunPhase.SUCCEEDED
+    assert state.task.created_by == f"agent:{result.run_id}"
+    assert [(run.run_id, run.ended) for run in state.task.runs] == [(result.run_id, "SUCCEEDED")]
+    assert sorted(e.node_id or "" for e in state.evidence) == ["final", "open", "work"]
+
+
+async def test_the_context_tool_shows_the_task_and_the_waits_its_runs_hold_open(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    plan = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("look", "harness_context_get"),
+        collect("final", ["change", "look"]),
+    )
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="change prod"))
+        await task_command(
+            client, scope, task, RecordFact(statement="prod is up", source="ops", confidence=1)
+        )
+        request = RunRequest(
+            goal="change prod", scenario="synthetic", plan=plan,
+            task=TaskBinding(scope=scope, task_id=task),
+        )  # fmt: skip
+        handle = await start_run(client, task_queue, request)
+        await pending_wait(handle, "approve-change")
+        for _ in range(100):  # until the context node has run beside the pending approval
+            status = await handle.query(AgentRunWorkflow.status)
+            if any(n.id == "look" and n.status.value == "DONE" for n in status.nodes):
+                break
+            await asyncio.sleep(0.05)
+        await handle.signal(
+            "approve", {"wait_id": "approve-change", "decision": "approve", "actor": "human:ops"}
+        )
+        result = await result_of(client, handle)
+    look: Any = next(n for n in result.nodes if n.id == "look").result
+    assert [f["statement"] for f in look["valid_facts"]] == ["prod is up"]
+    (wait,) = look["open_waits"]
+    assert (wait["run_id"], wait["wait_id"], wait["kind"]) == (
+        result.run_id,
+        "approve-change",
+        "APPROVAL",
+    )
