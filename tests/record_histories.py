@@ -72,6 +72,9 @@ class Case:
     settle: float = 0.0
     start_signal: tuple[str, Payload] | None = None
     """A signal sent with the start (signal-with-start): it is in the run's first task."""
+    others: dict[str, str] = field(default_factory=dict)
+    """Histories of other workflows the run made, by workflow id (file name -> id): a task's
+    entity and its scope's graph."""
 
 
 def release_folder() -> Path:
@@ -89,6 +92,7 @@ def _fan_out(width: int) -> Plan:
 
 
 THREE_CITIES = "Compare Paris, Tokyo and New York"
+RECORDED_SCOPE = "recorded"
 NO_CITIES = "Compare some cities"
 VAGUE_INCIDENT = "checkout is slow"
 
@@ -366,6 +370,32 @@ CASES: tuple[Case, ...] = (
     Case("junk_before_an_early_result", RunPhase.SUCCEEDED, junk_before_an_early_result),
     Case("signed_approval", RunPhase.SUCCEEDED, signed_approval),
     Case("reconcile_with_its_result", RunPhase.SUCCEEDED, reconcile_with_its_result),
+    # 0.4: a run that creates a task is bound to it: the task's entity and its scope's graph
+    Case(
+        "run_creates_its_task",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="open a task",
+                scenario="synthetic",
+                plan=plan_of(
+                    node(
+                        "open",
+                        "harness_task_manage",
+                        action="create",
+                        title="follow up",
+                        scope=RECORDED_SCOPE,
+                    ),
+                    delay("work", 5),
+                    collect("final", ["open", "work"]),
+                ),
+            )
+        ),
+        others={
+            "run_creates_its_task_scope_graph": f"{RECORDED_SCOPE}/tasks",
+            "run_creates_its_task_task_entity": f"{RECORDED_SCOPE}/task-1",
+        },
+    ),
     # 0.4: retries carry their start times in heartbeat details, results their timing
     Case(
         "transient_fault_retried",
@@ -449,6 +479,8 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
     files = {case.name: history}
     for name, suffix in case.children.items():
         files[name] = await client.get_workflow_handle(handle.id + suffix).fetch_history()
+    for name, workflow_id in case.others.items():
+        files[name] = await client.get_workflow_handle(workflow_id).fetch_history()
     for name, recorded in files.items():
         _write_new(outdir / f"{name}.json", recorded)
         events = len(recorded.events)
@@ -457,7 +489,7 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
 
 
 def _existing(case: Case, outdir: Path) -> list[Path]:
-    names = [case.name, *case.children]
+    names = [case.name, *case.children, *case.others]
     return [outdir / f"{name}.json" for name in names if (outdir / f"{name}.json").exists()]
 
 
