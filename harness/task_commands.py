@@ -117,3 +117,30 @@ class LedgerReceipt(BaseModel):
     duplicate: bool = False
     id: str | None = Field(default=None, description="The record the command created or changed.")
     reason: str
+
+
+class IdempotencyKeys:
+    """The keys a gateway has applied, with the content each stood for and the record it made
+    (the two maps live in the gateway's state, so they travel with it)."""
+
+    def __init__(self, contents: dict[str, str], records: dict[str, str | None]) -> None:
+        self._contents = contents
+        self._records = records
+
+    def problem(self, key: str | None, content: str) -> str | None:
+        if key is not None and self._contents.get(key, content) != content:
+            return f"idempotency key '{key}' was already used with other content"
+        return None
+
+    def seen(self, key: str | None) -> bool:
+        return key is not None and key in self._contents
+
+    def duplicate(self, key: str) -> LedgerReceipt:
+        return LedgerReceipt(
+            accepted=True, duplicate=True, id=self._records.get(key), reason="duplicate"
+        )
+
+    def remember(self, key: str | None, content: str, record_id: str | None) -> None:
+        if key is not None:
+            self._contents[key] = content
+            self._records[key] = record_id

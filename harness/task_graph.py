@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from harness.actors import parse_actor
-from harness.task_commands import LedgerReceipt, fingerprint
+from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
 from harness.work import TEXT, TaskStatus
 
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
@@ -90,11 +90,9 @@ class TaskGraph:
             parse_actor(command.actor)
         except ValueError as error:
             return str(error)
-        key = command.idempotency_key
-        if key is not None and key in self.state.keys:
-            if self.state.keys[key] == command.fingerprint():
-                return None
-            return f"idempotency key '{key}' was already used with other content"
+        keys = self._keys()
+        if keys.seen(command.idempotency_key):
+            return keys.problem(command.idempotency_key, command.fingerprint())
         operation = command.operation
         if isinstance(operation, CreateTask):
             return self._create_problem(operation)
@@ -106,11 +104,9 @@ class TaskGraph:
         problem = self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
-        key = command.idempotency_key
-        if key is not None and key in self.state.keys:
-            return LedgerReceipt(
-                accepted=True, duplicate=True, id=self.state.key_ids.get(key), reason="duplicate"
-            )
+        key, keys = command.idempotency_key, self._keys()
+        if key is not None and keys.seen(key):
+            return keys.duplicate(key)
         operation = command.operation
         tasks = self.state.tasks
         if isinstance(operation, CreateTask):
@@ -130,10 +126,11 @@ class TaskGraph:
         else:
             tasks[operation.task_id].status = operation.status
             record_id, reason = operation.task_id, f"task is {operation.status.value}"
-        if key is not None:
-            self.state.keys[key] = command.fingerprint()
-            self.state.key_ids[key] = record_id
+        keys.remember(key, command.fingerprint(), record_id)
         return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+
+    def _keys(self) -> IdempotencyKeys:
+        return IdempotencyKeys(self.state.keys, self.state.key_ids)
 
     # -- reading ----------------------------------------------------------------------------
 

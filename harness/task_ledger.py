@@ -21,6 +21,7 @@ from harness.actors import ActorKind, parse_actor
 from harness.task_commands import (
     AddRelation,
     BindRun,
+    IdempotencyKeys,
     InvalidateFact,
     LedgerReceipt,
     ProposeDecision,
@@ -103,11 +104,9 @@ class TaskLedger:
             kind, _ = parse_actor(command.actor)
         except ValueError as error:
             return str(error)
-        key = command.idempotency_key
-        if key is not None and key in self.state.keys:
-            if self.state.keys[key] == command.fingerprint():
-                return None
-            return f"idempotency key '{key}' was already used with other content"
+        keys = self._keys()
+        if keys.seen(command.idempotency_key):
+            return keys.problem(command.idempotency_key, command.fingerprint())
         operation = command.operation
         if self.task.status.is_terminal and not isinstance(operation, RunEnded):
             return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
@@ -127,16 +126,15 @@ class TaskLedger:
         problem = self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
-        key = command.idempotency_key
-        if key is not None and key in self.state.keys:
-            return LedgerReceipt(
-                accepted=True, duplicate=True, id=self.state.key_ids.get(key), reason="duplicate"
-            )
+        key, keys = command.idempotency_key, self._keys()
+        if key is not None and keys.seen(key):
+            return keys.duplicate(key)
         record_id, reason = self._apply(command, now)
-        if key is not None:
-            self.state.keys[key] = command.fingerprint()
-            self.state.key_ids[key] = record_id
+        keys.remember(key, command.fingerprint(), record_id)
         return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+
+    def _keys(self) -> IdempotencyKeys:
+        return IdempotencyKeys(self.state.keys, self.state.key_ids)
 
     # -- reading ----------------------------------------------------------------------------
 
