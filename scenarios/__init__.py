@@ -3,13 +3,15 @@ rules, expose a `SCENARIO`, and register it in `_REGISTRY` below."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 
 from scenarios import cities, games, incidents, refunds, synthetic
 from scenarios.base import Scenario
+from scenarios.management import MANAGEMENT_TOOLS
 
 _REGISTRY: dict[str, Scenario] = {
-    scenario.name: scenario
+    scenario.name: dataclasses.replace(scenario, shared_tools=MANAGEMENT_TOOLS)
     for scenario in (
         cities.SCENARIO,
         games.SCENARIO,

@@ -52,6 +52,9 @@ ProbeFunction = Callable[[str | None, ToolContext], Awaitable[OperationProbe]]
 
 Environment = Mapping[str, str]
 
+RESERVED_PREFIX = "harness_"
+"""No scenario's own tool may take a name that starts with this: the management tools have it."""
+
 
 def no_services(environment: Environment) -> dict[str, object]:
     return {}
@@ -116,21 +119,20 @@ class Scenario:
     """The services the scenario's tools use (ToolContext.services), built once per worker from
     its environment (e.g. where the payment service listens)."""
 
-    def __post_init__(self) -> None:
-        from scenarios.management import RESERVED_PREFIX
+    shared_tools: tuple[Tool, ...] = ()
+    """Tools every scenario has (the agent's management tools), given by the registry."""
 
+    def __post_init__(self) -> None:
         reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]
         if reserved:
             raise ValueError(f"scenario {self.name}: tool names {reserved} are reserved")
 
     def catalog(self) -> ToolCatalog:
-        """The scenario's tools, then the management tools every catalog has."""
+        """The scenario's tools, then the ones every catalog has."""
         return ToolCatalog(scenario=self.name, tools=[tool.spec for tool in self._all_tools()])
 
     def tool(self, name: str) -> Tool | None:
         return next((tool for tool in self._all_tools() if tool.spec.name == name), None)
 
     def _all_tools(self) -> tuple[Tool, ...]:
-        from scenarios.management import MANAGEMENT_TOOLS  # it builds on this module
-
-        return (*self.tools, *MANAGEMENT_TOOLS)
+        return (*self.tools, *self.shared_tools)

@@ -48,8 +48,6 @@ from harness.work import (
 from scenarios.base import Tool, ToolContext
 
 TASK_LEDGER_SERVICE = "task_ledger"
-RESERVED_PREFIX = "harness_"
-"""No business tool may take a name that starts with this."""
 
 
 class TaskLedgerService(Protocol):

@@ -9,8 +9,8 @@ from pydantic import BaseModel
 from harness.errors import ErrorCode, ToolError
 from harness.tools import ToolSpec
 from scenarios import all_scenarios
-from scenarios.base import Scenario, Tool, ToolContext
-from scenarios.management import MANAGEMENT_TOOL_NAMES, RESERVED_PREFIX, FactArgs, fact_record
+from scenarios.base import RESERVED_PREFIX, Scenario, Tool, ToolContext
+from scenarios.management import MANAGEMENT_TOOL_NAMES, FactArgs, fact_record
 
 
 class NoArgs(BaseModel):
@@ -22,6 +22,7 @@ def test_every_scenario_catalog_ends_with_the_management_tools() -> None:
         names = [tool.name for tool in scenario.catalog().tools]
         assert set(names[-len(MANAGEMENT_TOOL_NAMES) :]) == MANAGEMENT_TOOL_NAMES
         assert not any(t.spec.name.startswith(RESERVED_PREFIX) for t in scenario.tools)
+    assert all(name.startswith(RESERVED_PREFIX) for name in MANAGEMENT_TOOL_NAMES)
 
 
 def test_a_business_tool_may_not_take_a_reserved_name() -> None:
