@@ -18,4 +18,4 @@ def node_evidence(run_id: str, attempt: int, node_id: str) -> tuple[RecordEviden
         run_id=run_id,
         node_id=node_id,
     )
-    return evidence, f"{run_id}:{attempt}:{node_id}"
+    return evidence, f"harness:{run_id}:{attempt}:{node_id}"

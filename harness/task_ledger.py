@@ -51,6 +51,12 @@ AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
 GRAPH_RELATIONS = frozenset({RelationType.PARENT_OF, RelationType.DEPENDS_ON})
 """Edges between tasks belong to the scope's task graph (harness.task_graph), not to a ledger."""
 RECENT_EVIDENCE = 20
+MAX_RECORDS = 10_000
+"""The most facts, evidence, decisions and relations one task holds (its state travels whole
+through continue-as-new, well inside Temporal's 2 MB payload limit): past it, split the task."""
+RECORDING = (RecordFact, RecordEvidence, ProposeDecision, AddRelation)
+RUN_REPORTS = (BindRun, RunEnded)
+"""What only the harness (a system) says of a run: that it works on the task, how it ended."""
 
 
 class TaskLedgerState(BaseModel):
@@ -110,6 +116,13 @@ class TaskLedger:
         operation = command.operation
         if self.task.status.is_terminal and not isinstance(operation, RunEnded):
             return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
+        if isinstance(operation, RUN_REPORTS) and kind is ActorKind.AGENT:
+            return "an agent cannot say which runs work on a task or how they ended"
+        if isinstance(operation, RECORDING) and self.state.records >= MAX_RECORDS:
+            return (
+                f"task '{self.task.id}' holds {MAX_RECORDS:,} records, the most a task may; "
+                "split it into subtasks"
+            )
         if isinstance(operation, SetStatus):
             return self._status_problem(operation, kind)
         if isinstance(operation, InvalidateFact):
@@ -155,6 +168,8 @@ class TaskLedger:
     # -- checks -----------------------------------------------------------------------------
 
     def _status_problem(self, operation: SetStatus, kind: ActorKind) -> str | None:
+        if kind is ActorKind.AGENT and self.task.status is TaskStatus.IN_REVIEW:
+            return "the task is IN_REVIEW: only people and systems move it on"
         if kind is ActorKind.AGENT and operation.status not in AGENT_STATUSES:
             return (
                 f"an agent cannot set a task {operation.status.value}: completing, "
@@ -218,8 +233,9 @@ class TaskLedger:
         return run_id is not None and any(run.run_id == run_id for run in self.task.runs)
 
     def _evidence_ref(self, ref: EntityRef) -> EntityRef:
-        """Evidence named by what it points at is named by its id once it is recorded."""
-        if ref.kind is not EntityKind.EVIDENCE:
+        """Evidence named by what it points at in a run is named by its id once it is
+        recorded (only `run:` references: a recorded id never changes)."""
+        if ref.kind is not EntityKind.EVIDENCE or not ref.id.startswith("run:"):
             return ref
         latest = reversed(self.state.evidence)
         found = next((e for e in latest if e.content_ref == ref.id), None)

@@ -140,6 +140,11 @@ def agent_actor(ctx: ToolContext) -> str:
     return f"agent:{ctx.run_id}"
 
 
+def agent_key(ctx: ToolContext) -> str:
+    """The idempotency key of this node's write: its run, plan attempt and node."""
+    return f"agent:{ctx.run_id}:{ctx.plan_attempt}:{ctx.node_id}"
+
+
 async def _write(
     ctx: ToolContext,
     operation: TaskOperation,
@@ -154,7 +159,7 @@ async def _write(
         task_id=task_id or binding.task_id,
         actor=agent_actor(ctx),
         operation=operation,
-        idempotency_key=key or f"{ctx.run_id}:{ctx.node_id}{part}",
+        idempotency_key=key or f"{agent_key(ctx)}{part}",
     )
     receipt = await _ledger(ctx).task_command(binding.scope, command)
     if not receipt.accepted:
@@ -296,7 +301,7 @@ async def _graph(
         scope=scope,
         actor=agent_actor(ctx),
         operation=operation,
-        idempotency_key=f"{ctx.run_id}:{ctx.node_id}",
+        idempotency_key=agent_key(ctx),
     )
     receipt = await ledger.scope_command(command, start_scope=start_scope)
     if not receipt.accepted:

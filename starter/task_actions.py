@@ -10,6 +10,11 @@ import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from pydantic import ValidationError
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError
+
+from harness.problems import describe_invalid
 from harness.task_commands import (
     InvalidateFact,
     LedgerReceipt,
@@ -78,7 +83,11 @@ def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
         ("context", None): lambda: _context(args, settings),
     }
     handler = handlers[(args.command, getattr(args, "action", None))]
-    return asyncio.run(_refusals_are_bad_input(handler()))
+    try:
+        work = handler()
+    except ValidationError as error:  # a command the models refuse: nothing was sent
+        raise CliError(describe_invalid(error, whole="command")) from error
+    return asyncio.run(_refusals_are_bad_input(work))
 
 
 async def _refusals_are_bad_input(work: Awaitable[int]) -> int:
@@ -86,6 +95,10 @@ async def _refusals_are_bad_input(work: Awaitable[int]) -> int:
         return await work
     except (tasks.TaskRefused, tasks.TasksUnavailable) as error:
         raise CliError(str(error)) from error
+    except WorkflowUpdateRPCTimeoutOrCancelledError as error:
+        raise CliError("the task did not answer in time: is a worker running?", 1) from error
+    except RPCError as error:
+        raise CliError(f"Temporal refused: {error.message}", 1) from error
 
 
 def _create(args: argparse.Namespace) -> CreateTask:

@@ -13,6 +13,7 @@ from harness.task_graph import scope_problem
 from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
 
 TASK_COMMANDS = ("task", "fact", "evidence", "decision", "context")
+MAX_KEY_CHARS = 200
 
 
 def _actor(text: str) -> str:
@@ -36,6 +37,12 @@ def _text(text: str) -> str:
     return text
 
 
+def _key(text: str) -> str:
+    if not text.strip() or len(text) > MAX_KEY_CHARS:
+        raise argparse.ArgumentTypeError(f"a key has 1 to {MAX_KEY_CHARS} characters")
+    return text
+
+
 def _confidence(text: str) -> float:
     try:
         value = float(text)
@@ -51,7 +58,9 @@ def _common(parser: argparse.ArgumentParser, *, writes: bool) -> None:
     parser.add_argument("--json", action="store_true")
     if writes:
         parser.add_argument("--actor", type=_actor, required=True, help="human:, system:, agent:")
-        parser.add_argument("--key", help="idempotency key: the same command twice applies once")
+        parser.add_argument(
+            "--key", type=_key, help="idempotency key: the same command twice applies once"
+        )
 
 
 def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,7 +83,7 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     for name, help_text in (("cancel", "cancel a task"), ("complete", "mark a task DONE")):
         finish = task.add_parser(name, help=f"{help_text} (people and systems only)")
         finish.add_argument("task_id")
-        finish.add_argument("--reason")
+        finish.add_argument("--reason", type=_text)
         _common(finish, writes=True)
     show = task.add_parser("show", help="a task, its dependencies and its ledger's counts")
     show.add_argument("task_id")
@@ -110,8 +119,8 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     add.add_argument("task_id")
     add.add_argument("--kind", type=EvidenceKind, choices=list(EvidenceKind), required=True)
     add.add_argument("--summary", type=_text, required=True)
-    add.add_argument("--location")
-    add.add_argument("--content-ref")
+    add.add_argument("--location", type=_text)
+    add.add_argument("--content-ref", type=_text)
     _common(add, writes=True)
 
     decision = commands.add_parser("decision", help="decisions of a task").add_subparsers(

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 from harness.contracts import TASK_COMMANDS_ACTIVITY, TASK_MANAGE_TOOL
 from harness.dag import NodeStatus
@@ -18,8 +19,11 @@ from harness.node_ledger import NodeLedger
 from harness.task_commands import BindRun, RecordEvidence, RunEnded, TaskCommand, TaskOperation
 from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
 from harness.work import EvidenceKind, TaskBinding
+from workflows.activity_calls import raise_if_cancelled
 
 HARNESS_ACTOR = "system:harness"
+"""Who the run's own reports are from; their idempotency keys start `harness:`, the agent's
+(the management tools') `agent:`, so neither can take the other's."""
 TASK_COMMANDS_TIMEOUT = timedelta(seconds=30)
 TASK_COMMANDS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
@@ -34,7 +38,7 @@ class TaskReporter:
         return self._binding
 
     async def bound(self) -> None:
-        await self._send([(BindRun(run_id=self._run_id), f"{self._run_id}:bind")])
+        await self._send([(BindRun(run_id=self._run_id), f"harness:{self._run_id}:bind")])
 
     async def adopt_created(self, ledger: NodeLedger) -> None:
         """A run that works on no task and created one (harness_task_manage create) is bound
@@ -81,10 +85,11 @@ class TaskReporter:
             run_id=self._run_id,
             node_id=wait.node_id,
         )
-        return evidence, f"{self._run_id}:wait:{wait.id}"
+        return evidence, f"harness:{self._run_id}:wait:{wait.id}"
 
     async def ended(self, status: str) -> None:
-        await self._send([(RunEnded(run_id=self._run_id, status=status), f"{self._run_id}:end")])
+        ending = RunEnded(run_id=self._run_id, status=status)
+        await self._send([(ending, f"harness:{self._run_id}:end")])
 
     async def _send(self, operations: list[tuple[TaskOperation, str]]) -> None:
         if self._binding is None or not operations:
@@ -99,14 +104,20 @@ class TaskReporter:
             )
             for operation, key in operations
         ]
-        result: TaskCommandsResult = await workflow.execute_activity(
-            TASK_COMMANDS_ACTIVITY,
-            TaskCommandsRequest(scope=binding.scope, commands=commands),
-            result_type=TaskCommandsResult,
-            start_to_close_timeout=TASK_COMMANDS_TIMEOUT,
-            retry_policy=TASK_COMMANDS_RETRY,
-            summary=f"task {binding.task_id}: {operations[0][0].op} x{len(operations)}",
-        )
+        try:
+            result: TaskCommandsResult = await workflow.execute_activity(
+                TASK_COMMANDS_ACTIVITY,
+                TaskCommandsRequest(scope=binding.scope, commands=commands),
+                result_type=TaskCommandsResult,
+                start_to_close_timeout=TASK_COMMANDS_TIMEOUT,
+                retry_policy=TASK_COMMANDS_RETRY,
+                summary=f"task {binding.task_id}: {operations[0][0].op} x{len(operations)}",
+            )
+        except ActivityError as error:
+            raise_if_cancelled(error)  # the run was cancelled meanwhile: it ends CANCELLED
+            # the task's ledger is not the run's outcome: the run goes on, and says so
+            workflow.logger.warning("task.unreachable", extra={"error": str(error.cause)})
+            return
         refused = [r.reason for r in result.receipts if not r.accepted]
         if refused:
             workflow.logger.warning("task.commands_refused", extra={"reasons": refused})

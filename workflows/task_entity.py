@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from datetime import timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -43,7 +43,7 @@ class TaskStart(BaseModel):
 
 
 class ContextRequest(BaseModel):
-    recent_evidence: int = 20
+    recent_evidence: int = Field(default=20, ge=1, le=1000)
 
 
 @workflow.defn(name=TASK_WORKFLOW)

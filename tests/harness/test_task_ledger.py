@@ -221,3 +221,33 @@ def test_evidence_named_by_a_run_that_is_not_bound_is_refused() -> None:
     target = EntityRef(kind=EntityKind.FACT, id=fact)
     relation = AddRelation(source=pointer, target=target, type=RelationType.SUPPORTS)
     assert "no evidence 'run:run-9/node:policy'" in refused(book, relation)
+
+
+@pytest.mark.parametrize(
+    "operation", [BindRun(run_id="run-9"), RunEnded(run_id="run-1", status="SUCCEEDED")]
+)
+def test_only_people_and_systems_say_which_runs_work_on_a_task_and_how_they_ended(
+    operation: TaskOperation,
+) -> None:
+    book = ledger()
+    apply(book, BindRun(run_id="run-1"), SYSTEM)
+    assert "an agent cannot say which runs" in refused(book, operation)
+
+
+def test_an_agent_cannot_move_a_task_that_is_in_review() -> None:
+    book = ledger(TaskStatus.IN_REVIEW)
+    assert "IN_REVIEW: only people and systems" in refused(
+        book, SetStatus(status=TaskStatus.ACTIVE)
+    )
+    apply(book, FACT)  # it may still record what it finds
+
+
+def test_a_full_task_takes_no_more_records_and_says_to_split_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("harness.task_ledger.MAX_RECORDS", 2)
+    book = ledger()
+    apply(book, FACT)
+    apply(book, EVIDENCE)
+    assert "holds 2 records, the most a task may; split it" in refused(book, FACT)
+    apply(book, SetStatus(status=TaskStatus.BLOCKED))  # not a record

@@ -141,6 +141,16 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
         ("evidence", "record", "t", "--kind", "RUMOUR", "--summary", "s", "--actor", "human:a"),
         "invalid EvidenceKind value",
     ),
+    (
+        "task long reason",
+        ("task", "cancel", "t", "--reason", "r" * 501, "--actor", "human:a"),
+        "the text has 1 to 500 characters",
+    ),
+    (
+        "task blank key",
+        ("task", "create", "x", "--key", " ", "--actor", "human:a"),
+        "a key has 1 to 200 characters",
+    ),
     ("run task bad scope", ("run", "x", "--task", "t", "--scope", "a/b"), "scope 'a/b' must be"),
     # deliveries
     ("approve nothing", ("approve", "r"), "required: wait_id, --actor"),
@@ -186,7 +196,7 @@ def _resolve(arg: str, files: dict[str, str]) -> str:
 
 
 def test_the_corpus_has_a_case_for_every_bad_invocation_the_issue_counted() -> None:
-    assert len(CASES) + 2 >= 93  # with the address and the broken pipe below
+    assert len(CASES) + 2 >= 95  # with the address and the broken pipe below
     assert len({name for name, _, _ in CASES}) == len(CASES)
 
 

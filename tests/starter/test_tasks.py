@@ -369,3 +369,15 @@ async def test_the_context_tool_shows_the_task_and_the_waits_its_runs_hold_open(
         "approve-change",
         "APPROVAL",
     )
+
+
+async def test_a_run_whose_task_refuses_its_reports_still_runs_to_its_end(
+    client: Client, task_queue: str
+) -> None:
+    """The ledger is not the run's outcome: a task that is gone refuses, the run goes on."""
+    request = RunRequest(
+        goal="Compare Paris and Tokyo", task=TaskBinding(scope=new_scope(), task_id="task-9")
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED
