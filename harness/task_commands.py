@@ -13,6 +13,7 @@ from harness.work import (
     TEXT,
     EntityRef,
     EvidenceKind,
+    GateResult,
     RelationType,
     TaskStatus,
 )
@@ -85,8 +86,34 @@ class RunEnded(BaseModel):
     status: str
 
 
+class Submit(BaseModel):
+    """The run (or the agent) says the task is done: the task goes IN_REVIEW."""
+
+    op: Literal["submit"] = "submit"
+    summary: str = TEXT
+    evidence_ids: list[str] = Field(default_factory=list, max_length=200)
+    run_id: str | None = None
+
+
+class ReviewSubmission(BaseModel):
+    op: Literal["review"] = "review"
+    submission_id: str
+    approve: bool
+    comment: str | None = Field(default=None, max_length=2000)
+
+
+class Complete(BaseModel):
+    """Completing evaluates every gate and records each one's verdict; DONE only if all pass."""
+
+    op: Literal["complete"] = "complete"
+    reason: str | None = Field(default=None, max_length=500)
+
+
 TaskOperation = Annotated[
     SetStatus
+    | Submit
+    | ReviewSubmission
+    | Complete
     | RecordFact
     | InvalidateFact
     | RecordEvidence
@@ -117,6 +144,9 @@ class LedgerReceipt(BaseModel):
     duplicate: bool = False
     id: str | None = Field(default=None, description="The record the command created or changed.")
     reason: str
+    gates: list[GateResult] = Field(
+        default_factory=list, description="complete: each gate's verdict, passed or not."
+    )
 
 
 class IdempotencyKeys:

@@ -21,6 +21,7 @@ from harness.actors import ActorKind, parse_actor
 from harness.task_commands import (
     AddRelation,
     BindRun,
+    Complete,
     IdempotencyKeys,
     InvalidateFact,
     LedgerReceipt,
@@ -28,8 +29,10 @@ from harness.task_commands import (
     RecordEvidence,
     RecordFact,
     ResolveDecision,
+    ReviewSubmission,
     RunEnded,
     SetStatus,
+    Submit,
     TaskCommand,
 )
 from harness.work import (
@@ -39,9 +42,13 @@ from harness.work import (
     EntityRef,
     Evidence,
     Fact,
+    GateResult,
     Relation,
     RelationType,
+    Review,
     RunBinding,
+    Submission,
+    SubmissionStatus,
     TaskRecord,
     TaskStatus,
 )
@@ -51,6 +58,8 @@ AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
 GRAPH_RELATIONS = frozenset({RelationType.PARENT_OF, RelationType.DEPENDS_ON})
 """Edges between tasks belong to the scope's task graph (harness.task_graph), not to a ledger."""
 RECENT_EVIDENCE = 20
+APPROVED_REVIEW_GATE = "approved-review"
+EVIDENCE_GATE = "completion-evidence"
 MAX_RECORDS = 10_000
 """The most facts, evidence, decisions and relations one task holds (its state travels whole
 through continue-as-new, well inside Temporal's 2 MB payload limit): past it, split the task."""
@@ -67,6 +76,11 @@ class TaskLedgerState(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list)
     relations: list[Relation] = Field(default_factory=list)
+    submissions: list[Submission] = Field(default_factory=list)
+    reviews: list[Review] = Field(default_factory=list)
+    acceptances: list[GateResult] = Field(
+        default_factory=list, description="Every gate's verdict at every completion asked for."
+    )
     keys: dict[str, str] = Field(
         default_factory=dict, description="Idempotency key -> the content it was used with."
     )
@@ -90,6 +104,11 @@ class TaskContext(BaseModel):
     recent_evidence: list[Evidence]
     evidence_count: int
     relations: list[Relation]
+    submissions: list[Submission] = Field(default_factory=list)
+    reviews: list[Review] = Field(default_factory=list)
+    last_gates: list[GateResult] = Field(
+        default_factory=list, description="The gates of the last completion asked for."
+    )
 
 
 class TaskLedger:
@@ -125,6 +144,12 @@ class TaskLedger:
             )
         if isinstance(operation, SetStatus):
             return self._status_problem(operation, kind)
+        if isinstance(operation, Submit):
+            return self._submit_problem()
+        if isinstance(operation, ReviewSubmission):
+            return self._review_problem(operation, kind, command.actor)
+        if isinstance(operation, Complete):
+            return self._complete_problem(kind)
         if isinstance(operation, InvalidateFact):
             return self._invalidate_problem(operation)
         if isinstance(operation, ResolveDecision):
@@ -144,7 +169,8 @@ class TaskLedger:
             return keys.duplicate(key)
         record_id, reason = self._apply(command, now)
         keys.remember(key, command.fingerprint(), record_id)
-        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+        gates = self._last_gates() if isinstance(command.operation, Complete) else []
+        return LedgerReceipt(accepted=True, id=record_id, reason=reason, gates=gates)
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
@@ -163,13 +189,30 @@ class TaskLedger:
             recent_evidence=self.state.evidence[-recent:],
             evidence_count=len(self.state.evidence),
             relations=self.state.relations,
+            submissions=self.state.submissions,
+            reviews=self.state.reviews,
+            last_gates=self._last_gates(),
         )
+
+    def _last_gates(self) -> list[GateResult]:
+        acceptances = self.state.acceptances
+        if not acceptances:
+            return []
+        last = acceptances[-1].completion
+        return [gate for gate in acceptances if gate.completion == last]
 
     # -- checks -----------------------------------------------------------------------------
 
     def _status_problem(self, operation: SetStatus, kind: ActorKind) -> str | None:
         if kind is ActorKind.AGENT and self.task.status is TaskStatus.IN_REVIEW:
             return "the task is IN_REVIEW: only people and systems move it on"
+        if operation.status in (TaskStatus.DONE, TaskStatus.IN_REVIEW):
+            way = (
+                "`complete`, whose gates decide"
+                if operation.status is TaskStatus.DONE
+                else ("a submission")
+            )
+            return f"a task becomes {operation.status.value} only by {way}"
         if kind is ActorKind.AGENT and operation.status not in AGENT_STATUSES:
             return (
                 f"an agent cannot set a task {operation.status.value}: completing, "
@@ -178,6 +221,86 @@ class TaskLedger:
         if operation.status is self.task.status:
             return f"task '{self.task.id}' is already {operation.status.value}"
         return None
+
+    def _submit_problem(self) -> str | None:
+        pending = self._pending_submission()
+        if pending is not None:
+            return f"submission '{pending.id}' is still under review"
+        return None
+
+    def _review_problem(
+        self, operation: ReviewSubmission, kind: ActorKind, actor: str
+    ) -> str | None:
+        if kind is ActorKind.AGENT:
+            return "an agent can never review a submission"
+        submission = next(
+            (s for s in self.state.submissions if s.id == operation.submission_id), None
+        )
+        if submission is None:
+            return f"task '{self.task.id}' has no submission '{operation.submission_id}'"
+        if submission.status is not SubmissionStatus.PENDING:
+            return f"submission '{submission.id}' was already {submission.status.value}"
+        if submission.submitted_by == actor:
+            return f"{actor} submitted '{submission.id}': nobody reviews their own work"
+        return None
+
+    def _complete_problem(self, kind: ActorKind) -> str | None:
+        if kind is ActorKind.AGENT:
+            return "an agent can never complete a task"
+        if self.task.status is not TaskStatus.IN_REVIEW:
+            return (
+                f"task '{self.task.id}' is {self.task.status.value}: only a task IN_REVIEW, with "
+                "a submission, can be completed"
+            )
+        return None
+
+    def _pending_submission(self) -> Submission | None:
+        pending = [s for s in self.state.submissions if s.status is SubmissionStatus.PENDING]
+        return pending[-1] if pending else None
+
+    def gates(self, now: datetime) -> list[GateResult]:
+        """The built-in completion gates, on the latest submission: an approved review, and
+        evidence that exists in this task's ledger (the reference chain, not the artefact)."""
+        latest = self.state.submissions[-1] if self.state.submissions else None
+        sub_id = latest.id if latest else None
+        if latest is None:
+            missing = "there is no submission"
+            return [
+                GateResult(gate=g, passed=False, reason=missing, checked_at=now)
+                for g in (APPROVED_REVIEW_GATE, EVIDENCE_GATE)
+            ]
+        approved = latest.status is SubmissionStatus.APPROVED
+        review = GateResult(
+            gate=APPROVED_REVIEW_GATE,
+            passed=approved,
+            reason="an approved review exists"
+            if approved
+            else f"submission '{latest.id}' is {latest.status.value}, not APPROVED",
+            submission_id=sub_id,
+            checked_at=now,
+        )
+        known = {e.id for e in self.state.evidence}
+        unknown = [
+            ref
+            for ref in latest.evidence_ids
+            if self._evidence_ref(EntityRef(kind=EntityKind.EVIDENCE, id=ref)).id not in known
+        ]
+        if not latest.evidence_ids:
+            evidence_reason, evidence_ok = "the submission references no evidence", False
+        elif unknown:
+            evidence_reason = f"no evidence {', '.join(unknown)} in this task's ledger"
+            evidence_ok = False
+        else:
+            evidence_reason = f"{len(latest.evidence_ids)} evidence record(s), all in this task"
+            evidence_ok = True
+        evidence = GateResult(
+            gate=EVIDENCE_GATE,
+            passed=evidence_ok,
+            reason=evidence_reason,
+            submission_id=sub_id,
+            checked_at=now,
+        )
+        return [review, evidence]
 
     def _invalidate_problem(self, operation: InvalidateFact) -> str | None:
         fact = self._fact(operation.fact_id)
@@ -249,6 +372,52 @@ class TaskLedger:
             self.task.status = operation.status
             self.task.status_reason = operation.reason
             return self.task.id, f"task is {operation.status.value}"
+        if isinstance(operation, Submit):
+            refs = [
+                self._evidence_ref(EntityRef(kind=EntityKind.EVIDENCE, id=r)).id
+                for r in operation.evidence_ids
+            ]
+            submission = Submission(
+                id=f"sub-{len(state.submissions) + 1}",
+                summary=operation.summary,
+                evidence_ids=refs,
+                run_id=operation.run_id,
+                submitted_by=actor,
+                submitted_at=now,
+            )
+            state.submissions.append(submission)
+            self.task.status = TaskStatus.IN_REVIEW
+            return submission.id, "submitted: the task is IN_REVIEW"
+        if isinstance(operation, ReviewSubmission):
+            reviewed = next(s for s in state.submissions if s.id == operation.submission_id)
+            reviewed.status = (
+                SubmissionStatus.APPROVED
+                if operation.approve
+                else SubmissionStatus.CHANGES_REQUESTED
+            )
+            review = Review(
+                id=f"rev-{len(state.reviews) + 1}",
+                submission_id=reviewed.id,
+                approved=operation.approve,
+                comment=operation.comment,
+                reviewed_by=actor,
+                reviewed_at=now,
+            )
+            state.reviews.append(review)
+            if not operation.approve:
+                self.task.status = TaskStatus.ACTIVE
+                return review.id, "changes requested: the task is ACTIVE again"
+            return review.id, "approved"
+        if isinstance(operation, Complete):
+            completion = (state.acceptances[-1].completion if state.acceptances else 0) + 1
+            gates = [g.model_copy(update={"completion": completion}) for g in self.gates(now)]
+            state.acceptances.extend(gates)
+            failed = [g.gate for g in gates if not g.passed]
+            if failed:
+                return self.task.id, f"not done: the gate(s) {', '.join(failed)} failed"
+            self.task.status = TaskStatus.DONE
+            self.task.status_reason = operation.reason
+            return self.task.id, "task is DONE: every gate passed"
         if isinstance(operation, RecordFact):
             fact = Fact(
                 id=f"fact-{len(state.facts) + 1}",

@@ -121,6 +121,46 @@ class Relation(BaseModel):
     recorded_at: datetime
 
 
+class SubmissionStatus(StrEnum):
+    PENDING = "PENDING"
+    APPROVED = "APPROVED"
+    CHANGES_REQUESTED = "CHANGES_REQUESTED"
+
+
+class Submission(BaseModel):
+    """ "The agent says it is done": a result, and the evidence it rests on, for review."""
+
+    id: str
+    summary: str
+    evidence_ids: list[str] = Field(
+        default_factory=list, description="Evidence ids (or run: references not yet recorded)."
+    )
+    run_id: str | None = None
+    status: SubmissionStatus = SubmissionStatus.PENDING
+    submitted_by: str
+    submitted_at: datetime
+
+
+class Review(BaseModel):
+    id: str
+    submission_id: str
+    approved: bool
+    comment: str | None = None
+    reviewed_by: str
+    reviewed_at: datetime
+
+
+class GateResult(BaseModel):
+    """One completion gate's verdict on one submission: the acceptance record."""
+
+    gate: str
+    passed: bool
+    reason: str
+    submission_id: str | None = None
+    checked_at: datetime | None = None
+    completion: int = Field(default=0, description="Which request to complete (1, 2, ...).")
+
+
 class RunBinding(BaseModel):
     """A run that worked on the task, and how it ended (None while it runs)."""
 

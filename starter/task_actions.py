@@ -16,13 +16,16 @@ from temporalio.service import RPCError
 
 from harness.problems import describe_invalid
 from harness.task_commands import (
+    Complete,
     InvalidateFact,
     LedgerReceipt,
     ProposeDecision,
     RecordEvidence,
     RecordFact,
     ResolveDecision,
+    ReviewSubmission,
     SetStatus,
+    Submit,
     TaskCommand,
     TaskOperation,
 )
@@ -45,8 +48,16 @@ def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
         ("task", "cancel"): lambda: _write(
             args, settings, SetStatus(status=TaskStatus.CANCELLED, reason=args.reason)
         ),
-        ("task", "complete"): lambda: _write(
-            args, settings, SetStatus(status=TaskStatus.DONE, reason=args.reason)
+        ("task", "complete"): lambda: _write(args, settings, Complete(reason=args.reason)),
+        ("submit", None): lambda: _write(
+            args, settings, Submit(summary=args.summary, evidence_ids=args.evidence)
+        ),
+        ("review", None): lambda: _write(
+            args,
+            settings,
+            ReviewSubmission(
+                submission_id=args.submission_id, approve=args.approve, comment=args.comment
+            ),
         ),
         ("task", "show"): lambda: _show(args, settings),
         ("task", "list"): lambda: _list(args, settings),
@@ -122,12 +133,15 @@ async def _write(args: argparse.Namespace, settings: Settings, operation: TaskOp
 
 
 def _receipt(args: argparse.Namespace, receipt: LedgerReceipt) -> int:
+    """Exit 1 when a completion's gates did not all pass (the task stays IN_REVIEW)."""
     if args.json:
         output.emit_json(receipt.model_dump(mode="json"))
     else:
+        for gate in receipt.gates:
+            print(f"{'PASS' if gate.passed else 'FAIL'}  {gate.gate}: {gate.reason}")
         reason = f"already applied under key {args.key}" if receipt.duplicate else receipt.reason
         print(f"{receipt.id}: {reason}")
-    return 0
+    return 1 if any(not gate.passed for gate in receipt.gates) else 0
 
 
 async def _show(args: argparse.Namespace, settings: Settings) -> int:

@@ -12,7 +12,7 @@ from harness.actors import parse_actor
 from harness.task_graph import scope_problem
 from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
 
-TASK_COMMANDS = ("task", "fact", "evidence", "decision", "context")
+TASK_COMMANDS = ("task", "fact", "evidence", "decision", "context", "submit", "review")
 MAX_KEY_CHARS = 200
 
 
@@ -80,7 +80,10 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     depend.add_argument("task_id")
     depend.add_argument("dependency")
     _common(depend, writes=True)
-    for name, help_text in (("cancel", "cancel a task"), ("complete", "mark a task DONE")):
+    for name, help_text in (
+        ("cancel", "cancel a task"),
+        ("complete", "complete a task IN_REVIEW: every gate must pass"),
+    ):
         finish = task.add_parser(name, help=f"{help_text} (people and systems only)")
         finish.add_argument("task_id")
         finish.add_argument("--reason", type=_text)
@@ -137,6 +140,22 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     resolve.add_argument("--reject", action="store_true")
     resolve.add_argument("--reason", type=_text, required=True)
     _common(resolve, writes=True)
+
+    submit = commands.add_parser("submit", help="submit a task's result for review")
+    submit.add_argument("task_id")
+    submit.add_argument("--summary", type=_text, required=True)
+    submit.add_argument(
+        "--evidence", action="append", default=[], metavar="ID", help="evidence it rests on"
+    )
+    _common(submit, writes=True)
+    review = commands.add_parser("review", help="approve a submission, or request changes")
+    review.add_argument("task_id")
+    review.add_argument("submission_id")
+    verdict = review.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--approve", action="store_true")
+    verdict.add_argument("--changes-requested", action="store_true")
+    review.add_argument("--comment")
+    _common(review, writes=True)
 
     context = commands.add_parser("context", help="a task with what is believed and why")
     context.add_argument("task_id")

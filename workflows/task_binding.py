@@ -16,7 +16,14 @@ from harness.dag import NodeStatus
 from harness.messages import TaskCommandsRequest, TaskCommandsResult
 from harness.node_evidence import node_evidence
 from harness.node_ledger import NodeLedger
-from harness.task_commands import BindRun, RecordEvidence, RunEnded, TaskCommand, TaskOperation
+from harness.task_commands import (
+    BindRun,
+    RecordEvidence,
+    RunEnded,
+    Submit,
+    TaskCommand,
+    TaskOperation,
+)
 from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
 from harness.work import EvidenceKind, TaskBinding
 from workflows.activity_calls import raise_if_cancelled
@@ -24,6 +31,7 @@ from workflows.activity_calls import raise_if_cancelled
 HARNESS_ACTOR = "system:harness"
 """Who the run's own reports are from; their idempotency keys start `harness:`, the agent's
 (the management tools') `agent:`, so neither can take the other's."""
+SUBMISSION_SUMMARY_CHARS = 500
 TASK_COMMANDS_TIMEOUT = timedelta(seconds=30)
 TASK_COMMANDS_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
@@ -87,9 +95,22 @@ class TaskReporter:
         )
         return evidence, f"harness:{self._run_id}:wait:{wait.id}"
 
-    async def ended(self, status: str) -> None:
-        ending = RunEnded(run_id=self._run_id, status=status)
-        await self._send([(ending, f"harness:{self._run_id}:end")])
+    async def ended(self, status: str, report: str | None, ledger: NodeLedger | None) -> None:
+        """How the run ended; a run that SUCCEEDED submits its report and the evidence it
+        rests on (its finished nodes) for review, instead of declaring the task done."""
+        operations: list[tuple[TaskOperation, str]] = []
+        if status == "SUCCEEDED" and report and ledger is not None:
+            done = [n for n, o in ledger.outcomes.items() if o.status is NodeStatus.DONE]
+            submission = Submit(
+                summary=report.strip()[:SUBMISSION_SUMMARY_CHARS] or "(empty report)",
+                evidence_ids=[f"run:{self._run_id}/node:{node_id}" for node_id in done][:200],
+                run_id=self._run_id,
+            )
+            operations.append((submission, f"harness:{self._run_id}:submit"))
+        operations.append(
+            (RunEnded(run_id=self._run_id, status=status), f"harness:{self._run_id}:end")
+        )
+        await self._send(operations)
 
     async def _send(self, operations: list[tuple[TaskOperation, str]]) -> None:
         if self._binding is None or not operations:

@@ -25,7 +25,7 @@ from harness.contracts import (
     TASK_WORKFLOW,
     scope_workflow_id,
 )
-from harness.task_commands import LedgerReceipt, SetStatus, TaskCommand
+from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, StatusChanged
 from harness.task_ledger import TaskContext, TaskLedger, TaskLedgerState
 from harness.work import TaskRecord
@@ -75,7 +75,7 @@ class TaskWorkflow:
         before = self._ledger.task.status
         receipt = self._ledger.apply(command, workflow.now())
         task = self._ledger.task
-        if isinstance(command.operation, SetStatus) and task.status is not before:
+        if task.status is not before:  # a status, a submission, a review or a completion
             search_attributes.upsert_task_status(task.status.value)
             await self._tell_graph()
         return receipt

@@ -7,13 +7,16 @@ import pytest
 from harness.task_commands import (
     AddRelation,
     BindRun,
+    Complete,
     InvalidateFact,
     ProposeDecision,
     RecordEvidence,
     RecordFact,
     ResolveDecision,
+    ReviewSubmission,
     RunEnded,
     SetStatus,
+    Submit,
     TaskCommand,
     TaskOperation,
 )
@@ -86,12 +89,13 @@ def test_an_agent_records_facts_evidence_decisions_and_relations() -> None:
     ("operation", "reason"),
     [
         (ResolveDecision(decision_id="dec-1", accept=True, reason="ok"), "never resolve"),
-        (SetStatus(status=TaskStatus.DONE), "cannot set a task DONE"),
+        (SetStatus(status=TaskStatus.DONE), "DONE only by `complete`, whose gates decide"),
+        (Complete(), "an agent can never complete a task"),
         (SetStatus(status=TaskStatus.CANCELLED), "cannot set a task CANCELLED"),
-        (SetStatus(status=TaskStatus.IN_REVIEW), "cannot set a task IN_REVIEW"),
+        (SetStatus(status=TaskStatus.IN_REVIEW), "IN_REVIEW only by a submission"),
     ],
 )
-def test_an_agent_never_resolves_completes_cancels_or_submits(
+def test_an_agent_never_resolves_completes_cancels_or_sets_review(
     operation: TaskOperation, reason: str
 ) -> None:
     book = ledger()
@@ -110,7 +114,7 @@ def test_a_person_resolves_a_decision_once_with_a_reason() -> None:
 
 def test_a_finished_task_is_final() -> None:
     book = ledger()
-    apply(book, SetStatus(status=TaskStatus.DONE), HUMAN)
+    apply(book, SetStatus(status=TaskStatus.CANCELLED), HUMAN)
     assert "a finished task is final" in refused(book, FACT)
     assert "a finished task is final" in refused(book, SetStatus(status=TaskStatus.ACTIVE), HUMAN)
 
@@ -251,3 +255,72 @@ def test_a_full_task_takes_no_more_records_and_says_to_split_it(
     apply(book, EVIDENCE)
     assert "holds 2 records, the most a task may; split it" in refused(book, FACT)
     apply(book, SetStatus(status=TaskStatus.BLOCKED))  # not a record
+
+
+def submitted(book: TaskLedger, evidence: list[str] | None = None) -> str:
+    return apply(book, Submit(summary="refunded", evidence_ids=evidence or []), SYSTEM)
+
+
+def test_a_submission_puts_the_task_in_review_and_a_person_approves_it() -> None:
+    book = ledger()
+    submission = submitted(book)
+    assert book.task.status is TaskStatus.IN_REVIEW
+    assert "still under review" in refused(book, Submit(summary="again"), SYSTEM)
+    apply(book, ReviewSubmission(submission_id=submission, approve=True), HUMAN)
+    assert book.state.submissions[0].status.value == "APPROVED"
+
+
+@pytest.mark.parametrize(
+    ("actor", "reason"),
+    [(AGENT, "an agent can never review"), (SYSTEM, "nobody reviews their own work")],
+)
+def test_nobody_reviews_their_own_work_and_no_agent_reviews_at_all(actor: str, reason: str) -> None:
+    book = ledger()
+    submission = submitted(book)
+    assert reason in refused(book, ReviewSubmission(submission_id=submission, approve=True), actor)
+
+
+def test_changes_requested_send_the_task_back_to_work() -> None:
+    book = ledger()
+    submission = submitted(book)
+    review = ReviewSubmission(submission_id=submission, approve=False, comment="check the dispute")
+    apply(book, review, HUMAN)
+    assert book.task.status is TaskStatus.ACTIVE
+    assert book.context().reviews[0].comment == "check the dispute"
+    submitted(book)  # a repair submits again
+    assert [s.status.value for s in book.state.submissions] == ["CHANGES_REQUESTED", "PENDING"]
+
+
+def test_completion_records_every_gate_and_is_done_only_when_all_pass() -> None:
+    book = ledger()
+    evidence = apply(book, EVIDENCE)
+    submission = submitted(book, [evidence, "ev-9"])
+    not_yet = book.apply(command(Complete(), HUMAN), START)
+    assert not_yet.accepted and book.task.status is TaskStatus.IN_REVIEW
+    assert [(g.gate, g.passed, g.reason) for g in not_yet.gates] == [
+        ("approved-review", False, "submission 'sub-1' is PENDING, not APPROVED"),
+        ("completion-evidence", False, "no evidence ev-9 in this task's ledger"),
+    ]
+    apply(book, ReviewSubmission(submission_id=submission, approve=True), HUMAN)
+    still = book.apply(command(Complete(), HUMAN), START)
+    assert [g.passed for g in still.gates] == [True, False]
+    assert len(book.state.acceptances) == 4  # every verdict is kept
+
+
+def test_a_submission_on_evidence_of_its_task_approved_completes_the_task() -> None:
+    book = ledger()
+    apply(book, BindRun(run_id="run-1"), SYSTEM)
+    submission = submitted(book, ["run:run-1/node:policy"])  # recorded later by the run
+    apply(
+        book,
+        RecordEvidence(kind=EvidenceKind.TOOL, summary="p", content_ref="run:run-1/node:policy"),
+        SYSTEM,
+    )
+    apply(book, ReviewSubmission(submission_id=submission, approve=True), HUMAN)
+    done = book.apply(command(Complete(), HUMAN), START)
+    assert [g.passed for g in done.gates] == [True, True]
+    assert book.task.status is TaskStatus.DONE
+
+
+def test_only_a_task_in_review_can_be_completed() -> None:
+    assert "only a task IN_REVIEW" in refused(ledger(), Complete(), HUMAN)

@@ -68,6 +68,14 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
             await asyncio.sleep(0.1)
     async with refunds_worker(client, task_queue, service):  # another worker: the task answers
         code, out, err = await cli("context", task, "--scope", scope, "--json")
+        by_agent = await cli(
+            "review", task, "sub-1", "--approve", "--scope", scope, "--actor", "agent:planner"
+        )
+        early = await cli("task", "complete", task, "--scope", scope, "--actor", "human:ops")
+        approve = await cli(
+            "review", task, "sub-1", "--approve", "--scope", scope, "--actor", "human:ops-lead"
+        )
+        done = await cli("task", "complete", task, "--scope", scope, "--actor", "human:ops")
     assert code == 0, err
     context: dict[str, Any] = json.loads(out)
     evidence = {e["node_id"]: e for e in context["recent_evidence"] if e["kind"] == "TOOL"}
@@ -85,4 +93,13 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
     assert [e["summary"] for e in approvals] == ["approval approve-refund: approved by human:ops"]
     assert evidence["refund"]["content_ref"] == f"run:{run_id}/node:refund"
     assert context["task"]["runs"][0]["ended"] == "SUCCEEDED"
+    # the run submitted instead of declaring the task done; the review and gates decide
+    (submission,) = context["submissions"]
+    assert submission["submitted_by"] == "system:harness"
+    assert evidence["policy"]["id"] in submission["evidence_ids"]
+    assert context["task"]["status"] == "IN_REVIEW"
+    assert by_agent[0] == 2 and "an agent can never review" in by_agent[2]
+    assert early[0] == 1 and "FAIL  approved-review" in early[1]
+    assert approve[0] == 0
+    assert done[0] == 0 and "PASS  completion-evidence" in done[1]
     assert len(await service.payments("A-1001")) == 1

@@ -198,7 +198,15 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
             "decision", "resolve", "task-1", "dec-1", "--reason", "ok", "--actor", "agent:planner"
         )
         context = await cli("context", "task-1", "--json")
-        await cli("task", "complete", "task-2", "--actor", "human:ops")
+        await cli(
+            "evidence", "record", "task-2", "--kind", "EXTERNAL", "--summary", "no dispute",
+            "--actor", "agent:planner",
+        )  # fmt: skip
+        await cli("submit", "task-2", "--summary", "checked", "--evidence", "ev-1",
+                  "--actor", "agent:planner")  # fmt: skip
+        early = await cli("task", "complete", "task-2", "--actor", "human:ops")
+        await cli("review", "task-2", "sub-1", "--approve", "--actor", "human:lead")
+        complete = await cli("task", "complete", "task-2", "--actor", "human:ops")
         for _ in range(100):  # visibility is eventually consistent
             listed = await cli("task", "list", "--status", "ACTIVE", "--json")
             if json.loads(listed[1]) == [{"id": "task-1", "status": "ACTIVE"}]:
@@ -209,6 +217,10 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
             if runnable[1] == "task-1  Refund A-1001\n":
                 break
             await asyncio.sleep(0.1)
+    assert early[0] == 1  # a gate failed: the task stays IN_REVIEW
+    assert "FAIL  approved-review: submission 'sub-1' is PENDING, not APPROVED" in early[1]
+    assert "PASS  completion-evidence: 1 evidence record(s), all in this task" in early[1]
+    assert complete[0] == 0 and "task-2: task is DONE: every gate passed" in complete[1]
     assert json.loads(listed[1]) == [{"id": "task-1", "status": "ACTIVE"}]
     assert runnable[1] == "task-1  Refund A-1001\n"  # its dependency is DONE now
     assert [created[1], first[1], depend[1], fact[1], decision[1]] == [
@@ -269,7 +281,7 @@ async def test_a_run_on_a_finished_or_unknown_task_is_refused_before_it_starts(
     scope = new_scope()
     async with running_worker(client, task_queue):
         task = await graph_command(client, task_queue, scope, CreateTask(title="x"))
-        await task_command(client, scope, task, SetStatus(status=TaskStatus.DONE), actor=HUMAN)
+        await task_command(client, scope, task, SetStatus(status=TaskStatus.CANCELLED), actor=HUMAN)
         done = await harness(
             "run", "Compare Paris and Tokyo", "--task", task, "--scope", scope,
             client=client, task_queue=task_queue,
@@ -278,7 +290,7 @@ async def test_a_run_on_a_finished_or_unknown_task_is_refused_before_it_starts(
             "run", "Compare Paris and Tokyo", "--task", "task-9", "--scope", scope,
             client=client, task_queue=task_queue,
         )  # fmt: skip
-    assert done[0] == 2 and "is DONE: a finished task is final" in done[2]
+    assert done[0] == 2 and "is CANCELLED: a finished task is final" in done[2]
     assert unknown[0] == 2 and f"scope '{scope}' has no task 'task-9'" in unknown[2]
 
 
