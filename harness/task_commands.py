@@ -91,7 +91,9 @@ class Submit(BaseModel):
 
     op: Literal["submit"] = "submit"
     summary: str = TEXT
-    evidence_ids: list[str] = Field(default_factory=list, max_length=200)
+    evidence_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=200
+    )
     run_id: str | None = None
 
 

@@ -63,7 +63,15 @@ EVIDENCE_GATE = "completion-evidence"
 MAX_RECORDS = 10_000
 """The most facts, evidence, decisions and relations one task holds (its state travels whole
 through continue-as-new, well inside Temporal's 2 MB payload limit): past it, split the task."""
-RECORDING = (RecordFact, RecordEvidence, ProposeDecision, AddRelation)
+RECORDING = (
+    RecordFact,
+    RecordEvidence,
+    ProposeDecision,
+    AddRelation,
+    Submit,
+    ReviewSubmission,
+    Complete,
+)
 RUN_REPORTS = (BindRun, RunEnded)
 """What only the harness (a system) says of a run: that it works on the task, how it ended."""
 
@@ -90,7 +98,8 @@ class TaskLedgerState(BaseModel):
 
     @property
     def records(self) -> int:
-        return len(self.facts) + len(self.evidence) + len(self.decisions) + len(self.relations)
+        beliefs = len(self.facts) + len(self.evidence) + len(self.decisions) + len(self.relations)
+        return beliefs + len(self.submissions) + len(self.reviews) + len(self.acceptances)
 
 
 class TaskContext(BaseModel):
@@ -160,13 +169,19 @@ class TaskLedger:
             return self._run_ended_problem(operation)
         return None
 
-    def apply(self, command: TaskCommand, now: datetime) -> LedgerReceipt:
-        problem = self.check(command)
+    def apply(self, command: TaskCommand, now: datetime, *, checked: bool = False) -> LedgerReceipt:
+        """`checked`: the gateway's check already passed (an update's validator, which
+        Temporal does not run again on replay): apply without asking again, so a rule that
+        tightens later never changes what a recorded history did."""
+        problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
         key, keys = command.idempotency_key, self._keys()
         if key is not None and keys.seen(key):
-            return keys.duplicate(key)
+            duplicate = keys.duplicate(key)
+            if isinstance(command.operation, Complete):  # say again what the gates said
+                duplicate.gates = self._last_gates()
+            return duplicate
         record_id, reason = self._apply(command, now)
         keys.remember(key, command.fingerprint(), record_id)
         gates = self._last_gates() if isinstance(command.operation, Complete) else []
@@ -226,6 +241,9 @@ class TaskLedger:
         pending = self._pending_submission()
         if pending is not None:
             return f"submission '{pending.id}' is still under review"
+        if self.task.status is not TaskStatus.ACTIVE:
+            status = self.task.status.value
+            return f"task '{self.task.id}' is {status}: only an ACTIVE task is submitted"
         return None
 
     def _review_problem(
@@ -233,6 +251,8 @@ class TaskLedger:
     ) -> str | None:
         if kind is ActorKind.AGENT:
             return "an agent can never review a submission"
+        if self.task.status is not TaskStatus.IN_REVIEW:
+            return f"task '{self.task.id}' is {self.task.status.value}, not IN_REVIEW"
         submission = next(
             (s for s in self.state.submissions if s.id == operation.submission_id), None
         )
@@ -240,7 +260,7 @@ class TaskLedger:
             return f"task '{self.task.id}' has no submission '{operation.submission_id}'"
         if submission.status is not SubmissionStatus.PENDING:
             return f"submission '{submission.id}' was already {submission.status.value}"
-        if submission.submitted_by == actor:
+        if _same_actor(submission.submitted_by, actor):
             return f"{actor} submitted '{submission.id}': nobody reviews their own work"
         return None
 
@@ -371,6 +391,9 @@ class TaskLedger:
         if isinstance(operation, SetStatus):
             self.task.status = operation.status
             self.task.status_reason = operation.reason
+            for pending in state.submissions:  # a task taken out of review: nothing is pending
+                if pending.status is SubmissionStatus.PENDING:
+                    pending.status = SubmissionStatus.WITHDRAWN
             return self.task.id, f"task is {operation.status.value}"
         if isinstance(operation, Submit):
             refs = [
@@ -493,3 +516,11 @@ class TaskLedger:
 
     def _decision(self, decision_id: str) -> Decision | None:
         return next((d for d in self.state.decisions if d.id == decision_id), None)
+
+
+def _same_actor(first: str, second: str) -> bool:
+    """One actor however it is written (`human:alice`, `HUMAN: alice`)."""
+    try:
+        return parse_actor(first) == parse_actor(second)
+    except ValueError:
+        return first == second

@@ -125,6 +125,8 @@ class SubmissionStatus(StrEnum):
     PENDING = "PENDING"
     APPROVED = "APPROVED"
     CHANGES_REQUESTED = "CHANGES_REQUESTED"
+    WITHDRAWN = "WITHDRAWN"
+    """The task was taken out of review before anyone reviewed it."""
 
 
 class Submission(BaseModel):

@@ -50,7 +50,7 @@ class ScopeWorkflow:
         "anything changes when it would close a cycle or names what does not exist.",
     )
     async def command(self, command: GraphCommand) -> LedgerReceipt:
-        receipt = self._graph.apply(command, workflow.now())
+        receipt = self._graph.apply(command, workflow.now(), checked=True)
         created = receipt.accepted and not receipt.duplicate and receipt.id is not None
         if created and receipt.id is not None and isinstance(command.operation, CreateTask):
             await self._start_task(receipt.id)

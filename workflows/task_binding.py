@@ -100,7 +100,11 @@ class TaskReporter:
         rests on (its finished nodes) for review, instead of declaring the task done."""
         operations: list[tuple[TaskOperation, str]] = []
         if status == "SUCCEEDED" and report and ledger is not None:
-            done = [n for n, o in ledger.outcomes.items() if o.status is NodeStatus.DONE]
+            done = [  # the nodes whose evidence this run records (finished_nodes)
+                n
+                for n, o in ledger.outcomes.items()
+                if o.status is NodeStatus.DONE and not o.reused
+            ]
             submission = Submit(
                 summary=report.strip()[:SUBMISSION_SUMMARY_CHARS] or "(empty report)",
                 evidence_ids=[f"run:{self._run_id}/node:{node_id}" for node_id in done][:200],

@@ -73,7 +73,7 @@ class TaskWorkflow:
     )
     async def command(self, command: TaskCommand) -> LedgerReceipt:
         before = self._ledger.task.status
-        receipt = self._ledger.apply(command, workflow.now())
+        receipt = self._ledger.apply(command, workflow.now(), checked=True)
         task = self._ledger.task
         if task.status is not before:  # a status, a submission, a review or a completion
             search_attributes.upsert_task_status(task.status.value)

@@ -324,3 +324,40 @@ def test_a_submission_on_evidence_of_its_task_approved_completes_the_task() -> N
 
 def test_only_a_task_in_review_can_be_completed() -> None:
     assert "only a task IN_REVIEW" in refused(ledger(), Complete(), HUMAN)
+
+
+def test_an_actor_written_differently_is_still_the_submitter() -> None:
+    book = ledger()
+    submission = apply(book, Submit(summary="done"), "human:alice")
+    review = ReviewSubmission(submission_id=submission, approve=True)
+    assert "nobody reviews their own work" in refused(book, review, "HUMAN: alice")
+
+
+def test_a_task_taken_out_of_review_withdraws_its_pending_submission() -> None:
+    book = ledger()
+    submission = submitted(book)
+    apply(book, SetStatus(status=TaskStatus.BLOCKED, reason="waiting on the bank"), HUMAN)
+    assert book.state.submissions[0].status.value == "WITHDRAWN"
+    review = ReviewSubmission(submission_id=submission, approve=True)
+    assert "is BLOCKED, not IN_REVIEW" in refused(book, review, HUMAN)
+    assert "only an ACTIVE task is submitted" in refused(book, Submit(summary="x"), SYSTEM)
+
+
+def test_asking_again_under_one_key_says_again_what_the_gates_said() -> None:
+    book = ledger()
+    submitted(book)
+    first = book.apply(command(Complete(), HUMAN, key="c1"), START)
+    again = book.apply(command(Complete(), HUMAN, key="c1"), START)
+    assert again.duplicate and again.gates == first.gates and not again.gates[0].passed
+
+
+def test_an_update_the_validator_passed_is_applied_as_it_was_on_replay() -> None:
+    """A rule added later must not change what a recorded history did."""
+    book = ledger()
+    receipt = book.apply(command(SetStatus(status=TaskStatus.DONE), HUMAN), START, checked=True)
+    assert receipt.accepted and book.task.status is TaskStatus.DONE
+
+
+def test_an_empty_evidence_id_is_refused_before_it_reaches_the_gateway() -> None:
+    with pytest.raises(ValueError, match="at least 1 character"):
+        Submit(summary="x", evidence_ids=[""])
