@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import structlog
 from temporalio import activity
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.exceptions import FailureError
-from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import TASK_COMMAND_UPDATE, TASK_COMMANDS_ACTIVITY, task_workflow_id
+from activities.task_ledger_service import TemporalTaskLedger
+from harness.contracts import TASK_COMMANDS_ACTIVITY
 from harness.messages import TaskCommandsRequest, TaskCommandsResult
 from harness.task_commands import LedgerReceipt
 
@@ -17,8 +15,8 @@ log = structlog.get_logger()
 
 
 class TaskLedgerActivities:
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def __init__(self, ledger: TemporalTaskLedger) -> None:
+        self._ledger = ledger
 
     @activity.defn(name=TASK_COMMANDS_ACTIVITY)
     async def send(self, request: TaskCommandsRequest) -> TaskCommandsResult:
@@ -27,21 +25,7 @@ class TaskLedgerActivities:
         idempotency keys, so a retry applies nothing twice."""
         receipts: list[LedgerReceipt] = []
         for command in request.commands:
-            handle = self._client.get_workflow_handle(
-                task_workflow_id(request.scope, command.task_id)
-            )
-            try:
-                receipt: LedgerReceipt = await handle.execute_update(
-                    TASK_COMMAND_UPDATE, command, result_type=LedgerReceipt
-                )
-            except WorkflowUpdateFailedError as error:
-                cause = error.cause
-                reason = cause.message if isinstance(cause, FailureError) else str(error)
-                receipt = LedgerReceipt(accepted=False, reason=reason)
-            except RPCError as error:
-                if error.status is not RPCStatusCode.NOT_FOUND:
-                    raise
-                receipt = LedgerReceipt(accepted=False, reason=f"task gone: {error.message}")
+            receipt = await self._ledger.task_command(request.scope, command)
             if not receipt.accepted:
                 log.info(
                     "task.command_refused",

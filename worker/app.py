@@ -79,11 +79,11 @@ def build_worker(
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
-    ledger_service = {TASK_LEDGER_SERVICE: TemporalTaskLedger(client, task_queue)}
+    task_ledger = TemporalTaskLedger(client, task_queue)
     tool_services = default_services() if services is None else dict(services)
-    tools = ToolActivities(providers, {**tool_services, **ledger_service})
+    tools = ToolActivities(providers, {**tool_services, TASK_LEDGER_SERVICE: task_ledger})
+    ledger = TaskLedgerActivities(task_ledger)
     critic = JudgeActivities(providers)
-    ledger = TaskLedgerActivities(client)
     run_worker = Worker(
         client,
         task_queue=task_queue,
