@@ -23,12 +23,8 @@ from harness.contracts import (
 )
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
-from harness.task_ledger import TaskContext
+from harness.task_ledger import ContextRequest, TaskContext
 from harness.wait_book import Wait, WaitStatus
-
-
-class ContextQuery(BaseModel):
-    recent_evidence: int = 20
 
 
 class TemporalTaskLedger:
@@ -61,7 +57,7 @@ class TemporalTaskLedger:
     async def context(self, scope: str, task_id: str) -> TaskContext:
         handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
         found: TaskContext = await handle.query(
-            TASK_CONTEXT_QUERY, ContextQuery(), result_type=TaskContext
+            TASK_CONTEXT_QUERY, ContextRequest(), result_type=TaskContext
         )
         return found
 

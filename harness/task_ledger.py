@@ -102,6 +102,12 @@ class TaskLedgerState(BaseModel):
         return beliefs + len(self.submissions) + len(self.reviews) + len(self.acceptances)
 
 
+class ContextRequest(BaseModel):
+    """The input of a task's context query: how much recent evidence to show."""
+
+    recent_evidence: int = Field(default=RECENT_EVIDENCE, ge=1, le=1000)
+
+
 class TaskContext(BaseModel):
     """What a reader of a task needs: the task, what is believed and why, what is undecided."""
 

@@ -24,11 +24,10 @@ from harness.contracts import (
 )
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
-from harness.task_ledger import TaskContext, TaskLedgerState
+from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
 from harness.work import TaskStatus
 from workflows import ScopeWorkflow, search_attributes
 from workflows.scope_graph import ScopeStart
-from workflows.task_entity import ContextRequest
 
 MAX_LISTED = 1000
 

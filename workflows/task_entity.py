@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from datetime import timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -27,7 +27,7 @@ from harness.contracts import (
 )
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, StatusChanged
-from harness.task_ledger import TaskContext, TaskLedger, TaskLedgerState
+from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
 from harness.work import TaskRecord
 from workflows import search_attributes
 
@@ -40,10 +40,6 @@ SYSTEM_ACTOR = "system:harness"
 
 class TaskStart(BaseModel):
     ledger: TaskLedgerState
-
-
-class ContextRequest(BaseModel):
-    recent_evidence: int = Field(default=20, ge=1, le=1000)
 
 
 @workflow.defn(name=TASK_WORKFLOW)
