@@ -259,9 +259,7 @@ class TaskLedger:
             return "an agent can never review a submission"
         if self.task.status is not TaskStatus.IN_REVIEW:
             return f"task '{self.task.id}' is {self.task.status.value}, not IN_REVIEW"
-        submission = next(
-            (s for s in self.state.submissions if s.id == operation.submission_id), None
-        )
+        submission = self._submission(operation.submission_id)
         if submission is None:
             return f"task '{self.task.id}' has no submission '{operation.submission_id}'"
         if submission.status is not SubmissionStatus.PENDING:
@@ -418,7 +416,8 @@ class TaskLedger:
             self.task.status = TaskStatus.IN_REVIEW
             return submission.id, "submitted: the task is IN_REVIEW"
         if isinstance(operation, ReviewSubmission):
-            reviewed = next(s for s in state.submissions if s.id == operation.submission_id)
+            reviewed = self._submission(operation.submission_id)
+            assert reviewed is not None  # checked
             reviewed.status = (
                 SubmissionStatus.APPROVED
                 if operation.approve
@@ -519,6 +518,9 @@ class TaskLedger:
 
     def _fact(self, fact_id: str) -> Fact | None:
         return next((f for f in self.state.facts if f.id == fact_id), None)
+
+    def _submission(self, submission_id: str) -> Submission | None:
+        return next((s for s in self.state.submissions if s.id == submission_id), None)
 
     def _decision(self, decision_id: str) -> Decision | None:
         return next((d for d in self.state.decisions if d.id == decision_id), None)

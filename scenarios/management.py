@@ -172,7 +172,8 @@ async def context_get(args: ContextArgs, ctx: ToolContext) -> JsonValue:
     ledger = _ledger(ctx)
     seen = await ledger.context(binding.scope, binding.task_id)
     graph = TaskGraph(await ledger.graph(binding.scope))
-    subtasks = [t.id for t in graph.children(binding.task_id) if t in graph.runnable()]
+    runnable = {task.id for task in graph.runnable()}
+    subtasks = [t.id for t in graph.children(binding.task_id) if t.id in runnable]
     running = [run.run_id for run in seen.task.runs if run.ended is None]
     return {
         **seen.model_dump(mode="json"),

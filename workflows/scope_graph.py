@@ -51,7 +51,7 @@ class ScopeWorkflow:
     )
     async def command(self, command: GraphCommand) -> LedgerReceipt:
         receipt = self._graph.apply(command, workflow.now(), checked=True)
-        created = receipt.accepted and not receipt.duplicate and receipt.id is not None
+        created = receipt.accepted and not receipt.duplicate
         if created and receipt.id is not None and isinstance(command.operation, CreateTask):
             await self._start_task(receipt.id)
         return receipt
