@@ -133,7 +133,10 @@ class ExecutionOptions(BaseModel):
     task: TaskBinding | None = None
 
     @classmethod
-    def of(cls, run_id: str, request: RunRequest, attempt: int) -> ExecutionOptions:
+    def of(
+        cls, run_id: str, request: RunRequest, attempt: int, task: TaskBinding | None
+    ) -> ExecutionOptions:
+        """`task` is the one the run works on now: its request's, or one it created."""
         return cls(
             run_id=run_id,
             scenario=request.scenario,
@@ -144,7 +147,7 @@ class ExecutionOptions(BaseModel):
             approve_side_effects=request.approve_side_effects,
             wait_timeouts=request.wait_timeouts,
             scale=request.scale,
-            task=request.task,
+            task=task,
         )
 
 

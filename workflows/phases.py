@@ -148,8 +148,9 @@ class RunPhases:
         ctx = self._ctx
         state = ctx.state
         assert state.plan is not None and state.catalog is not None
-        options = ExecutionOptions.of(state.run_id, state.request, len(state.attempts))
-        options.task = ctx.task.binding  # the request's, or the task the run created
+        options = ExecutionOptions.of(
+            state.run_id, state.request, len(state.attempts), ctx.task.binding
+        )
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)
