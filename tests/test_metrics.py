@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -20,15 +19,9 @@ from harness.run import RunPhase, RunRequest
 from infra.client import connect
 from infra.settings import Settings, SettingsError
 from starter.run_results import result_of
+from tests.payment_service import free_port
 from worker.app import build_worker
 from workflows import AgentRunWorkflow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def scrape(address: str) -> list[str]:
