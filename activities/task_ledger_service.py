@@ -12,18 +12,22 @@ from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import (
+    CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
     SCOPE_WORKFLOW,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
+    TASK_LEDGER_QUERY,
     WAITS_QUERY,
     scope_workflow_id,
     task_workflow_id,
 )
+from harness.host_contract import Contract, ContractInForce, in_force
+from harness.scope_rules import InForceRequest
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
-from harness.task_ledger import ContextRequest, TaskContext
+from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
 from harness.wait_book import Wait, WaitStatus
 
 
@@ -59,6 +63,24 @@ class TemporalTaskLedger:
         found: TaskContext = await handle.query(
             TASK_CONTEXT_QUERY, ContextRequest(), result_type=TaskContext
         )
+        return found
+
+    async def ledger(self, scope: str, task_id: str) -> TaskLedgerState:
+        handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
+        state: TaskLedgerState = await handle.query(TASK_LEDGER_QUERY, result_type=TaskLedgerState)
+        return state
+
+    async def contract_in_force(self, scope: str, preset: str | None) -> ContractInForce:
+        """A scope that has no workflow yet has the default contract and no rules."""
+        handle = self._client.get_workflow_handle(scope_workflow_id(scope))
+        try:
+            found: ContractInForce = await handle.query(
+                CONTRACT_IN_FORCE_QUERY, InForceRequest(preset=preset), result_type=ContractInForce
+            )
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return in_force(Contract(), [], scope, preset)
         return found
 
     async def graph(self, scope: str) -> TaskGraphState:

@@ -10,11 +10,13 @@ from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
+from harness.gates import GateInput
+from harness.host_contract import Act, ContractInForce
 from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import ToolCatalog
 from harness.usage import TokenUsage
-from harness.work import TaskBinding
+from harness.work import GateResult, TaskBinding
 
 
 class CatalogRequest(BaseModel):
@@ -32,6 +34,11 @@ class PlanRequest(BaseModel):
     provider: str | None = None
     task: TaskBinding | None = Field(
         default=None, description="The task the run works on: its plan may use harness_* tools."
+    )
+    work_notes: list[str] = Field(
+        default_factory=list,
+        description="What the run is held to: the contract's rules in force and the comments "
+        "of the review that sent its task's last submission back.",
     )
 
 
@@ -201,3 +208,46 @@ class TaskCommandsRequest(BaseModel):
 
 class TaskCommandsResult(BaseModel):
     receipts: list[LedgerReceipt]
+
+
+class AcceptanceRequest(BaseModel):
+    """A task asks for the contract it is held to before a completion or an approval, and for
+    the verdicts of the acceptance checks a completion needs."""
+
+    scope: str
+    preset: str | None = None
+    act: Act
+    gate_input: GateInput | None = Field(
+        default=None, description="A completion: the submission and evidence to judge."
+    )
+
+
+class AcceptanceResult(BaseModel):
+    contract: ContractInForce
+    checks: list[GateResult] = Field(
+        default_factory=list,
+        description="The required acceptance checks beyond the built-in gates, each judged.",
+    )
+
+
+class WorkContextRequest(BaseModel):
+    """A run in a scope, when it starts: the contract it is held to, and what its task (if
+    it works on one) asks of it."""
+
+    scope: str
+    task_id: str | None = None
+
+
+class WorkContext(BaseModel):
+    contract: ContractInForce
+    review_notes: list[str] = Field(
+        default_factory=list, description="The comments that sent the last submission back."
+    )
+    repair_of: str | None = Field(
+        default=None, description="The run whose submission was sent back (this run repairs it)."
+    )
+
+    def notes(self) -> list[str]:
+        """For the planner: the rules it must satisfy, then what the reviewers asked for."""
+        comments = [f"review comment: {note}" for note in self.review_notes]
+        return [*self.contract.planning_notes(), *comments]

@@ -9,13 +9,17 @@ from harness.task_commands import RecordEvidence
 from harness.work import EvidenceKind
 
 
-def node_evidence(run_id: str, attempt: int, node_id: str) -> tuple[RecordEvidence, str]:
-    """The command and its idempotency key."""
+def node_evidence(
+    run_id: str, attempt: int, node_id: str, tool: str | None = None
+) -> tuple[RecordEvidence, str]:
+    """The command and its idempotency key (`tool`: which tool the node ran, so an
+    acceptance check can ask what the evidence is of)."""
     evidence = RecordEvidence(
         kind=EvidenceKind.TOOL,
         summary=f"result of node {node_id} (plan attempt {attempt})",
         content_ref=f"run:{run_id}/node:{node_id}",
         run_id=run_id,
         node_id=node_id,
+        tool=tool,
     )
     return evidence, f"harness:{run_id}:{attempt}:{node_id}"

@@ -96,6 +96,10 @@ class RunRequest(BaseModel):
         description="The task the run works on: it binds itself to it, records each DONE "
         "node as TOOL evidence there, and says how it ended.",
     )
+    scope: str | None = Field(
+        default=None,
+        description="A run that works on no task: the scope whose contract it is held to.",
+    )
 
 
 class WaitTimeouts(BaseModel):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from harness.budget import BudgetSnapshot, Degradation
 from harness.errors import ErrorClass, FailureContext
-from harness.messages import ToolCallResult
+from harness.messages import ToolCallResult, WorkContext
 from harness.plan import Plan
 from harness.recovery import FailedPhase, RecoveryInput
 from harness.run import (
@@ -90,6 +90,9 @@ class RunState(BaseModel):
     report: str | None = None
     verdict: Verdict | None = None
     error: str | None = None
+    work: WorkContext | None = Field(
+        default=None, description="The contract the run is held to, and what its task asks."
+    )
 
     def enter(self, phase: RunPhase) -> bool:
         """Move to `phase` if the state machine allows it; True when the phase changed."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -18,11 +18,25 @@ from harness.work import (
     TaskStatus,
 )
 
+ADDED_LATER = frozenset({"tool", "preset"})
+"""Optional fields added after keys were first remembered: left out of the fingerprint while
+unset, so a command sent again by an older caller still matches its key."""
+
 
 def fingerprint(command: BaseModel) -> str:
     """What a command's idempotency key stands for: everything in it but the key itself."""
-    content = command.model_dump(mode="json", exclude={"idempotency_key"})
+    content = _pruned(command.model_dump(mode="json", exclude={"idempotency_key"}))
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def _pruned(content: Any) -> Any:
+    if isinstance(content, dict):
+        return {
+            key: _pruned(value)
+            for key, value in content.items()
+            if not (key in ADDED_LATER and value is None)
+        }
+    return content
 
 
 class SetStatus(BaseModel):
@@ -53,6 +67,7 @@ class RecordEvidence(BaseModel):
     content_ref: str | None = Field(default=None, max_length=500)
     run_id: str | None = None
     node_id: str | None = None
+    tool: str | None = Field(default=None, max_length=200)
 
 
 class ProposeDecision(BaseModel):

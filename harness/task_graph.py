@@ -34,6 +34,7 @@ class GraphTask(BaseModel):
     parent_id: str | None = None
     depends_on: list[str] = Field(default_factory=list)
     status: TaskStatus = TaskStatus.ACTIVE
+    preset: str | None = None
     created_by: str
     created_at: datetime
 
@@ -43,6 +44,9 @@ class CreateTask(BaseModel):
     title: str = TEXT
     parent_id: str | None = None
     depends_on: list[str] = Field(default_factory=list, max_length=MAX_DEPENDENCIES)
+    preset: str | None = Field(
+        default=None, max_length=100, description="The task type: its scope contract's preset."
+    )
 
 
 class AddDependency(BaseModel):
@@ -119,6 +123,7 @@ class TaskGraph:
                 title=operation.title,
                 parent_id=operation.parent_id,
                 depends_on=list(dict.fromkeys(operation.depends_on)),
+                preset=operation.preset,
                 created_by=command.actor,
                 created_at=now,
             )

@@ -18,6 +18,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from harness.actors import ActorKind, parse_actor
+from harness.gates import GateInput, built_in_gates
+from harness.host_contract import ContractInForce
 from harness.task_commands import (
     AddRelation,
     BindRun,
@@ -58,8 +60,6 @@ AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
 GRAPH_RELATIONS = frozenset({RelationType.PARENT_OF, RelationType.DEPENDS_ON})
 """Edges between tasks belong to the scope's task graph (harness.task_graph), not to a ledger."""
 RECENT_EVIDENCE = 20
-APPROVED_REVIEW_GATE = "approved-review"
-EVIDENCE_GATE = "completion-evidence"
 MAX_RECORDS = 10_000
 """The most facts, evidence, decisions and relations one task holds (its state travels whole
 through continue-as-new, well inside Temporal's 2 MB payload limit): past it, split the task."""
@@ -175,10 +175,19 @@ class TaskLedger:
             return self._run_ended_problem(operation)
         return None
 
-    def apply(self, command: TaskCommand, now: datetime, *, checked: bool = False) -> LedgerReceipt:
+    def apply(
+        self,
+        command: TaskCommand,
+        now: datetime,
+        *,
+        checked: bool = False,
+        gates: list[GateResult] | None = None,
+    ) -> LedgerReceipt:
         """`checked`: the gateway's check already passed (an update's validator, which
         Temporal does not run again on replay): apply without asking again, so a rule that
-        tightens later never changes what a recorded history did."""
+        tightens later never changes what a recorded history did. `gates`: a completion's
+        verdicts, evaluated under the contract in force (without them, the built-in gates of
+        the default contract, as tasks before contracts were judged)."""
         problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
@@ -188,13 +197,17 @@ class TaskLedger:
             if isinstance(command.operation, Complete):  # say again what the gates said
                 duplicate.gates = self._last_gates()
             return duplicate
-        record_id, reason = self._apply(command, now)
+        record_id, reason = self._apply(command, now, gates)
         keys.remember(key, command.fingerprint(), record_id)
         gates = self._last_gates() if isinstance(command.operation, Complete) else []
         return LedgerReceipt(accepted=True, id=record_id, reason=reason, gates=gates)
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
+
+    def seen(self, command: TaskCommand) -> bool:
+        """Its key was applied already: applying it again answers "duplicate"."""
+        return self._keys().seen(command.idempotency_key)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -282,49 +295,19 @@ class TaskLedger:
         pending = [s for s in self.state.submissions if s.status is SubmissionStatus.PENDING]
         return pending[-1] if pending else None
 
-    def gates(self, now: datetime) -> list[GateResult]:
-        """The built-in completion gates, on the latest submission: an approved review, and
-        evidence that exists in this task's ledger (the reference chain, not the artefact)."""
+    def gate_input(self) -> GateInput:
+        """The latest submission and the evidence records it references, for the gates."""
         latest = self.state.submissions[-1] if self.state.submissions else None
-        sub_id = latest.id if latest else None
-        if latest is None:
-            missing = "there is no submission"
-            return [
-                GateResult(gate=g, passed=False, reason=missing, checked_at=now)
-                for g in (APPROVED_REVIEW_GATE, EVIDENCE_GATE)
-            ]
-        approved = latest.status is SubmissionStatus.APPROVED
-        review = GateResult(
-            gate=APPROVED_REVIEW_GATE,
-            passed=approved,
-            reason="an approved review exists"
-            if approved
-            else f"submission '{latest.id}' is {latest.status.value}, not APPROVED",
-            submission_id=sub_id,
-            checked_at=now,
-        )
-        known = {e.id for e in self.state.evidence}
-        unknown = [
-            ref
-            for ref in latest.evidence_ids
-            if self._evidence_ref(EntityRef(kind=EntityKind.EVIDENCE, id=ref)).id not in known
-        ]
-        if not latest.evidence_ids:
-            evidence_reason, evidence_ok = "the submission references no evidence", False
-        elif unknown:
-            evidence_reason = f"no evidence {', '.join(unknown)} in this task's ledger"
-            evidence_ok = False
-        else:
-            evidence_reason = f"{len(latest.evidence_ids)} evidence record(s), all in this task"
-            evidence_ok = True
-        evidence = GateResult(
-            gate=EVIDENCE_GATE,
-            passed=evidence_ok,
-            reason=evidence_reason,
-            submission_id=sub_id,
-            checked_at=now,
-        )
-        return [review, evidence]
+        by_id = {e.id: e for e in self.state.evidence}
+        found: list[Evidence] = []
+        unknown: list[str] = []
+        for ref in latest.evidence_ids if latest else []:
+            resolved = self._evidence_ref(EntityRef(kind=EntityKind.EVIDENCE, id=ref)).id
+            if resolved in by_id:
+                found.append(by_id[resolved])
+            else:
+                unknown.append(ref)
+        return GateInput(task=self.task, submission=latest, evidence=found, unknown=unknown)
 
     def _invalidate_problem(self, operation: InvalidateFact) -> str | None:
         fact = self._fact(operation.fact_id)
@@ -390,7 +373,9 @@ class TaskLedger:
 
     # -- changes ----------------------------------------------------------------------------
 
-    def _apply(self, command: TaskCommand, now: datetime) -> tuple[str | None, str]:
+    def _apply(
+        self, command: TaskCommand, now: datetime, gates: list[GateResult] | None
+    ) -> tuple[str | None, str]:
         operation, actor, state = command.operation, command.actor, self.state
         if isinstance(operation, SetStatus):
             self.task.status = operation.status
@@ -438,9 +423,12 @@ class TaskLedger:
             return review.id, "approved"
         if isinstance(operation, Complete):
             completion = (state.acceptances[-1].completion if state.acceptances else 0) + 1
-            gates = [g.model_copy(update={"completion": completion}) for g in self.gates(now)]
-            state.acceptances.extend(gates)
-            failed = [g.gate for g in gates if not g.passed]
+            if gates is None:
+                default = ContractInForce(scope=self.task.scope)
+                gates = built_in_gates(default, self.gate_input(), now)
+            recorded = [g.model_copy(update={"completion": completion}) for g in gates]
+            state.acceptances.extend(recorded)
+            failed = [g.gate for g in recorded if not g.passed]
             if failed:
                 return self.task.id, f"not done: the gate(s) {', '.join(failed)} failed"
             self.task.status = TaskStatus.DONE
@@ -509,12 +497,35 @@ class TaskLedger:
             return relation.id, "relation recorded"
         if isinstance(operation, BindRun):
             if not any(run.run_id == operation.run_id for run in self.task.runs):
-                self.task.runs.append(RunBinding(run_id=operation.run_id, bound_at=now))
+                repair_of = self._changes_requested_of()
+                binding = RunBinding(run_id=operation.run_id, bound_at=now, repair_of=repair_of)
+                self.task.runs.append(binding)
+                if repair_of is not None:
+                    return operation.run_id, f"run bound: a repair of {repair_of}"
             return operation.run_id, "run bound"
         for run in self.task.runs:
             if run.run_id == operation.run_id:
                 run.ended = operation.status
         return operation.run_id, f"run ended {operation.status}"
+
+    def _changes_requested_of(self) -> str | None:
+        """The run whose submission was sent back, when the latest one was: a run bound now
+        works on the comments, as that run's repair."""
+        latest = self.state.submissions[-1] if self.state.submissions else None
+        if latest is not None and latest.status is SubmissionStatus.CHANGES_REQUESTED:
+            return latest.run_id
+        return None
+
+    def review_notes(self) -> list[str]:
+        """The comments of the reviews that sent the latest submission back."""
+        latest = self.state.submissions[-1] if self.state.submissions else None
+        if latest is None or latest.status is not SubmissionStatus.CHANGES_REQUESTED:
+            return []
+        return [
+            f"{review.reviewed_by} on {latest.id}: {review.comment}"
+            for review in self.state.reviews
+            if review.submission_id == latest.id and not review.approved and review.comment
+        ]
 
     def _fact(self, fact_id: str) -> Fact | None:
         return next((f for f in self.state.facts if f.id == fact_id), None)

@@ -58,6 +58,10 @@ class ToolSpec(BaseModel):
     )
     uses_llm: bool = False
     requires_approval: bool = False
+    requires_task: bool = Field(
+        default=False,
+        description="The scope's contract lets this tool run only in a run bound to a task.",
+    )
     completion: ToolCompletion = ToolCompletion.SYNC
     native_wait: NativeWait | None = None
     local: bool = Field(

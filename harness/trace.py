@@ -26,6 +26,7 @@ class TraceKind(StrEnum):
     WAIT_REJECT = "wait.reject"
     WAIT_EXPIRE = "wait.expire"
     RECOVERY_DECIDE = "recovery.decide"
+    CONTRACT_LOAD = "contract.load"
     VERIFICATION_FINISH = "verification.finish"
     RUN_FINISH = "run.finish"
 

@@ -33,6 +33,7 @@ class IssueCode(StrEnum):
     NODE_RESULT_NOT_IN_DEPS = "NODE_RESULT_NOT_IN_DEPS"
     FINAL_SYNTHESIS_COUNT = "FINAL_SYNTHESIS_COUNT"
     FINAL_SYNTHESIS_NOT_LAST = "FINAL_SYNTHESIS_NOT_LAST"
+    TASK_REQUIRED = "TASK_REQUIRED"
 
 
 class ValidationIssue(BaseModel):
@@ -71,6 +72,14 @@ def validate_plan(
             issues.append(_unknown_tool(node, catalog))
         else:
             issues += _argument_issues(node, tool)
+            if tool.requires_task:
+                message = (
+                    f"tool '{node.tool}' may only run in a run bound to a task (the scope's "
+                    "contract: task_required_tools); start the run with --task"
+                )
+                issues.append(
+                    ValidationIssue(code=IssueCode.TASK_REQUIRED, node_id=node.id, message=message)
+                )
         issues += _dependency_issues(node, known_ids)
         issues += _binding_issues(node, known_ids)
     issues += _cycle_issues(plan)

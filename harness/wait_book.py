@@ -12,6 +12,7 @@ from enum import IntEnum, StrEnum
 from pydantic import BaseModel, Field, JsonValue
 
 from harness.actors import ActorKind, parse_actor
+from harness.host_contract import Act
 
 
 class WaitKind(StrEnum):
@@ -123,6 +124,8 @@ class WaitBook:
     def __init__(self) -> None:
         self.waits: dict[str, Wait] = {}
         self.parked: list[Parked] = []
+        self.humans_only: frozenset[Act] = frozenset()
+        """Acts the run's contract keeps for people: a system may not approve or reconcile."""
 
     def free_id(self, wanted: str) -> str:
         """`wanted`, or `wanted-2`, `wanted-3`... when a wait of an earlier attempt has it."""
@@ -214,7 +217,7 @@ class WaitBook:
             if delivery.wait_id is None and (delivery.operation_id or delivery.event):
                 return self.park(delivery, now, rules)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
-        problem = _problem(wait, delivery, rules)
+        problem = _problem(wait, delivery, rules) or self._contract_problem(wait, delivery)
         if problem is not None:
             return DeliveryReceipt(accepted=False, wait_id=wait.id, reason=problem)
         if wait.status is WaitStatus.DELIVERED:
@@ -242,6 +245,20 @@ class WaitBook:
         wait.decision = delivery.decision
         wait.comment = delivery.comment
         return DeliveryReceipt(accepted=True, wait_id=wait.id, reason="delivered")
+
+    def _contract_problem(self, wait: Wait, delivery: Delivery) -> str | None:
+        acts = {WaitKind.APPROVAL: Act.APPROVAL, WaitKind.RECONCILE: Act.RECONCILIATION}
+        act = acts.get(wait.kind)
+        if act is None or act not in self.humans_only:
+            return None
+        if wait.kind is WaitKind.APPROVAL and delivery.decision is not Decision.APPROVE:
+            return None  # refusing is never kept from anyone
+        if parse_actor(delivery.actor)[0] is ActorKind.SYSTEM:
+            return (
+                f"{delivery.actor} is a system, and the run's contract has "
+                f"allow_system_{act.value} off: only a person may do {act.value} here"
+            )
+        return None
 
     def close(self, wait_id: str, status: WaitStatus) -> None:
         wait = self.waits[wait_id]

@@ -96,6 +96,7 @@ class Evidence(BaseModel):
     )
     run_id: str | None = None
     node_id: str | None = None
+    tool: str | None = Field(default=None, description="The tool whose result it is.")
     recorded_by: str
     recorded_at: datetime
 
@@ -169,6 +170,9 @@ class RunBinding(BaseModel):
     run_id: str
     bound_at: datetime
     ended: str | None = None
+    repair_of: str | None = Field(
+        default=None, description="The run whose submission was sent back: this run repairs it."
+    )
 
 
 class TaskBinding(BaseModel):
@@ -187,6 +191,7 @@ class TaskRecord(BaseModel):
     status: TaskStatus = TaskStatus.ACTIVE
     status_reason: str | None = None
     parent_id: str | None = None
+    preset: str | None = Field(default=None, description="The task type its contract is for.")
     created_by: str
     created_at: datetime
     runs: list[RunBinding] = Field(default_factory=list)

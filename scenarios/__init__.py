@@ -7,7 +7,7 @@ import dataclasses
 import difflib
 
 from scenarios import cities, games, incidents, refunds, synthetic
-from scenarios.base import Scenario
+from scenarios.base import AcceptanceCheck, Scenario
 from scenarios.management import MANAGEMENT_TOOLS
 
 _REGISTRY: dict[str, Scenario] = {
@@ -42,3 +42,14 @@ def get_scenario(name: str) -> Scenario:
     close = difflib.get_close_matches(name, _REGISTRY, n=1)
     message += f"; did you mean '{close[0]}'?" if close else ""
     raise UnknownScenarioError(f"{message} (available: {', '.join(scenario_names())})")
+
+
+def acceptance_checks() -> dict[str, AcceptanceCheck]:
+    """Every scenario's completion gates, by id (an id two scenarios register is an error)."""
+    found: dict[str, AcceptanceCheck] = {}
+    for scenario in all_scenarios():
+        for check in scenario.acceptance_checks:
+            if check.id in found:
+                raise ValueError(f"acceptance check '{check.id}' is registered twice")
+            found[check.id] = check
+    return found

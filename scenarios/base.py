@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, JsonValue
 
 from harness.errors import FailureContext
+from harness.gates import GateInput
 from harness.llm import TextReply, TextRequest, TextWriter
 from harness.messages import OperationProbe
 from harness.plan import Plan
@@ -85,6 +86,8 @@ class PlanningInput:
     failures: list[FailureContext]
     previous_plan: Plan | None
     bound_to_task: bool = False
+    work_notes: tuple[str, ...] = ()
+    """What the run's task asks of it: the rules in force and the reviewers' comments."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,25 @@ def default_rubric(check: CheckInput) -> Rubric:
 
 
 @dataclass(frozen=True)
+class CheckVerdict:
+    passed: bool
+    reason: str
+
+
+AcceptanceFunction = Callable[[GateInput, Mapping[str, object]], Awaitable[CheckVerdict]]
+"""Judges a task's submission (and the evidence it references), with the worker's services."""
+
+
+@dataclass(frozen=True)
+class AcceptanceCheck:
+    """A completion gate in code, which a contract or a rule can require by its id."""
+
+    id: str
+    description: str
+    judge: AcceptanceFunction
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -118,6 +140,9 @@ class Scenario:
     services: Callable[[Environment], dict[str, object]] = no_services
     """The services the scenario's tools use (ToolContext.services), built once per worker from
     its environment (e.g. where the payment service listens)."""
+
+    acceptance_checks: tuple[AcceptanceCheck, ...] = ()
+    """Completion gates a scope's contract or rules may require (ids unique across scenarios)."""
 
     shared_tools: tuple[Tool, ...] = ()
     """Tools every scenario has (the agent's management tools), given by the registry."""

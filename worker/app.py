@@ -20,10 +20,11 @@ from activities import (
     list_tools,
 )
 from activities.llm import ProviderRegistry
+from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
-from scenarios import all_scenarios
+from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
 
 MAX_CONCURRENT_ACTIVITIES = 200
@@ -83,6 +84,7 @@ def build_worker(
     tool_services = default_services() if services is None else dict(services)
     tools = ToolActivities(providers, {**tool_services, TASK_LEDGER_SERVICE: task_ledger})
     ledger = TaskLedgerActivities(task_ledger)
+    contracts = TaskContractActivities(task_ledger, acceptance_checks(), tool_services)
     critic = JudgeActivities(providers)
     run_worker = Worker(
         client,
@@ -95,6 +97,8 @@ def build_worker(
             critic.judge,
             check_report,
             ledger.send,
+            contracts.acceptance,
+            contracts.work_context,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )

@@ -22,6 +22,7 @@ from harness.contracts import (
     PLAN_ACTIVITY,
     PROBE_OPERATION_ACTIVITY,
     RUN_TOOL_ACTIVITY,
+    RUN_WORK_CONTEXT_ACTIVITY,
     llm_task_queue,
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
@@ -40,10 +41,13 @@ from harness.messages import (
     RetryHeartbeat,
     ToolCallRequest,
     ToolCallResult,
+    WorkContext,
+    WorkContextRequest,
 )
 from harness.tools import ToolCatalog, ToolSpec
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
+WORK_CONTEXT_TIMEOUT = timedelta(seconds=30)
 PLAN_TIMEOUT = timedelta(minutes=3)
 TOOL_TIMEOUT = timedelta(minutes=2)
 CHECK_TIMEOUT = timedelta(seconds=60)
@@ -136,6 +140,18 @@ async def load_catalog(scenario: str) -> ToolCatalog:
         start_to_close_timeout=CATALOG_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary=f"catalog of {scenario}",
+    )
+    return result
+
+
+async def load_work_context(request: WorkContextRequest) -> WorkContext:
+    result: WorkContext = await workflow.execute_activity(
+        RUN_WORK_CONTEXT_ACTIVITY,
+        request,
+        result_type=WorkContext,
+        start_to_close_timeout=WORK_CONTEXT_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"contract of scope {request.scope}",
     )
     return result
 

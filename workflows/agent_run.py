@@ -48,6 +48,7 @@ from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
 
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
+WORK_CONTRACT_PATCH = "held-to-scope-contract"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -90,6 +91,8 @@ class AgentRunWorkflow:
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
+        in_scope = request.task is not None or request.scope is not None
+        ctx.held_to_contract = in_scope and workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step

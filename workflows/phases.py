@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from pydantic import JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from harness.bounds import request_problems
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
-from harness.messages import PlanRequest, PlanResponse
+from harness.host_contract import held_to
+from harness.messages import PlanRequest, PlanResponse, WorkContextRequest
 from harness.node_ledger import NodeLedger
 from harness.recovery import FailedPhase, decide
 from harness.run import ExecutionOptions, RunPhase
@@ -54,6 +56,46 @@ class RunPhases:
             raise_if_cancelled(error)
             state.error = ActivityFailure(error, 1).message
             return RunPhase.FAILED_VALIDATION
+        if self._ctx.held_to_contract:
+            return await self._hold_to_contract()
+        return RunPhase.PLANNING
+
+    async def _hold_to_contract(self) -> RunPhase:
+        """The contract of the run's scope, read once: its tools' rules tighten the catalog
+        (no run option relaxes them), its rules and the review's comments go to the planner.
+        A contract that cannot be read fails the run closed."""
+        ctx = self._ctx
+        state, request = ctx.state, ctx.state.request
+        scope = request.task.scope if request.task else request.scope
+        assert scope is not None and state.catalog is not None
+        task_id = request.task.task_id if request.task else None
+        try:
+            work = await activity_calls.load_work_context(
+                WorkContextRequest(scope=scope, task_id=task_id)
+            )
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            state.error = f"the contract of scope '{scope}' could not be read: " + (
+                ActivityFailure(error, 1).message
+            )
+            return RunPhase.FAILED_VALIDATION
+        state.work = work
+        contract = work.contract
+        state.catalog = held_to(state.catalog, contract, bound=request.task is not None)
+        ctx.desk.book.humans_only = contract.humans_only()
+        repair = f"; a repair of {work.repair_of}" if work.repair_of else ""
+        ctx.trace.emit(
+            TraceKind.CONTRACT_LOAD,
+            message=f"held to the contract of scope {scope}: {len(contract.rules)} rule(s) in "
+            f"force{repair}",
+            data={
+                "scope": scope,
+                "preset": contract.preset,
+                "rules": list[JsonValue]([rule.id for rule in contract.rules]),
+                "approval_required_tools": list[JsonValue](contract.approval_required_tools),
+                "repair_of": work.repair_of,
+            },
+        )
         return RunPhase.PLANNING
 
     async def plan(self) -> RunPhase:
@@ -91,6 +133,7 @@ class RunPhases:
             previous_plan=state.plan,
             provider=state.request.provider,
             task=self._ctx.task.binding,
+            work_notes=state.work.notes() if state.work else [],
         )
         try:
             response = await activity_calls.make_plan(request)

@@ -35,6 +35,8 @@ class RunContext:
     task: TaskReporter
     ledger: NodeLedger | None = None
     scheduler: Scheduler | None = None
+    held_to_contract: bool = False
+    """The run reads its scope's contract when it starts (runs in a scope, since 0.5)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase

@@ -12,12 +12,17 @@ from pydantic import BaseModel
 from temporalio import workflow
 
 from harness.contracts import (
+    CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
+    SCOPE_RULES_QUERY,
+    SCOPE_RULES_UPDATE,
     SCOPE_WORKFLOW,
     TASK_STATUS_SIGNAL,
     task_workflow_id,
 )
+from harness.host_contract import ContractInForce
+from harness.scope_rules import InForceRequest, RulesCommand, ScopeRules, ScopeRulesState
 from harness.task_commands import LedgerReceipt
 from harness.task_graph import CreateTask, GraphCommand, StatusChanged, TaskGraph, TaskGraphState
 from harness.task_ledger import TaskLedgerState
@@ -30,6 +35,8 @@ HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 
 class ScopeStart(BaseModel):
     graph: TaskGraphState
+    rules: ScopeRulesState | None = None
+    """The scope's contract, lessons and rules (None: the default contract, no lessons)."""
 
 
 @workflow.defn(name=SCOPE_WORKFLOW)
@@ -37,12 +44,13 @@ class ScopeWorkflow:
     @workflow.init
     def __init__(self, start: ScopeStart) -> None:
         self._graph = TaskGraph(start.graph)
+        self._rules = ScopeRules(start.graph.scope, start.rules or ScopeRulesState())
 
     @workflow.run
     async def run(self, start: ScopeStart) -> None:
         await workflow.wait_condition(self._history_full)
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(ScopeStart(graph=self._graph.state))
+        workflow.continue_as_new(ScopeStart(graph=self._graph.state, rules=self._rules.state))
 
     @workflow.update(
         name=SCOPE_COMMAND_UPDATE,
@@ -61,8 +69,37 @@ class ScopeWorkflow:
         if isinstance(command.operation, StatusChanged):
             raise ValueError("a task's status is changed on the task, which tells its graph")
         problem = self._graph.check(command)
+        operation = command.operation
+        if problem is None and isinstance(operation, CreateTask):
+            problem = self._rules.state.contract.preset_problem(operation.preset)
         if problem is not None:
             raise ValueError(problem)
+
+    @workflow.update(
+        name=SCOPE_RULES_UPDATE,
+        description="Set the scope's contract, or propose, resolve or promote a lesson, or "
+        "revoke a rule: a RulesCommand; refused before anything changes when the gateway "
+        "says no.",
+    )
+    def rules_command(self, command: RulesCommand) -> LedgerReceipt:
+        return self._rules.apply(command, workflow.now(), checked=True)
+
+    @rules_command.validator
+    def _check_rules(self, command: RulesCommand) -> None:
+        problem = self._rules.check(command)
+        if problem is not None:
+            raise ValueError(problem)
+
+    @workflow.query(name=SCOPE_RULES_QUERY, description="The scope's contract, lessons and rules.")
+    def rules(self) -> ScopeRulesState:
+        return self._rules.state
+
+    @workflow.query(
+        name=CONTRACT_IN_FORCE_QUERY,
+        description="The contract a task of this preset is held to: base, preset and rules.",
+    )
+    def contract_in_force(self, request: InForceRequest) -> ContractInForce:
+        return self._rules.in_force(request.preset)
 
     @workflow.signal(
         name=TASK_STATUS_SIGNAL, description="A task of this scope reports its new status."
@@ -83,6 +120,7 @@ class ScopeWorkflow:
             scope=scope,
             title=node.title,
             parent_id=node.parent_id,
+            preset=node.preset,
             created_by=node.created_by,
             created_at=node.created_at,
         )

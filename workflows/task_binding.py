@@ -75,7 +75,7 @@ class TaskReporter:
         commands: list[tuple[TaskOperation, str]] = []
         for node_id, outcome in ledger.outcomes.items():
             if outcome.status is NodeStatus.DONE and not outcome.reused:
-                commands.append(node_evidence(self._run_id, attempt, node_id))
+                commands.append(node_evidence(self._run_id, attempt, node_id, outcome.tool))
         for wait in waits:
             approved_here = wait.kind is WaitKind.APPROVAL and wait.node_id in ledger.outcomes
             if approved_here and wait.status is WaitStatus.DELIVERED:

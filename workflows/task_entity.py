@@ -15,9 +15,12 @@ from datetime import timedelta
 
 from pydantic import BaseModel
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
+from harness.actors import ActorKind, parse_actor
 from harness.contracts import (
+    TASK_ACCEPTANCE_ACTIVITY,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
     TASK_LEDGER_QUERY,
@@ -25,10 +28,13 @@ from harness.contracts import (
     TASK_WORKFLOW,
     scope_workflow_id,
 )
-from harness.task_commands import LedgerReceipt, TaskCommand
+from harness.gates import built_in_gates
+from harness.host_contract import Act
+from harness.messages import AcceptanceRequest, AcceptanceResult
+from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
 from harness.task_graph import GraphCommand, StatusChanged
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
-from harness.work import TaskRecord
+from harness.work import GateResult, TaskRecord
 from workflows import search_attributes
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
@@ -36,6 +42,11 @@ HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 FINISHED_GRACE = timedelta(days=1)
 """How long a finished task stays open for its bound runs to report how they ended."""
 SYSTEM_ACTOR = "system:harness"
+CONTRACT_PATCH = "task-contract-v1"
+"""Completions (and approvals by a system) ask the scope's contract in force, through an
+activity; tasks before it were judged by the built-in gates alone."""
+ACCEPTANCE_TIMEOUT = timedelta(seconds=60)
+ACCEPTANCE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
 
 class TaskStart(BaseModel):
@@ -69,7 +80,10 @@ class TaskWorkflow:
     )
     async def command(self, command: TaskCommand) -> LedgerReceipt:
         before = self._ledger.task.status
-        receipt = self._ledger.apply(command, workflow.now(), checked=True)
+        gates = None
+        if self._asks_contract(command) and workflow.patched(CONTRACT_PATCH):
+            gates = await self._judge(command)
+        receipt = self._ledger.apply(command, workflow.now(), checked=True, gates=gates)
         task = self._ledger.task
         if task.status is not before:  # a status, a submission, a review or a completion
             search_attributes.upsert_task_status(task.status.value)
@@ -81,6 +95,43 @@ class TaskWorkflow:
         problem = self._ledger.check(command)
         if problem is not None:
             raise ValueError(problem)
+
+    def _asks_contract(self, command: TaskCommand) -> bool:
+        """A completion, or a system's approval, not already applied under its key."""
+        if self._ledger.seen(command):
+            return False
+        operation = command.operation
+        if isinstance(operation, Complete):
+            return True
+        approving = isinstance(operation, ReviewSubmission) and operation.approve
+        return approving and parse_actor(command.actor)[0] is ActorKind.SYSTEM
+
+    async def _judge(self, command: TaskCommand) -> list[GateResult] | None:
+        """The contract in force says whether this actor may do this, and which gates a
+        completion must pass; a refusal changes nothing."""
+        completing = isinstance(command.operation, Complete)
+        act = Act.COMPLETION if completing else Act.APPROVAL
+        task = self._ledger.task
+        given = self._ledger.gate_input() if completing else None
+        judged: AcceptanceResult = await workflow.execute_activity(
+            TASK_ACCEPTANCE_ACTIVITY,
+            AcceptanceRequest(scope=task.scope, preset=task.preset, act=act, gate_input=given),
+            result_type=AcceptanceResult,
+            start_to_close_timeout=ACCEPTANCE_TIMEOUT,
+            retry_policy=ACCEPTANCE_RETRY,
+            summary=f"task {task.id}: {act.value} under the contract of {task.scope}",
+        )
+        kind, _ = parse_actor(command.actor)
+        refusal = judged.contract.refusal(kind, act)
+        if refusal is None:  # the ledger may have moved while the contract was read
+            refusal = self._ledger.check(command)
+        if refusal is None and given is not None and self._ledger.gate_input() != given:
+            refusal = "the task changed while its gates were checked: ask again"
+        if refusal is not None:
+            raise ApplicationError(refusal, type="TaskCommandRefused", non_retryable=True)
+        if given is None:
+            return None
+        return built_in_gates(judged.contract, given, workflow.now()) + judged.checks
 
     @workflow.query(name=TASK_CONTEXT_QUERY, description="The task, what is believed and why.")
     def context(self, request: ContextRequest) -> TaskContext:

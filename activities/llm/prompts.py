@@ -58,6 +58,8 @@ def _describe(tool: ToolSpec) -> str:
     notes = [f"role {tool.role.value}"]
     if tool.side_effects:
         notes.append("has side effects")
+    if tool.requires_approval:
+        notes.append("waits for a person's approval")
     schema = json.dumps(tool.arguments_schema, separators=(",", ":"), sort_keys=True)
     return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
 
@@ -81,6 +83,12 @@ def planner_user(request: PlanRequest) -> str:
         )
     else:
         parts.append("This run works on no task: do not call the harness_* tools.")
+    if request.work_notes:
+        parts.append(
+            "The task's contract, its rules in force and its reviewers' comments; the plan "
+            "must satisfy every one (a completion gate checks them):\n"
+            + fence("work_notes", "\n".join(f"- {note}" for note in request.work_notes))
+        )
     if request.previous_plan is not None:
         previous = PlanDraft.of(request.previous_plan).model_dump_json()
         parts.append(f"The previous plan:\n{fence('previous_plan', previous)}")

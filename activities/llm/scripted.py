@@ -30,6 +30,7 @@ class ScriptedProvider:
                 failures=request.failures,
                 previous_plan=request.previous_plan,
                 bound_to_task=request.task is not None,
+                work_notes=tuple(request.work_notes),
             )
         )
         prompt = request.goal + request.catalog.model_dump_json()

@@ -4,6 +4,7 @@ refunded."""
 
 from payments.api import DEFAULT_URL, PaymentsClient
 from scenarios.base import Environment, Scenario
+from scenarios.refunds.acceptance import ACCEPTANCE_CHECKS
 from scenarios.refunds.check import check_refund_report, refunds_rubric
 from scenarios.refunds.planning import plan_refund
 from scenarios.refunds.tools import PAYMENTS, TOOLS
@@ -26,4 +27,5 @@ SCENARIO = Scenario(
     offline_plan=plan_refund,
     rubric=refunds_rubric,
     services=_services,
+    acceptance_checks=ACCEPTANCE_CHECKS,
 )

@@ -1,0 +1,87 @@
+"""Activities: the contract a task or a run is held to, read from its scope's workflow, and the
+acceptance checks a completion needs, judged with the worker's services. Both land in history,
+so a contract changed later never changes what a recorded completion or run did."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import structlog
+from temporalio import activity
+
+from activities.task_ledger_service import TemporalTaskLedger
+from harness.contracts import RUN_WORK_CONTEXT_ACTIVITY, TASK_ACCEPTANCE_ACTIVITY
+from harness.gates import GateInput, unregistered
+from harness.host_contract import BUILT_IN_GATES, PRESET_GATE, Act
+from harness.messages import (
+    AcceptanceRequest,
+    AcceptanceResult,
+    WorkContext,
+    WorkContextRequest,
+)
+from harness.task_ledger import TaskLedger
+from harness.work import GateResult
+from scenarios.base import AcceptanceCheck
+
+log = structlog.get_logger()
+
+
+class TaskContractActivities:
+    def __init__(
+        self,
+        ledger: TemporalTaskLedger,
+        checks: Mapping[str, AcceptanceCheck],
+        services: Mapping[str, object],
+    ) -> None:
+        self._ledger = ledger
+        self._checks = checks
+        self._services = services
+
+    @activity.defn(name=TASK_ACCEPTANCE_ACTIVITY)
+    async def acceptance(self, request: AcceptanceRequest) -> AcceptanceResult:
+        contract = await self._ledger.contract_in_force(request.scope, request.preset)
+        given = request.gate_input
+        if request.act is not Act.COMPLETION or given is None:
+            return AcceptanceResult(contract=contract)
+        built_in = {*BUILT_IN_GATES, PRESET_GATE}
+        checks = [
+            await self._judge(c, given) for c in contract.required_checks if c not in built_in
+        ]
+        return AcceptanceResult(contract=contract, checks=checks)
+
+    async def _judge(self, check_id: str, given: GateInput) -> GateResult:
+        now = datetime.now(UTC)
+        check = self._checks.get(check_id)
+        if check is None:
+            return unregistered(check_id, given.submission, now)
+        try:
+            verdict = await check.judge(given, self._services)
+        except Exception as error:  # a check that breaks fails closed, and says why
+            log.warning("task.check_failed", check=check_id, error=str(error))
+            passed, reason = False, f"the check failed to run: {error}"[:500]
+        else:
+            passed, reason = verdict.passed, verdict.reason[:500]
+        submission = given.submission
+        return GateResult(
+            gate=check_id,
+            passed=passed,
+            reason=reason,
+            submission_id=submission.id if submission else None,
+            checked_at=now,
+        )
+
+    @activity.defn(name=RUN_WORK_CONTEXT_ACTIVITY)
+    async def work_context(self, request: WorkContextRequest) -> WorkContext:
+        if request.task_id is None:
+            contract = await self._ledger.contract_in_force(request.scope, None)
+            return WorkContext(contract=contract)
+        ledger = TaskLedger(await self._ledger.ledger(request.scope, request.task_id))
+        contract = await self._ledger.contract_in_force(request.scope, ledger.task.preset)
+        run_id = activity.info().workflow_id
+        bound = next((run for run in ledger.task.runs if run.run_id == run_id), None)
+        return WorkContext(
+            contract=contract,
+            review_notes=ledger.review_notes(),
+            repair_of=bound.repair_of if bound else None,
+        )

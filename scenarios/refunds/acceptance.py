@@ -1,0 +1,72 @@
+"""The refunds scenario's completion gates: what a refund task's submission must rest on.
+
+`dispute-status-checked` asks the reference chain: the submission rests on a result of
+`check_dispute_status`. `payment-verified` asks the payment service: every refund the
+submission rests on was really paid, under the idempotency key of the run and node that asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.gates import GateInput
+from payments.api import PaymentsClient, PaymentStatus, UnavailableError
+from scenarios.base import AcceptanceCheck, CheckVerdict
+from scenarios.refunds.tools import PAYMENTS
+
+DISPUTE_TOOL = "check_dispute_status"
+REFUND_TOOL = "submit_refund"
+
+
+async def dispute_status_checked(given: GateInput, services: Mapping[str, object]) -> CheckVerdict:
+    checked = [e for e in given.evidence if e.tool == DISPUTE_TOOL]
+    if not checked:
+        return CheckVerdict(
+            passed=False,
+            reason=f"the submission rests on no {DISPUTE_TOOL} result: the dispute status "
+            "was not checked",
+        )
+    return CheckVerdict(passed=True, reason=f"the dispute status was checked ({checked[0].id})")
+
+
+async def payment_verified(given: GateInput, services: Mapping[str, object]) -> CheckVerdict:
+    refunds = [e for e in given.evidence if e.tool == REFUND_TOOL and e.run_id and e.node_id]
+    if not refunds:
+        return CheckVerdict(passed=False, reason=f"the submission rests on no {REFUND_TOOL} result")
+    service = services.get(PAYMENTS)
+    if not isinstance(service, PaymentsClient):
+        return CheckVerdict(passed=False, reason="this worker has no payment service client")
+    for evidence in refunds:
+        key = f"{evidence.run_id}:{evidence.node_id}"  # the refund tool's idempotency key
+        try:
+            payment = await service.payment_by_key(key)
+        except UnavailableError as error:
+            return CheckVerdict(passed=False, reason=f"the payment service did not answer: {error}")
+        if payment is None:
+            return CheckVerdict(
+                passed=False,
+                reason=f"the payment service has no refund under {key} ({evidence.id})",
+            )
+        if payment.status is not PaymentStatus.PAID:
+            return CheckVerdict(
+                passed=False,
+                reason=f"refund {payment.operation_id} ({evidence.id}) is "
+                f"{payment.status.value}, not paid",
+            )
+    return CheckVerdict(
+        passed=True, reason=f"{len(refunds)} refund(s) paid, as the payment service says"
+    )
+
+
+ACCEPTANCE_CHECKS = (
+    AcceptanceCheck(
+        id="dispute-status-checked",
+        description="The submission rests on a check_dispute_status result.",
+        judge=dispute_status_checked,
+    ),
+    AcceptanceCheck(
+        id="payment-verified",
+        description="Every refund the submission rests on is paid at the payment service.",
+        judge=payment_verified,
+    ),
+)
