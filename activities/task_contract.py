@@ -84,4 +84,5 @@ class TaskContractActivities:
             contract=contract,
             review_notes=ledger.review_notes(),
             repair_of=bound.repair_of if bound else None,
+            carried_evidence=ledger.sent_back_evidence(),
         )

@@ -16,7 +16,7 @@ from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import ToolCatalog
 from harness.usage import TokenUsage
-from harness.work import GateResult, TaskBinding
+from harness.work import Evidence, GateResult, TaskBinding
 
 
 class CatalogRequest(BaseModel):
@@ -39,6 +39,11 @@ class PlanRequest(BaseModel):
         default_factory=list,
         description="What the run is held to: the contract's rules in force and the comments "
         "of the review that sent its task's last submission back.",
+    )
+    carried_tools: list[str] = Field(
+        default_factory=list,
+        description="A repair run: tools whose results its task holds from the submission "
+        "sent back, carried forward into this run's submission.",
     )
 
 
@@ -246,8 +251,25 @@ class WorkContext(BaseModel):
     repair_of: str | None = Field(
         default=None, description="The run whose submission was sent back (this run repairs it)."
     )
+    carried_evidence: list[Evidence] = Field(
+        default_factory=list,
+        description="A repair run: the evidence of the submission sent back, which its own "
+        "submission rests on too (so a side effect done once is not done again).",
+    )
+
+    def carried_tools(self) -> list[str]:
+        return sorted({e.tool for e in self.carried_evidence if e.tool})
 
     def notes(self) -> list[str]:
         """For the planner: the rules it must satisfy, then what the reviewers asked for."""
         comments = [f"review comment: {note}" for note in self.review_notes]
-        return [*self.contract.planning_notes(), *comments]
+        carried = self.carried_tools()
+        done = (
+            [
+                f"already done on this task, carried forward from the run {self.repair_of}: "
+                f"{', '.join(carried)}; do not repeat a side effect among them"
+            ]
+            if carried
+            else []
+        )
+        return [*self.contract.planning_notes(), *comments, *done]

@@ -516,6 +516,13 @@ class TaskLedger:
             return latest.run_id
         return None
 
+    def sent_back_evidence(self) -> list[Evidence]:
+        """The evidence the latest submission rests on, when it was sent back for changes."""
+        latest = self.state.submissions[-1] if self.state.submissions else None
+        if latest is None or latest.status is not SubmissionStatus.CHANGES_REQUESTED:
+            return []
+        return self.gate_input().evidence
+
     def review_notes(self) -> list[str]:
         """The comments of the reviews that sent the latest submission back."""
         latest = self.state.submissions[-1] if self.state.submissions else None

@@ -88,6 +88,9 @@ class PlanningInput:
     bound_to_task: bool = False
     work_notes: tuple[str, ...] = ()
     """What the run's task asks of it: the rules in force and the reviewers' comments."""
+    carried_tools: tuple[str, ...] = ()
+    """A repair run: the tools whose results the task already holds, carried forward from the
+    submission sent back (a side effect among them is not to be done again)."""
 
 
 @dataclass(frozen=True)

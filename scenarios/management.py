@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.contracts import TASK_MANAGE_TOOL
 from harness.errors import ErrorCode, ToolError
+from harness.host_contract import ContractInForce
 from harness.node_evidence import node_evidence
 from harness.task_commands import (
     AddRelation,
@@ -62,6 +63,8 @@ class TaskLedgerService(Protocol):
     async def context(self, scope: str, task_id: str) -> TaskContext: ...
 
     async def graph(self, scope: str) -> TaskGraphState: ...
+
+    async def contract_in_force(self, scope: str, preset: str | None) -> ContractInForce: ...
 
     async def open_waits(self, run_ids: list[str]) -> list[dict[str, JsonValue]]: ...
 
@@ -175,8 +178,16 @@ async def context_get(args: ContextArgs, ctx: ToolContext) -> JsonValue:
     runnable = {task.id for task in graph.runnable()}
     subtasks = [t.id for t in graph.children(binding.task_id) if t.id in runnable]
     running = [run.run_id for run in seen.task.runs if run.ended is None]
+    held = await ledger.contract_in_force(binding.scope, seen.task.preset)
     return {
         **seen.model_dump(mode="json"),
+        "contract": {
+            "preset": held.preset,
+            "gates": list[JsonValue](held.gates()),
+            "approval_required_tools": list[JsonValue](held.approval_required_tools),
+            "task_required_tools": list[JsonValue](held.task_required_tools),
+            "rules_in_force": list[JsonValue](held.planning_notes()),
+        },
         "open_waits": await ledger.open_waits(running),
         "runnable_subtasks": subtasks,
         "unfinished_dependencies": graph.unfinished_dependencies(binding.task_id)

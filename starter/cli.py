@@ -16,6 +16,7 @@ from infra.process import exit_now
 from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.errors import CliError
+from starter.rules_cli import add_rules_commands
 from starter.task_cli import add_task_commands, scope_name
 
 
@@ -122,7 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-wait", action="store_true", help="print the run id and return")
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
     run.add_argument("--task", metavar="TASK", help="the task the run works on (see harness task)")
-    run.add_argument("--scope", type=scope_name, default="default", help="the task's scope")
+    run.add_argument(
+        "--scope",
+        type=scope_name,
+        help="the task's scope (default: default); without --task, the scope whose contract "
+        "holds the run",
+    )
     run.add_argument(
         "--actor-keys",
         metavar="FILE",
@@ -206,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ui-origin", default="http://localhost:8233", help="the UI's address, for CORS"
     )
     add_task_commands(commands)
+    add_rules_commands(commands)
     return parser
 
 

@@ -26,7 +26,10 @@ from starter import deliveries, history, output, runs, signed_actors
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
+from starter.rules_cli import RULES_COMMANDS
 from starter.task_cli import TASK_COMMANDS
+
+DEFAULT_SCOPE = "default"
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
@@ -53,7 +56,10 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             faults=args.fault,
             ask_user=not args.no_ask,
             actor_keys=signed_actors.actor_keys(args.actor_keys),
-            task=TaskBinding(scope=args.scope, task_id=args.task) if args.task else None,
+            task=TaskBinding(scope=args.scope or DEFAULT_SCOPE, task_id=args.task)
+            if args.task
+            else None,
+            scope=None if args.task else args.scope,
         )
     except ValidationError as error:
         raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
@@ -281,6 +287,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from starter.task_actions import dispatch_task
 
         return dispatch_task(args, settings)
+    if args.command in RULES_COMMANDS:
+        from starter.rules_actions import dispatch_rules
+
+        return dispatch_rules(args, settings)
     return _server(args, settings)
 
 

@@ -98,10 +98,10 @@ def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
         work = handler()
     except ValidationError as error:  # a command the models refuse: nothing was sent
         raise CliError(describe_invalid(error, whole="command")) from error
-    return asyncio.run(_refusals_are_bad_input(work))
+    return asyncio.run(refusals_are_bad_input(work))
 
 
-async def _refusals_are_bad_input(work: Awaitable[int]) -> int:
+async def refusals_are_bad_input(work: Awaitable[int]) -> int:
     try:
         return await work
     except (tasks.TaskRefused, tasks.TasksUnavailable) as error:
@@ -113,7 +113,9 @@ async def _refusals_are_bad_input(work: Awaitable[int]) -> int:
 
 
 def _create(args: argparse.Namespace) -> CreateTask:
-    return CreateTask(title=args.title, parent_id=args.parent, depends_on=args.depends_on)
+    return CreateTask(
+        title=args.title, parent_id=args.parent, depends_on=args.depends_on, preset=args.preset
+    )
 
 
 async def _graph(args: argparse.Namespace, settings: Settings, operation: GraphOperation) -> int:
@@ -121,7 +123,7 @@ async def _graph(args: argparse.Namespace, settings: Settings, operation: GraphO
     command = GraphCommand(
         scope=args.scope, actor=args.actor, operation=operation, idempotency_key=args.key
     )
-    return _receipt(args, await tasks.scope_command(client, settings.task_queue, command))
+    return print_receipt(args, await tasks.scope_command(client, settings.task_queue, command))
 
 
 async def _write(args: argparse.Namespace, settings: Settings, operation: TaskOperation) -> int:
@@ -129,10 +131,10 @@ async def _write(args: argparse.Namespace, settings: Settings, operation: TaskOp
     command = TaskCommand(
         task_id=args.task_id, actor=args.actor, operation=operation, idempotency_key=args.key
     )
-    return _receipt(args, await tasks.task_command(client, args.scope, command))
+    return print_receipt(args, await tasks.task_command(client, args.scope, command))
 
 
-def _receipt(args: argparse.Namespace, receipt: LedgerReceipt) -> int:
+def print_receipt(args: argparse.Namespace, receipt: LedgerReceipt) -> int:
     """Exit 1 when a completion's gates did not all pass (the task stays IN_REVIEW)."""
     if args.json:
         output.emit_json(receipt.model_dump(mode="json"))
@@ -173,8 +175,11 @@ async def _show(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  part of {task.parent_id}")
     if depends_on:
         print(f"  depends on {', '.join(depends_on)}; unfinished: {', '.join(unfinished) or '-'}")
+    if task.preset:
+        print(f"  preset {task.preset}")
     for run in task.runs:
-        print(f"  run {run.run_id}: {run.ended or 'running'}")
+        repair = f" (a repair of {run.repair_of})" if run.repair_of else ""
+        print(f"  run {run.run_id}: {run.ended or 'running'}{repair}")
     print(
         f"  {len(state.facts)} facts, {len(state.evidence)} evidence, "
         f"{len(state.decisions)} decisions, {len(state.relations)} relations"
@@ -245,4 +250,18 @@ async def _context(args: argparse.Namespace, settings: Settings) -> int:
     print("relations:")
     for relation in seen.relations:
         print(f"  {relation.source.label()} {relation.type.value} {relation.target.label()}")
+    for submission in seen.submissions:
+        print(
+            f"submission {submission.id} [{submission.status.value}] by {submission.submitted_by}"
+        )
+    for review in seen.reviews:
+        verdict = "approved" if review.approved else "changes requested"
+        comment = f": {review.comment}" if review.comment else ""
+        by = f"by {review.reviewed_by}{comment}"
+        print(f"review {review.id} of {review.submission_id}: {verdict} {by}")
+    held = await tasks.contract_in_force(client, args.scope, task.preset)
+    preset = f" (preset {held.preset})" if held.preset else ""
+    print(f"contract in force{preset}: gates {', '.join(held.gates()) or '-'}")
+    for note in held.planning_notes():
+        print(f"  {note}")
     return 0

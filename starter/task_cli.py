@@ -31,7 +31,7 @@ def scope_name(text: str) -> str:
     return text
 
 
-def _text(text: str) -> str:
+def text_argument(text: str) -> str:
     if not text.strip() or len(text) > SUMMARY_CHARS:
         raise argparse.ArgumentTypeError(f"the text has 1 to {SUMMARY_CHARS} characters")
     return text
@@ -53,7 +53,7 @@ def _confidence(text: str) -> float:
     return value
 
 
-def _common(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+def common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
     parser.add_argument("--scope", type=scope_name, default="default", help="tenant, shop, project")
     parser.add_argument("--json", action="store_true")
     if writes:
@@ -68,86 +68,87 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         dest="action", required=True, metavar="ACTION"
     )
     create = task.add_parser("create", help="a new task in a scope; prints its id")
-    create.add_argument("title", type=_text)
+    create.add_argument("title", type=text_argument)
     create.add_argument("--parent", help="the task this one is part of")
     create.add_argument("--depends-on", action="append", default=[], metavar="TASK")
-    _common(create, writes=True)
+    create.add_argument("--preset", help="the task type: its scope's contract preset (e.g. refund)")
+    common_arguments(create, writes=True)
     split = task.add_parser("split", help="a subtask of TASK")
     split.add_argument("task_id")
-    split.add_argument("title", type=_text)
-    _common(split, writes=True)
+    split.add_argument("title", type=text_argument)
+    common_arguments(split, writes=True)
     depend = task.add_parser("depend", help="TASK depends on DEPENDENCY (no cycles)")
     depend.add_argument("task_id")
     depend.add_argument("dependency")
-    _common(depend, writes=True)
+    common_arguments(depend, writes=True)
     for name, help_text in (
         ("cancel", "cancel a task"),
         ("complete", "complete a task IN_REVIEW: every gate must pass"),
     ):
         finish = task.add_parser(name, help=f"{help_text} (people and systems only)")
         finish.add_argument("task_id")
-        finish.add_argument("--reason", type=_text)
-        _common(finish, writes=True)
+        finish.add_argument("--reason", type=text_argument)
+        common_arguments(finish, writes=True)
     show = task.add_parser("show", help="a task, its dependencies and its ledger's counts")
     show.add_argument("task_id")
-    _common(show, writes=False)
+    common_arguments(show, writes=False)
     listing = task.add_parser("list", help="a scope's tasks, through Temporal's visibility")
     listing.add_argument("--status", type=TaskStatus, choices=list(TaskStatus))
-    _common(listing, writes=False)
+    common_arguments(listing, writes=False)
     runnable = task.add_parser("runnable", help="ACTIVE tasks whose dependencies are DONE")
-    _common(runnable, writes=False)
+    common_arguments(runnable, writes=False)
 
     fact = commands.add_parser("fact", help="facts of a task").add_subparsers(
         dest="action", required=True, metavar="ACTION"
     )
     record = fact.add_parser("record", help="record what is believed, with source and confidence")
     record.add_argument("task_id")
-    record.add_argument("statement", type=_text)
-    record.add_argument("--source", type=_text, required=True)
+    record.add_argument("statement", type=text_argument)
+    record.add_argument("--source", type=text_argument, required=True)
     record.add_argument("--confidence", type=_confidence, required=True)
-    _common(record, writes=True)
+    common_arguments(record, writes=True)
     invalidate = fact.add_parser("invalidate", help="mark a fact no longer valid (kept)")
     invalidate.add_argument("task_id")
     invalidate.add_argument("fact_id")
-    invalidate.add_argument("--reason", type=_text, required=True)
-    _common(invalidate, writes=True)
+    invalidate.add_argument("--reason", type=text_argument, required=True)
+    common_arguments(invalidate, writes=True)
 
     evidence = commands.add_parser("evidence", help="evidence of a task").add_subparsers(
         dest="action", required=True, metavar="ACTION"
     )
     listed = evidence.add_parser("list", help="every evidence record of a task")
     listed.add_argument("task_id")
-    _common(listed, writes=False)
+    common_arguments(listed, writes=False)
     add = evidence.add_parser("record", help="append a pointer at an artefact")
     add.add_argument("task_id")
     add.add_argument("--kind", type=EvidenceKind, choices=list(EvidenceKind), required=True)
-    add.add_argument("--summary", type=_text, required=True)
-    add.add_argument("--location", type=_text)
-    add.add_argument("--content-ref", type=_text)
-    _common(add, writes=True)
+    add.add_argument("--summary", type=text_argument, required=True)
+    add.add_argument("--location", type=text_argument)
+    add.add_argument("--content-ref", type=text_argument)
+    common_arguments(add, writes=True)
 
     decision = commands.add_parser("decision", help="decisions of a task").add_subparsers(
         dest="action", required=True, metavar="ACTION"
     )
     propose = decision.add_parser("propose", help="a question with a proposed answer")
     propose.add_argument("task_id")
-    propose.add_argument("question", type=_text)
-    propose.add_argument("--proposal", type=_text, required=True)
-    _common(propose, writes=True)
+    propose.add_argument("question", type=text_argument)
+    propose.add_argument("--proposal", type=text_argument, required=True)
+    common_arguments(propose, writes=True)
     resolve = decision.add_parser("resolve", help="accept or --reject a proposal")
     resolve.add_argument("task_id")
     resolve.add_argument("decision_id")
     resolve.add_argument("--reject", action="store_true")
-    resolve.add_argument("--reason", type=_text, required=True)
-    _common(resolve, writes=True)
+    resolve.add_argument("--reason", type=text_argument, required=True)
+    common_arguments(resolve, writes=True)
 
     submit = commands.add_parser("submit", help="submit a task's result for review")
     submit.add_argument("task_id")
-    submit.add_argument("--summary", type=_text, required=True)
+    submit.add_argument("--summary", type=text_argument, required=True)
     submit.add_argument(
         "--evidence", action="append", default=[], metavar="ID", help="evidence it rests on"
     )
-    _common(submit, writes=True)
+    common_arguments(submit, writes=True)
     review = commands.add_parser("review", help="approve a submission, or request changes")
     review.add_argument("task_id")
     review.add_argument("submission_id")
@@ -155,8 +156,8 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     verdict.add_argument("--approve", action="store_true")
     verdict.add_argument("--changes-requested", action="store_true")
     review.add_argument("--comment")
-    _common(review, writes=True)
+    common_arguments(review, writes=True)
 
     context = commands.add_parser("context", help="a task with what is believed and why")
     context.add_argument("task_id")
-    _common(context, writes=False)
+    common_arguments(context, writes=False)

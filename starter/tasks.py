@@ -14,14 +14,19 @@ from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import (
+    CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
+    SCOPE_RULES_QUERY,
+    SCOPE_RULES_UPDATE,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
     TASK_LEDGER_QUERY,
     scope_workflow_id,
     task_workflow_id,
 )
+from harness.host_contract import Contract, ContractInForce, in_force
+from harness.scope_rules import InForceRequest, RulesCommand, ScopeRulesState
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
@@ -58,16 +63,54 @@ async def check_search_attributes(client: Client) -> None:
 
 async def scope_command(client: Client, task_queue: str, command: GraphCommand) -> LedgerReceipt:
     """Create a task or add a dependency; starts the scope's graph the first time."""
+    workflow_id = await _scope(client, task_queue, command.scope)
+    return await _update(workflow_id, client, SCOPE_COMMAND_UPDATE, command)
+
+
+async def rules_command(client: Client, task_queue: str, command: RulesCommand) -> LedgerReceipt:
+    """Set the scope's contract, or propose, resolve or promote a lesson, or revoke a rule."""
+    workflow_id = await _scope(client, task_queue, command.scope)
+    return await _update(workflow_id, client, SCOPE_RULES_UPDATE, command)
+
+
+async def _scope(client: Client, task_queue: str, scope: str) -> str:
+    """The scope's workflow, started the first time anything is asked of it."""
     await check_search_attributes(client)
     handle = await client.start_workflow(
         ScopeWorkflow.run,
-        ScopeStart(graph=TaskGraphState(scope=command.scope)),
-        id=scope_workflow_id(command.scope),
+        ScopeStart(graph=TaskGraphState(scope=scope)),
+        id=scope_workflow_id(scope),
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=f"task graph of scope {command.scope}",
+        static_summary=f"task graph of scope {scope}",
     )
-    return await _update(handle.id, client, SCOPE_COMMAND_UPDATE, command)
+    return handle.id
+
+
+async def scope_rules(client: Client, scope: str) -> ScopeRulesState:
+    """The scope's contract, lessons and rules; a scope nobody used has the defaults."""
+    try:
+        state: ScopeRulesState = await client.get_workflow_handle(scope_workflow_id(scope)).query(
+            SCOPE_RULES_QUERY, result_type=ScopeRulesState
+        )
+    except RPCError as error:
+        if error.status is RPCStatusCode.NOT_FOUND:
+            return ScopeRulesState()
+        raise
+    return state
+
+
+async def contract_in_force(client: Client, scope: str, preset: str | None) -> ContractInForce:
+    """What a task of this preset is held to: the base contract, its preset, the rules."""
+    try:
+        found: ContractInForce = await client.get_workflow_handle(scope_workflow_id(scope)).query(
+            CONTRACT_IN_FORCE_QUERY, InForceRequest(preset=preset), result_type=ContractInForce
+        )
+    except RPCError as error:
+        if error.status is RPCStatusCode.NOT_FOUND:
+            return in_force(Contract(), [], scope, preset)
+        raise
+    return found
 
 
 async def task_command(client: Client, scope: str, command: TaskCommand) -> LedgerReceipt:
@@ -77,7 +120,10 @@ async def task_command(client: Client, scope: str, command: TaskCommand) -> Ledg
 
 
 async def _update(
-    workflow_id: str, client: Client, name: str, command: GraphCommand | TaskCommand
+    workflow_id: str,
+    client: Client,
+    name: str,
+    command: GraphCommand | TaskCommand | RulesCommand,
 ) -> LedgerReceipt:
     try:
         receipt: LedgerReceipt = await client.get_workflow_handle(workflow_id).execute_update(

@@ -104,7 +104,9 @@ class AgentRunWorkflow:
                 raise  # the worker drops this copy of the run: nothing of the run's own ends
             reason = self._cancel_reason or workflow.cancellation_reason()
             await self._cancel_run(reason or "cancellation requested")
-        await ctx.task.ended(ctx.state.phase.value, ctx.state.report, ctx.ledger)
+        work = ctx.state.work
+        carried = [evidence.id for evidence in work.carried_evidence] if work else []
+        await ctx.task.ended(ctx.state.phase.value, ctx.state.report, ctx.ledger, carried)
         ctx.trace.emit(TraceKind.RUN_FINISH, status=ctx.state.phase.value, message=ctx.state.error)
         await workflow.wait_condition(workflow.all_handlers_finished)
         result = ctx.result()

@@ -134,6 +134,7 @@ class RunPhases:
             provider=state.request.provider,
             task=self._ctx.task.binding,
             work_notes=state.work.notes() if state.work else [],
+            carried_tools=state.work.carried_tools() if state.work else [],
         )
         try:
             response = await activity_calls.make_plan(request)

@@ -95,9 +95,16 @@ class TaskReporter:
         )
         return evidence, f"harness:{self._run_id}:wait:{wait.id}"
 
-    async def ended(self, status: str, report: str | None, ledger: NodeLedger | None) -> None:
+    async def ended(
+        self,
+        status: str,
+        report: str | None,
+        ledger: NodeLedger | None,
+        carried: list[str] | None = None,
+    ) -> None:
         """How the run ended; a run that SUCCEEDED submits its report and the evidence it
-        rests on (its finished nodes) for review, instead of declaring the task done."""
+        rests on (its finished nodes, and for a repair run the evidence `carried` forward
+        from the submission sent back) for review, instead of declaring the task done."""
         operations: list[tuple[TaskOperation, str]] = []
         if status == "SUCCEEDED" and report and ledger is not None:
             done = [  # the nodes whose evidence this run records (finished_nodes)
@@ -105,9 +112,10 @@ class TaskReporter:
                 for n, o in ledger.outcomes.items()
                 if o.status is NodeStatus.DONE and not o.reused
             ]
+            own = [f"run:{self._run_id}/node:{node_id}" for node_id in done]
             submission = Submit(
                 summary=report.strip()[:SUBMISSION_SUMMARY_CHARS] or "(empty report)",
-                evidence_ids=[f"run:{self._run_id}/node:{node_id}" for node_id in done][:200],
+                evidence_ids=list(dict.fromkeys([*own, *(carried or [])]))[:200],
                 run_id=self._run_id,
             )
             operations.append((submission, f"harness:{self._run_id}:submit"))

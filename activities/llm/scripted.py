@@ -31,6 +31,7 @@ class ScriptedProvider:
                 previous_plan=request.previous_plan,
                 bound_to_task=request.task is not None,
                 work_notes=tuple(request.work_notes),
+                carried_tools=tuple(request.carried_tools),
             )
         )
         prompt = request.goal + request.catalog.model_dump_json()

@@ -48,6 +48,13 @@ class RefundResult(BaseModel):
 
 class SummaryArgs(BaseModel):
     order: OrderFacts = Field(description="The lookup_order result.")
-    policy: PolicyDecision = Field(description="The check_refund_policy result.")
+    policy: PolicyDecision | None = Field(
+        default=None,
+        description="The check_refund_policy result (none in a repair run: the refund it "
+        "reports on was paid earlier).",
+    )
+    dispute: DisputeStatus | None = Field(
+        default=None, description="The check_dispute_status result, to state in the report."
+    )
     refund: RefundResult = Field(description="The submit_refund result.")
     reason: str = Field(min_length=1, description="Why the refund was made.")

@@ -3,7 +3,9 @@ refund waits for all of them (and for approval), and the report comes last.
 
 The order id is read from the goal ("Refund order A-1001, the customer received a damaged item");
 the rest of the sentence is the reason. When the order turns out not to exist, the planner asks
-for the right id, and an answer that names one replaces it.
+for the right id, and an answer that names one replaces it. A repair run on a task whose
+earlier run paid the refund (its evidence carried forward) checks again and reports the refund
+already paid (`find_refund`), never paying twice.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from harness.plan import ArgumentBinding, Plan, PlanNode
 from scenarios.base import PlanningError, PlanningInput
 
 ANSWER_PREFIX = "Answer:"
+REFUND_TOOL = "submit_refund"
 NO_REASON = "no reason given"
 _ORDER_ID = re.compile(r"(?<![\w-])#?(?P<id>[A-Za-z]-\d{3,})(?![\w-])")
 _REQUEST = re.compile(
@@ -90,6 +93,8 @@ def plan_refund(request: PlanningInput) -> Plan:
         ],
         deps=[node.id for node in checks],
     )
+    if REFUND_TOOL in request.carried_tools:
+        return _repair(order, reason)
     report = PlanNode(
         id="report",
         tool="summarize_refund",
@@ -106,6 +111,28 @@ def plan_refund(request: PlanningInput) -> Plan:
     # what the checks established, for the task's ledger; the report waits for it (rule 2)
     report.deps.append("eligible")
     return Plan(nodes=[*checks, _eligible_fact(order_id), refund, report])
+
+
+def _repair(order: ArgumentBinding, reason: str) -> Plan:
+    """A repair run on a task whose refund an earlier run paid (its evidence is carried
+    forward): look up the order, check the dispute status, find the refund paid, report."""
+    nodes = [
+        PlanNode(id="order", tool="lookup_order", arguments=[order]),
+        PlanNode(id="dispute", tool="check_dispute_status", arguments=[order]),
+        PlanNode(id="refund", tool="find_refund", arguments=[order], deps=["order", "dispute"]),
+        PlanNode(
+            id="report",
+            tool="summarize_refund",
+            arguments=[
+                ArgumentBinding.node_result("order", "order"),
+                ArgumentBinding.node_result("dispute", "dispute"),
+                ArgumentBinding.node_result("refund", "refund"),
+                ArgumentBinding.literal("reason", reason),
+            ],
+            deps=["order", "dispute", "refund"],
+        ),
+    ]
+    return Plan(nodes=nodes)
 
 
 def _eligible_fact(order_id: str) -> PlanNode:

@@ -21,18 +21,22 @@ def render_report(args: SummaryArgs) -> str:
     status = outcome.status.value
     if outcome.paid_at is not None:
         status += f" at {outcome.paid_at.isoformat(timespec='seconds')}"
+    reason = (
+        f"{args.reason} ({policy.reason_category}: {policy.days_since_delivery} days after "
+        f"delivery, within the {policy.window_days}-day window)"
+        if policy is not None
+        else f"{args.reason} (paid earlier; the policy was checked then)"
+    )
     rows = [
         ("Customer", order.customer),
         ("Items", items),
         ("Order total", f"{money(order.amount_cents)} (ordered {order.ordered_on}{delivered})"),
-        (
-            "Reason",
-            f"{args.reason} ({policy.reason_category}: {policy.days_since_delivery} days after "
-            f"delivery, within the {policy.window_days}-day window)",
-        ),
-        ("Payment operation", refund.operation_id),
-        ("Payment status", status),
+        ("Reason", reason),
     ]
+    if args.dispute is not None:
+        disputed = "an open dispute" if args.dispute.open_dispute else "no open dispute"
+        rows.append(("Dispute status", f"checked: {disputed}"))
+    rows += [("Payment operation", refund.operation_id), ("Payment status", status)]
     if refund.started is not None:
         rows.append(("Idempotency key", refund.started.idempotency_key))
     lines = [

@@ -35,6 +35,7 @@ from scenarios.refunds.models import (
     DisputeStatus,
     OrderFacts,
     PolicyDecision,
+    RefundResult,
     RefundStarted,
     SummaryArgs,
 )
@@ -206,6 +207,25 @@ async def submit_refund(args: RefundArgs, ctx: ToolContext) -> JsonValue:
     return _started(accepted.payment).model_dump()
 
 
+async def find_refund(args: OrderArgs, ctx: ToolContext) -> JsonValue:
+    """The refund already paid on the order, as the payment service records it: what a repair
+    run reports on instead of paying again."""
+    record = _order(args.order_id)
+    paid = [p for p in await _paid_through_service(record, ctx) if p.status is PaymentStatus.PAID]
+    if not paid:
+        raise ToolError(
+            ErrorCode.MISSING_INFO,
+            f"the payment service has no paid refund of order {record.order_id}",
+            {"order_id": record.order_id},
+        )
+    payment = paid[-1]
+    return RefundResult(
+        operation_id=payment.operation_id,
+        started=_started(payment),
+        outcome=PaymentOutcome.of(payment),
+    ).model_dump(mode="json")
+
+
 def _started(payment: Payment) -> RefundStarted:
     return RefundStarted(
         operation_id=payment.operation_id,
@@ -300,6 +320,18 @@ TOOLS = (
         ),
         arguments=OrderArgs,
         run=check_dispute_status,
+    ),
+    Tool(
+        spec=ToolSpec.from_model(
+            "find_refund",
+            "The refund already paid on an order, from the payment service, in submit_refund's "
+            "result shape: for a task whose refund an earlier run paid (never pay twice). Fails "
+            "with MISSING_INFO when nothing was paid.",
+            OrderArgs,
+            cost_hint=0.1,
+        ),
+        arguments=OrderArgs,
+        run=find_refund,
     ),
     Tool(
         spec=ToolSpec.from_model(

@@ -1,0 +1,186 @@
+"""`harness contract|lesson`: a scope's contract and its lessons from the command line.
+
+A refused write is one line and exit 2, and changes nothing: the line says which rule refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness.host_contract import BUILT_IN_GATES, Contract, RuleKind, did_you_mean
+from harness.problems import describe_invalid
+from harness.scope_rules import (
+    PromoteLesson,
+    ProposeLesson,
+    ResolveLesson,
+    RevokeRule,
+    RulesCommand,
+    RulesOperation,
+    SetContract,
+)
+from infra.settings import Settings
+from scenarios import acceptance_checks, all_scenarios
+from starter import output, runs, tasks
+from starter.errors import CliError
+from starter.task_actions import print_receipt, refusals_are_bad_input
+
+
+def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
+    handlers: dict[tuple[str, str], Callable[[], Awaitable[int]]] = {
+        ("contract", "show"): lambda: _show_contract(args, settings),
+        ("contract", "set"): lambda: _write(args, settings, SetContract(contract=_contract(args))),
+        ("lesson", "propose"): lambda: _write(
+            args,
+            settings,
+            ProposeLesson(
+                fact=args.fact,
+                question=args.question,
+                proposal=args.proposal,
+                evidence=args.evidence,
+                task_id=args.task_id,
+            ),
+        ),
+        ("lesson", "resolve"): lambda: _write(
+            args,
+            settings,
+            ResolveLesson(lesson_id=args.lesson_id, accept=not args.reject, reason=args.reason),
+        ),
+        ("lesson", "promote"): lambda: _write(args, settings, _promotion(args)),
+        ("lesson", "revoke"): lambda: _write(
+            args, settings, RevokeRule(rule_id=args.rule_id, reason=args.reason)
+        ),
+        ("lesson", "list"): lambda: _list(args, settings),
+    }
+    try:
+        work = handlers[(args.command, args.action)]()
+    except ValidationError as error:  # a command the models refuse: nothing was sent
+        raise CliError(describe_invalid(error, whole="command")) from error
+    return asyncio.run(refusals_are_bad_input(work))
+
+
+def _contract(args: argparse.Namespace) -> Contract:
+    path = Path(args.file)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CliError(f"cannot read the contract {path}: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise CliError(f"{path} is not JSON: {error.msg} at line {error.lineno}") from error
+    try:
+        contract = Contract.model_validate(data)
+    except ValidationError as error:
+        raise CliError(f"{path}: {describe_invalid(error, whole='contract')}") from error
+    problems = contract.problems() + _unknown_names(contract)
+    if problems:
+        raise CliError(f"{path}: {problems[0]}")
+    return contract
+
+
+def _unknown_names(contract: Contract) -> list[str]:
+    """Checks and tools no scenario of this harness has: a typo would bind nothing."""
+    checks = sorted(acceptance_checks())
+    tools = sorted({name for scenario in all_scenarios() for name in scenario.catalog().names()})
+    wanted = [*contract.required_checks]
+    for preset in contract.presets.values():
+        wanted += preset.required_checks
+    found = [
+        f"no acceptance check '{name}' is registered{did_you_mean(name, checks)}"
+        for name in wanted
+        if name not in checks
+    ]
+    found += [
+        f"no scenario has a tool '{name}'{did_you_mean(name, tools)}"
+        for name in [*contract.task_required_tools, *contract.approval_required_tools]
+        if name not in tools
+    ]
+    return found
+
+
+def _promotion(args: argparse.Namespace) -> PromoteLesson:
+    rule = PromoteLesson(
+        lesson_id=args.lesson_id, kind=args.rule, target=args.target, preset=args.preset
+    )
+    probe = Contract(
+        required_checks=[rule.target] if rule.kind is RuleKind.REQUIRE_ACCEPTANCE_CHECK else [],
+        approval_required_tools=[rule.target] if rule.kind.is_tool_rule else [],
+    )
+    unknown = [] if rule.target in BUILT_IN_GATES else _unknown_names(probe)
+    if unknown:
+        raise CliError(unknown[0])
+    return rule
+
+
+async def _write(args: argparse.Namespace, settings: Settings, operation: RulesOperation) -> int:
+    client = await runs.client_for(settings)
+    command = RulesCommand(
+        scope=args.scope, actor=args.actor, operation=operation, idempotency_key=args.key
+    )
+    return print_receipt(args, await tasks.rules_command(client, settings.task_queue, command))
+
+
+async def _show_contract(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    state = await tasks.scope_rules(client, args.scope)
+    if args.preset is not None:
+        held = await tasks.contract_in_force(client, args.scope, args.preset)
+        if args.json:
+            output.emit_json(held.model_dump(mode="json"))
+            return 0
+        print(f"the contract in force for preset {args.preset} in scope {args.scope}:")
+        if held.preset_problem:
+            print(f"  REFUSED  {held.preset_problem}")
+        print(f"  gates: {', '.join(held.gates()) or '-'}")
+        print(f"  tools that wait for approval: {', '.join(held.approval_required_tools) or '-'}")
+        print(f"  tools that need a task: {', '.join(held.task_required_tools) or '-'}")
+        for rule in held.rules:
+            print(f"  rule {rule.describe()}")
+        return 0
+    if args.json:
+        output.emit_json(state.contract.model_dump(mode="json"))
+        return 0
+    by = f" (set by {state.contract_set_by})" if state.contract_set_by else " (the default)"
+    print(f"contract of scope {args.scope}{by}:")
+    print(json.dumps(state.contract.model_dump(mode="json"), indent=2))
+    live = [rule for rule in state.rules if not rule.revoked]
+    print(f"{len(live)} rule(s) in force" + (":" if live else ""))
+    for rule in live:
+        print(f"  {rule.describe()}")
+    return 0
+
+
+async def _list(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    state = await tasks.scope_rules(client, args.scope)
+    if args.json:
+        output.emit_json(
+            {
+                "lessons": [lesson.model_dump(mode="json") for lesson in state.lessons],
+                "rules": [rule.model_dump(mode="json") for rule in state.rules],
+            }
+        )
+        return 0
+    rules = {rule.id: rule for rule in state.rules}
+    for lesson in state.lessons:
+        print(f"{lesson.id} [{lesson.status.value}] {lesson.question} -> {lesson.proposal}")
+        print(f"  fact: {lesson.fact} (proposed by {lesson.proposed_by})")
+        for ref in lesson.evidence:
+            print(f"  evidence: {ref}")
+        if lesson.resolved_by:
+            print(f"  {lesson.status.value.lower()} by {lesson.resolved_by}: {lesson.reason}")
+        rule = rules.get(lesson.rule_id) if lesson.rule_id else None
+        if rule is not None:
+            state_of = (
+                f"revoked by {rule.revoked_by}: {rule.revoke_reason}"
+                if rule.revoked
+                else ("in force")
+            )
+            print(f"  rule {rule.describe()} (promoted by {rule.promoted_by}; {state_of})")
+    if not state.lessons:
+        print("(no lessons)")
+    return 0

@@ -1,0 +1,53 @@
+"""The arguments of `harness contract|lesson`: a scope's contract, and the lessons that become
+its rules (starter.rules_actions does the work). Every write names its `--actor`."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.host_contract import RuleKind
+from starter.task_cli import common_arguments, text_argument
+
+RULES_COMMANDS = ("contract", "lesson")
+
+
+def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    contract = commands.add_parser(
+        "contract", help="a scope's contract: which tools need a task or an approval, the gates"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = contract.add_parser("show", help="the scope's contract (and, with --preset, in force)")
+    show.add_argument("--preset", help="the contract a task of this preset is held to")
+    common_arguments(show, writes=False)
+    put = contract.add_parser("set", help="replace the scope's contract with a JSON file (people)")
+    put.add_argument("--file", required=True, metavar="FILE", help="a contract, as JSON")
+    common_arguments(put, writes=True)
+
+    lesson = commands.add_parser(
+        "lesson", help="lessons: a fact, a decision from it, the rule it becomes"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    propose = lesson.add_parser("propose", help="propose a lesson from what went wrong (anyone)")
+    propose.add_argument("--fact", type=text_argument, required=True, help="what went wrong")
+    propose.add_argument("--question", type=text_argument, required=True)
+    propose.add_argument("--proposal", type=text_argument, required=True)
+    propose.add_argument(
+        "--evidence", action="append", default=[], metavar="REF", help="what shows the fact"
+    )
+    propose.add_argument("--task", dest="task_id", help="the task it was learnt on")
+    common_arguments(propose, writes=True)
+    resolve = lesson.add_parser("resolve", help="accept a lesson, or --reject it (not agents)")
+    resolve.add_argument("lesson_id")
+    resolve.add_argument("--reject", action="store_true")
+    resolve.add_argument("--reason", type=text_argument, required=True)
+    common_arguments(resolve, writes=True)
+    promote = lesson.add_parser("promote", help="make an ACCEPTED lesson a rule (people)")
+    promote.add_argument("lesson_id")
+    promote.add_argument("--rule", type=RuleKind, choices=list(RuleKind), required=True)
+    promote.add_argument("--target", required=True, help="the check id, or the tool name")
+    promote.add_argument("--preset", help="only tasks of this preset (acceptance checks only)")
+    common_arguments(promote, writes=True)
+    revoke = lesson.add_parser("revoke", help="revoke a rule; its record and lineage stay")
+    revoke.add_argument("rule_id")
+    revoke.add_argument("--reason", type=text_argument, required=True)
+    common_arguments(revoke, writes=True)
+    listing = lesson.add_parser("list", help="the scope's lessons and rules, with their lineage")
+    common_arguments(listing, writes=False)
