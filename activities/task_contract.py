@@ -73,10 +73,15 @@ class TaskContractActivities:
 
     @activity.defn(name=RUN_WORK_CONTEXT_ACTIVITY)
     async def work_context(self, request: WorkContextRequest) -> WorkContext:
-        if request.task_id is None:
+        """A task that is gone holds the run to its scope's base contract: the tool rules,
+        which are the same for every preset."""
+        state = None
+        if request.task_id is not None:
+            state = await self._ledger.ledger_if_any(request.scope, request.task_id)
+        if state is None:
             contract = await self._ledger.contract_in_force(request.scope, None)
             return WorkContext(contract=contract)
-        ledger = TaskLedger(await self._ledger.ledger(request.scope, request.task_id))
+        ledger = TaskLedger(state)
         contract = await self._ledger.contract_in_force(request.scope, ledger.task.preset)
         run_id = activity.info().workflow_id
         bound = next((run for run in ledger.task.runs if run.run_id == run_id), None)

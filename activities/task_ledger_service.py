@@ -70,6 +70,14 @@ class TemporalTaskLedger:
         state: TaskLedgerState = await handle.query(TASK_LEDGER_QUERY, result_type=TaskLedgerState)
         return state
 
+    async def ledger_if_any(self, scope: str, task_id: str) -> TaskLedgerState | None:
+        try:
+            return await self.ledger(scope, task_id)
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return None
+
     async def contract_in_force(self, scope: str, preset: str | None) -> ContractInForce:
         """A scope that has no workflow yet has the default contract and no rules."""
         handle = self._client.get_workflow_handle(scope_workflow_id(scope))

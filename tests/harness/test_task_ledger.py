@@ -361,3 +361,53 @@ def test_an_update_the_validator_passed_is_applied_as_it_was_on_replay() -> None
 def test_an_empty_evidence_id_is_refused_before_it_reaches_the_gateway() -> None:
     with pytest.raises(ValueError, match="at least 1 character"):
         Submit(summary="x", evidence_ids=[""])
+
+
+def test_a_run_bound_after_changes_were_requested_is_a_repair_of_the_run_that_submitted() -> None:
+    book = ledger()
+    apply(book, BindRun(run_id="r-1"), SYSTEM)
+    refund = RecordEvidence(
+        kind=EvidenceKind.TOOL,
+        summary="refund",
+        content_ref="run:r-1/node:refund",
+        run_id="r-1",
+        node_id="refund",
+        tool="submit_refund",
+    )
+    apply(book, refund, SYSTEM)
+    apply(
+        book, Submit(summary="refunded", evidence_ids=["run:r-1/node:refund"], run_id="r-1"), SYSTEM
+    )
+    assert book.sent_back_evidence() == []
+    apply(
+        book,
+        ReviewSubmission(submission_id="sub-1", approve=False, comment="check disputes"),
+        HUMAN,
+    )
+    assert book.review_notes() == ["human:ops on sub-1: check disputes"]
+    assert [e.tool for e in book.sent_back_evidence()] == ["submit_refund"]
+    receipt = book.apply(command(BindRun(run_id="r-2"), SYSTEM), START)
+    assert receipt.reason == "run bound: a repair of r-1"
+    assert book.task.runs[-1].repair_of == "r-1"
+    assert book.task.runs[0].repair_of is None
+
+
+def test_a_completion_records_the_gates_it_is_given_under_the_contract_in_force() -> None:
+    from harness.gates import built_in_gates
+    from harness.host_contract import Contract, in_force
+    from harness.work import GateResult
+
+    book = ledger()
+    submitted(book)
+    apply(book, ReviewSubmission(submission_id="sub-1", approve=True), HUMAN)
+    held = in_force(Contract(required_checks=["dispute-status-checked"]), [], "shop-A", None)
+    extra = GateResult(gate="dispute-status-checked", passed=False, reason="not checked")
+    gates = [*built_in_gates(held, book.gate_input(), START), extra]
+    receipt = book.apply(command(Complete(), HUMAN), START, gates=gates)
+    assert [g.gate for g in receipt.gates] == [
+        "approved-review",
+        "completion-evidence",
+        "dispute-status-checked",
+    ]
+    assert book.task.status is TaskStatus.IN_REVIEW
+    assert "dispute-status-checked failed" in receipt.reason

@@ -448,3 +448,20 @@ def test_describe_shows_code_node_and_message() -> None:
 
     assert issue.describe() == "CYCLE a: dependency cycle: a -> a"
     assert plan_level.describe() == "EMPTY_PLAN -: the plan has no nodes"
+
+
+def test_a_tool_the_contract_keeps_for_task_runs_is_refused_in_a_run_without_one() -> None:
+    from harness.host_contract import Contract, held_to, in_force
+
+    contract = in_force(Contract(task_required_tools=["delay"]), [], "shop", None)
+    unbound = held_to(synthetic_catalog(), contract, bound=False)
+    issues = validate_plan(valid_synthetic_plan(), unbound)
+    assert [(i.code, i.node_id) for i in issues] == [
+        (IssueCode.TASK_REQUIRED, "a"),
+        (IssueCode.TASK_REQUIRED, "b"),
+    ]
+    assert "start the run with --task" in issues[0].message
+    assert (
+        validate_plan(valid_synthetic_plan(), held_to(synthetic_catalog(), contract, bound=True))
+        == []
+    )

@@ -428,3 +428,30 @@ def test_a_long_comment_is_kept_once_in_its_wait_and_quoted_short_elsewhere() ->
     assert len(excerpt) < 260 and excerpt.endswith("(the whole comment is in wait approve-x)")
     short = rejected.model_copy(update={"comment": "too much"})
     assert short.comment_excerpt() == "too much"
+
+
+def test_a_contract_that_keeps_approval_for_people_refuses_a_systems_approval_only() -> None:
+    from harness.host_contract import Act
+
+    book = approval_book()
+    book.humans_only = frozenset({Act.APPROVAL})
+    before = snapshot(book)
+    receipt = book.deliver(approval(Decision.APPROVE, actor="system:bot"), START)
+    assert not receipt.accepted and "allow_system_approval off" in receipt.reason
+    assert snapshot(book) == before
+    assert book.deliver(approval(Decision.REJECT, actor="system:bot"), START).accepted
+
+
+def test_a_contract_that_keeps_reconciliation_for_people_refuses_a_systems_reconcile() -> None:
+    from harness.host_contract import Act
+
+    book = wait_book(wait("reconcile-pay", WaitKind.RECONCILE, node_id="pay"))
+    book.humans_only = frozenset({Act.RECONCILIATION})
+    outcome = {"outcome": "failed"}
+    by_system = Delivery(
+        wait_id="reconcile-pay", kind=WaitKind.RECONCILE, actor="system:bot", payload=outcome
+    )
+    receipt = book.deliver(by_system, START)
+    assert not receipt.accepted and "allow_system_reconciliation off" in receipt.reason
+    by_person = by_system.model_copy(update={"actor": "human:ops"})
+    assert book.deliver(by_person, START).accepted
