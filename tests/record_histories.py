@@ -35,6 +35,7 @@ from harness.faults import FaultSpec
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from harness.signatures import signed_message
+from harness.work import TaskBinding
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.signing import public_key, sign
@@ -55,6 +56,7 @@ Handle = WorkflowHandle[AgentRunWorkflow, RunResult]
 Payload = dict[str, Any]  # deliveries travel as JSON, the shape external callers send
 Start = Callable[[RunRequest], Awaitable[Handle]]
 Drive = Callable[[Start], Awaitable[Handle]]
+Hook = Callable[[Client, str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,10 @@ class Case:
     others: dict[str, str] = field(default_factory=dict)
     """Histories of other workflows the run made, by workflow id (file name -> id): a task's
     entity and its scope's graph."""
+    prepare: Hook | None = None
+    """Before the run starts (e.g. a scope's contract and a task for the run to work on)."""
+    then: Hook | None = None
+    """After the run ended, before the histories are fetched (e.g. a review and a completion)."""
 
 
 def release_folder() -> Path:
@@ -428,6 +434,88 @@ CASES: tuple[Case, ...] = (
 )
 
 
+CONTRACT_SCOPE = "recorded-contract"
+
+
+async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
+    """A contract whose tool rule makes `delay` wait for approval, a lesson promoted into a
+    rule requiring an acceptance check, and the task the run works on."""
+    from harness.host_contract import Contract, RuleKind
+    from harness.scope_rules import (
+        PromoteLesson,
+        ProposeLesson,
+        ResolveLesson,
+        RulesCommand,
+        RulesOperation,
+        SetContract,
+    )
+    from harness.task_graph import CreateTask, GraphCommand
+    from starter import tasks
+
+    steps: list[tuple[str, RulesOperation]] = [
+        ("human:host", SetContract(contract=Contract(approval_required_tools=["delay"]))),
+        ("agent:planner", ProposeLesson(fact="f", question="q", proposal="p")),
+        ("human:lead", ResolveLesson(lesson_id="lesson-1", accept=True, reason="r")),
+        (
+            "human:lead",
+            PromoteLesson(
+                lesson_id="lesson-1", kind=RuleKind.REQUIRE_ACCEPTANCE_CHECK, target="no-such-check"
+            ),
+        ),
+    ]
+    for actor, operation in steps:
+        command = RulesCommand(scope=CONTRACT_SCOPE, actor=actor, operation=operation)
+        assert (await tasks.rules_command(client, task_queue, command)).accepted
+    create = GraphCommand(scope=CONTRACT_SCOPE, actor="human:host", operation=CreateTask(title="t"))
+    assert (await tasks.scope_command(client, task_queue, create)).accepted
+
+
+async def _review_and_complete(client: Client, task_queue: str) -> None:
+    """A system's approval and a completion, each judged by the contract through an activity;
+    the rule's check is registered nowhere, so the completion fails closed."""
+    from harness.task_commands import Complete, ReviewSubmission, TaskCommand
+    from starter import tasks
+
+    for actor, operation in (
+        ("system:reviewer", ReviewSubmission(submission_id="sub-1", approve=True)),
+        ("human:lead", Complete()),
+    ):
+        command = TaskCommand(task_id="task-1", actor=actor, operation=operation)
+        assert (await tasks.task_command(client, CONTRACT_SCOPE, command)).accepted
+
+
+async def _approve_work(start: Start) -> Handle:
+    handle = await start(
+        RunRequest(
+            goal="held to a contract",
+            scenario="synthetic",
+            plan=plan_of(delay("work", 5), collect("final", ["work"])),
+            task=TaskBinding(scope=CONTRACT_SCOPE, task_id="task-1"),
+        )
+    )
+    await pending_wait(handle, "approve-work")
+    await _update(handle, "approve_sync", {"wait_id": "approve-work", "decision": "approve",
+                                           "actor": "human:ops"})  # fmt: skip
+    return handle
+
+
+CASES = (
+    *CASES,
+    # 0.5: a run held to its scope's contract; the task's completion judged by an activity
+    Case(
+        "run_held_to_its_scopes_contract",
+        RunPhase.SUCCEEDED,
+        _approve_work,
+        prepare=_scope_with_a_rule,
+        then=_review_and_complete,
+        others={
+            "run_held_to_its_scopes_contract_scope_graph": f"{CONTRACT_SCOPE}/tasks",
+            "run_held_to_its_scopes_contract_task_entity": f"{CONTRACT_SCOPE}/task-1",
+        },
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 
@@ -463,8 +551,12 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
         return client.get_workflow_handle_for(AgentRunWorkflow.run, run_id)
 
     try:
+        if case.prepare is not None:
+            await case.prepare(client, task_queue)
         handle = await case.drive(start)
         result = await result_of(client, handle)
+        if case.then is not None:
+            await case.then(client, task_queue)
         history = await handle.fetch_history()
         await asyncio.sleep(case.settle)
     except Exception as error:

@@ -42,7 +42,13 @@ def _files(tmp: Path) -> dict[str, str]:
     folder.mkdir()
     big = tmp / "big.json"
     big.write_text('"' + "d" * 270_000 + '"')
+    typo = tmp / "typo.json"
+    typo.write_text('{"requires_aproved_review": false}')
+    unknown_check = tmp / "unknown_check.json"
+    unknown_check.write_text('{"presets": {"refund": {"required_checks": ["paymnt-verified"]}}}')
     return {
+        "typo": str(typo),
+        "unknown_check": str(unknown_check),
         "not_utf8": str(not_utf8),
         "deep": str(deep),
         "nan": str(nan),
@@ -152,6 +158,78 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
         "a key has 1 to 200 characters",
     ),
     ("run task bad scope", ("run", "x", "--task", "t", "--scope", "a/b"), "scope 'a/b' must be"),
+    # contracts and lessons
+    (
+        "contract missing",
+        ("contract", "set", "--file", "{missing}", "--actor", "human:a"),
+        "cannot read the contract",
+    ),
+    (
+        "contract truncated",
+        ("contract", "set", "--file", "{truncated}", "--actor", "human:a"),
+        "is not JSON",
+    ),
+    (
+        "contract a list",
+        ("contract", "set", "--file", "{list}", "--actor", "human:a"),
+        "valid dictionary",
+    ),
+    (
+        "contract typo",
+        ("contract", "set", "--file", "{typo}", "--actor", "human:a"),
+        "requires_aproved_review: Extra inputs are not permitted",
+    ),
+    (
+        "contract unknown check",
+        ("contract", "set", "--file", "{unknown_check}", "--actor", "human:a"),
+        "did you mean 'payment-verified'?",
+    ),
+    ("contract no file", ("contract", "set", "--actor", "human:a"), "required: --file"),
+    (
+        "lesson bad rule",
+        ("lesson", "promote", "l", "--rule", "RELAX", "--target", "x", "--actor", "human:a"),
+        "invalid RuleKind value",
+    ),
+    (
+        "lesson unknown check",
+        (
+            "lesson",
+            "promote",
+            "l",
+            "--rule",
+            "REQUIRE_ACCEPTANCE_CHECK",
+            "--target",
+            "dispute-checked",
+            "--actor",
+            "human:a",
+        ),
+        "did you mean 'dispute-status-checked'",
+    ),
+    (
+        "lesson unknown tool",
+        (
+            "lesson",
+            "promote",
+            "l",
+            "--rule",
+            "REQUIRE_APPROVAL_FOR_TOOL",
+            "--target",
+            "submit_refnd",
+            "--actor",
+            "human:a",
+        ),
+        "did you mean 'submit_refund'",
+    ),
+    (
+        "lesson no fact",
+        ("lesson", "propose", "--question", "q", "--proposal", "p", "--actor", "human:a"),
+        "required: --fact",
+    ),
+    (
+        "lesson blank reason",
+        ("lesson", "revoke", "rule-1", "--reason", " ", "--actor", "human:a"),
+        "1 to 500 characters",
+    ),
     # deliveries
     ("approve nothing", ("approve", "r"), "required: wait_id, --actor"),
     ("approve no actor", ("approve", "r", "w"), "required: --actor"),

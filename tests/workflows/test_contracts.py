@@ -133,9 +133,7 @@ async def test_a_tool_kept_for_task_runs_fails_validation_in_a_run_in_the_scope_
     async with running_worker(client, task_queue):
         await rules(client, task_queue, scope, SetContract(contract=Contract(
             task_required_tools=["delay"])))  # fmt: skip
-        request = bound(scope, "x", max_replans=0).model_copy(
-            update={"task": None, "scope": scope}
-        )
+        request = bound(scope, "x", max_replans=0).model_copy(update={"task": None, "scope": scope})
         result = await execute_run(client, task_queue, request)
         allowed = await execute_run(client, task_queue, bound(scope, await new_task(
             client, task_queue, scope)))  # fmt: skip
