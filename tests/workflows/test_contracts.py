@@ -224,3 +224,28 @@ async def test_a_bound_run_is_told_the_rules_in_force_and_history_holds_what_it_
     ]
     population = next(t for t in sent.catalog.tools if t.name == "get_population")
     assert population.requires_approval
+
+
+async def test_the_readme_api_snippet_promotes_a_lesson_and_refuses_what_it_must(
+    client: Client, task_queue: str
+) -> None:
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    snippet = next(block for block in blocks if "def require_dispute_check" in block)
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)
+    promote = namespace["require_dispute_check"]
+    assert callable(promote)
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        await rules(client, task_queue, scope, SetContract(contract=Contract.model_validate(
+            {"presets": {"refund": {}}})))  # fmt: skip
+        await rules(client, task_queue, scope, ProposeLesson(fact="f", question="q", proposal="p"))
+        with pytest.raises(tasks.TaskRefused, match="only an ACCEPTED lesson is promoted"):
+            await promote(client, task_queue, scope, "lesson-1")
+        await rules(client, task_queue, scope, ResolveLesson(lesson_id="lesson-1", accept=True,
+                                                             reason="r"))  # fmt: skip
+        assert await promote(client, task_queue, scope, "lesson-1") == "rule-1"
