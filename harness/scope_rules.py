@@ -164,12 +164,10 @@ class ScopeRules:
         problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
-        key, keys = command.idempotency_key, self._keys()
-        if key is not None and keys.seen(key):
-            return keys.duplicate(key)
-        record_id, reason = self._apply(command, now)
-        keys.remember(key, command.fingerprint(), record_id)
-        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
+        content = command.fingerprint()
+        return self._keys().once(
+            command.idempotency_key, content, lambda: self._apply(command, now)
+        )
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -186,6 +187,16 @@ class IdempotencyKeys:
         return LedgerReceipt(
             accepted=True, duplicate=True, id=self._records.get(key), reason="duplicate"
         )
+
+    def once(
+        self, key: str | None, content: str, change: Callable[[], tuple[str | None, str]]
+    ) -> LedgerReceipt:
+        """Make the change (checked already) once per key: again, the first answer."""
+        if key is not None and self.seen(key):
+            return self.duplicate(key)
+        record_id, reason = change()
+        self.remember(key, content, record_id)
+        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
 
     def remember(self, key: str | None, content: str, record_id: str | None) -> None:
         if key is not None:

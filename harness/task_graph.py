@@ -111,9 +111,15 @@ class TaskGraph:
         problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
-        key, keys = command.idempotency_key, self._keys()
-        if key is not None and keys.seen(key):
-            return keys.duplicate(key)
+        content = command.fingerprint()
+        return self._keys().once(
+            command.idempotency_key, content, lambda: self._apply(command, now)
+        )
+
+    def _keys(self) -> IdempotencyKeys:
+        return IdempotencyKeys(self.state.keys, self.state.key_ids)
+
+    def _apply(self, command: GraphCommand, now: datetime) -> tuple[str | None, str]:
         operation = command.operation
         tasks = self.state.tasks
         if isinstance(operation, CreateTask):
@@ -127,18 +133,12 @@ class TaskGraph:
                 created_by=command.actor,
                 created_at=now,
             )
-            record_id, reason = task_id, "task created"
-        elif isinstance(operation, AddDependency):
+            return task_id, "task created"
+        if isinstance(operation, AddDependency):
             tasks[operation.task_id].depends_on.append(operation.depends_on)
-            record_id, reason = operation.task_id, f"now depends on {operation.depends_on}"
-        else:
-            tasks[operation.task_id].status = operation.status
-            record_id, reason = operation.task_id, f"task is {operation.status.value}"
-        keys.remember(key, command.fingerprint(), record_id)
-        return LedgerReceipt(accepted=True, id=record_id, reason=reason)
-
-    def _keys(self) -> IdempotencyKeys:
-        return IdempotencyKeys(self.state.keys, self.state.key_ids)
+            return operation.task_id, f"now depends on {operation.depends_on}"
+        tasks[operation.task_id].status = operation.status
+        return operation.task_id, f"task is {operation.status.value}"
 
     # -- reading ----------------------------------------------------------------------------
 

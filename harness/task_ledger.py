@@ -191,16 +191,13 @@ class TaskLedger:
         problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
-        key, keys = command.idempotency_key, self._keys()
-        if key is not None and keys.seen(key):
-            duplicate = keys.duplicate(key)
-            if isinstance(command.operation, Complete):  # say again what the gates said
-                duplicate.gates = self._last_gates()
-            return duplicate
-        record_id, reason = self._apply(command, now, gates)
-        keys.remember(key, command.fingerprint(), record_id)
-        gates = self._last_gates() if isinstance(command.operation, Complete) else []
-        return LedgerReceipt(accepted=True, id=record_id, reason=reason, gates=gates)
+        content = command.fingerprint()
+        receipt = self._keys().once(
+            command.idempotency_key, content, lambda: self._apply(command, now, gates)
+        )
+        if isinstance(command.operation, Complete):  # (again) what the gates said
+            receipt.gates = self._last_gates()
+        return receipt
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
