@@ -28,7 +28,7 @@ from harness.host_contract import (
     name_problem,
 )
 from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
-from harness.work import TEXT, DecisionStatus
+from harness.work import TEXT, Decision, DecisionStatus
 
 MAX_LESSONS = 1000
 
@@ -88,21 +88,19 @@ class RulesCommand(BaseModel):
 
 
 class Lesson(BaseModel):
-    """A fact, the decision proposed from it, and the rule it became (if it did)."""
+    """A fact, the evidence that shows it, the decision proposed from it, and the rule it
+    became (if it did): the lineage a rule keeps after it is revoked."""
 
     id: str
     fact: str
     evidence: list[str] = Field(default_factory=list)
     task_id: str | None = None
-    question: str
-    proposal: str
-    status: DecisionStatus = DecisionStatus.PROPOSED
-    proposed_by: str
-    proposed_at: datetime
-    resolved_by: str | None = None
-    resolved_at: datetime | None = None
-    reason: str | None = None
+    decision: Decision
     rule_id: str | None = None
+
+    @property
+    def status(self) -> DecisionStatus:
+        return self.decision.status
 
 
 class ScopeRulesState(BaseModel):
@@ -260,22 +258,26 @@ class ScopeRules:
             state.contract_set_by, state.contract_set_at = actor, now
             return self.scope, "contract set"
         if isinstance(operation, ProposeLesson):
+            lesson_id = f"lesson-{len(state.lessons) + 1}"
             lesson = Lesson(
-                id=f"lesson-{len(state.lessons) + 1}",
-                proposed_by=actor,
-                proposed_at=now,
-                **operation.model_dump(exclude={"op"}),
+                id=lesson_id,
+                fact=operation.fact,
+                evidence=operation.evidence,
+                task_id=operation.task_id,
+                decision=Decision(
+                    id=lesson_id,
+                    question=operation.question,
+                    proposal=operation.proposal,
+                    proposed_by=actor,
+                    proposed_at=now,
+                ),
             )
             state.lessons.append(lesson)
             return lesson.id, "lesson proposed"
         if isinstance(operation, ResolveLesson):
             resolved = self.lesson(operation.lesson_id)
             assert resolved is not None  # checked
-            resolved.status = (
-                DecisionStatus.ACCEPTED if operation.accept else DecisionStatus.REJECTED
-            )
-            resolved.resolved_by, resolved.resolved_at = actor, now
-            resolved.reason = operation.reason
+            resolved.decision.resolve(operation.accept, actor, now, operation.reason)
             return resolved.id, f"lesson {resolved.status.value}"
         if isinstance(operation, PromoteLesson):
             promoted = self.lesson(operation.lesson_id)

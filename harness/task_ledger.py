@@ -475,11 +475,7 @@ class TaskLedger:
         if isinstance(operation, ResolveDecision):
             resolved = self._decision(operation.decision_id)
             assert resolved is not None  # checked
-            resolved.status = (
-                DecisionStatus.ACCEPTED if operation.accept else DecisionStatus.REJECTED
-            )
-            resolved.resolved_by, resolved.resolved_at = actor, now
-            resolved.reason = operation.reason
+            resolved.resolve(operation.accept, actor, now, operation.reason)
             return resolved.id, f"decision {resolved.status.value}"
         if isinstance(operation, AddRelation):
             relation = Relation(

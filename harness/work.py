@@ -112,6 +112,10 @@ class Decision(BaseModel):
     resolved_at: datetime | None = None
     reason: str | None = None
 
+    def resolve(self, accept: bool, actor: str, now: datetime, reason: str) -> None:
+        self.status = DecisionStatus.ACCEPTED if accept else DecisionStatus.REJECTED
+        self.resolved_by, self.resolved_at, self.reason = actor, now, reason
+
 
 class Relation(BaseModel):
     id: str

@@ -167,12 +167,13 @@ async def _list(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     rules = {rule.id: rule for rule in state.rules}
     for lesson in state.lessons:
-        print(f"{lesson.id} [{lesson.status.value}] {lesson.question} -> {lesson.proposal}")
-        print(f"  fact: {lesson.fact} (proposed by {lesson.proposed_by})")
+        decision = lesson.decision
+        print(f"{lesson.id} [{lesson.status.value}] {decision.question} -> {decision.proposal}")
+        print(f"  fact: {lesson.fact} (proposed by {decision.proposed_by})")
         for ref in lesson.evidence:
             print(f"  evidence: {ref}")
-        if lesson.resolved_by:
-            print(f"  {lesson.status.value.lower()} by {lesson.resolved_by}: {lesson.reason}")
+        if decision.resolved_by:
+            print(f"  {lesson.status.value.lower()} by {decision.resolved_by}: {decision.reason}")
         rule = rules.get(lesson.rule_id) if lesson.rule_id else None
         if rule is not None:
             state_of = (

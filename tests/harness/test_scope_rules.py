@@ -66,7 +66,7 @@ def test_a_lesson_becomes_a_rule_in_force_with_its_lineage() -> None:
     assert send(rules, DISPUTE) == "rule-1"
     (lesson,) = rules.state.lessons
     assert lesson.rule_id == "rule-1" and lesson.evidence == ["run:r-1/node:refund"]
-    assert lesson.proposed_by == AGENT and lesson.resolved_by == HUMAN
+    assert lesson.decision.proposed_by == AGENT and lesson.decision.resolved_by == HUMAN
     assert "dispute-status-checked" in rules.in_force("refund").gates()
     assert "dispute-status-checked" not in rules.in_force(None).gates()
 
