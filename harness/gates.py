@@ -33,6 +33,17 @@ class GateInput(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     unknown: list[str] = Field(default_factory=list)
 
+    def results_of(self, tool: str) -> list[Evidence]:
+        """The evidence of `tool`'s results that a check may trust: recorded by a system (the
+        harness; only a system may say which tool a result came from) for a run bound to this
+        task."""
+        bound = {run.run_id for run in self.task.runs}
+        return [
+            e
+            for e in self.evidence
+            if e.tool == tool and e.recorded_by.startswith("system:") and e.run_id in bound
+        ]
+
 
 def built_in_gates(contract: ContractInForce, given: GateInput, now: datetime) -> list[GateResult]:
     """The gates the contract turns on, in order: a preset the contract does not know (fail

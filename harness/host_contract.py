@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.actors import ActorKind
 from harness.tools import ToolCatalog
 
+DEFAULT_SCOPE = "default"
+"""The scope a run that names none is held to (and the CLI's default scope)."""
 APPROVED_REVIEW_GATE = "approved-review"
 EVIDENCE_GATE = "completion-evidence"
 PRESET_GATE = "preset"
@@ -50,14 +52,15 @@ class Act(StrEnum):
 
 
 class Preset(BaseModel):
-    """A contract for one task type: its gates (tool rules are global, never per preset)."""
+    """A contract for one task type: the gates it adds to the base contract's (a preset only
+    tightens; tool rules are global, never per preset)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    requires_approved_review: bool | None = Field(
-        default=None, description="None: as the base contract says."
+    requires_approved_review: bool = Field(
+        default=False, description="True: required for this type even where the base is off."
     )
-    requires_completion_evidence: bool | None = None
+    requires_completion_evidence: bool = False
     required_checks: list[str] = Field(default_factory=list, max_length=MAX_NAMES)
 
 
@@ -105,6 +108,8 @@ class Contract(BaseModel):
             checks += preset.required_checks
         for name in checks:
             found += [p for p in [name_problem(name, "check")] if p]
+            if name in BUILT_IN_GATES:
+                found.append(f"'{name}' is a built-in gate: its own requires_* flag turns it on")
         return found
 
     def preset_problem(self, preset: str | None) -> str | None:
@@ -254,11 +259,8 @@ def in_force(
     evidence = contract.requires_completion_evidence
     checks = union(contract.required_checks, by(RuleKind.REQUIRE_ACCEPTANCE_CHECK))
     if chosen is not None:
-        review = (
-            review if chosen.requires_approved_review is None else chosen.requires_approved_review
-        )
-        if chosen.requires_completion_evidence is not None:
-            evidence = chosen.requires_completion_evidence
+        review = review or chosen.requires_approved_review
+        evidence = evidence or chosen.requires_completion_evidence
         checks = union(checks, chosen.required_checks)
     return ContractInForce(
         scope=scope,

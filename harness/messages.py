@@ -266,7 +266,7 @@ class WorkContext(BaseModel):
         carried = self.carried_tools()
         done = (
             [
-                f"already done on this task, carried forward from the run {self.repair_of}: "
+                f"already done on this task, carried forward from the submission sent back: "
                 f"{', '.join(carried)}; do not repeat a side effect among them"
             ]
             if carried

@@ -98,7 +98,8 @@ class RunRequest(BaseModel):
     )
     scope: str | None = Field(
         default=None,
-        description="A run that works on no task: the scope whose contract it is held to.",
+        description="A run that works on no task: the scope whose contract it is held to "
+        "(none: the scope `default`).",
     )
 
 

@@ -28,6 +28,7 @@ from harness.host_contract import (
     name_problem,
 )
 from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
+from harness.task_graph import CreateTask, GraphCommand
 from harness.work import TEXT, Decision, DecisionStatus
 
 MAX_LESSONS = 1000
@@ -126,6 +127,16 @@ class ScopeRules:
 
     def in_force(self, preset: str | None) -> ContractInForce:
         return in_force(self.state.contract, self.state.rules, self.scope, preset)
+
+    def preset_problem(self, command: GraphCommand) -> str | None:
+        """Creating a task: its preset is one the contract names (fail closed), and chosen by
+        a person or a system, never by an agent (the preset picks the gates it is held to)."""
+        operation = command.operation
+        if not isinstance(operation, CreateTask) or operation.preset is None:
+            return None
+        if parse_actor(command.actor)[0] is ActorKind.AGENT:
+            return "an agent cannot choose a task's preset: its contract is the host's"
+        return self.state.contract.preset_problem(operation.preset)
 
     # -- the gateway ------------------------------------------------------------------------
 

@@ -119,17 +119,22 @@ class TaskGraph:
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
 
+    def seen(self, command: GraphCommand) -> bool:
+        """Its key was applied already: applying it again answers "duplicate"."""
+        return self._keys().seen(command.idempotency_key)
+
     def _apply(self, command: GraphCommand, now: datetime) -> tuple[str | None, str]:
         operation = command.operation
         tasks = self.state.tasks
         if isinstance(operation, CreateTask):
             task_id = f"task-{len(tasks) + 1}"
+            parent = tasks.get(operation.parent_id) if operation.parent_id else None
             tasks[task_id] = GraphTask(
                 id=task_id,
                 title=operation.title,
                 parent_id=operation.parent_id,
                 depends_on=list(dict.fromkeys(operation.depends_on)),
-                preset=operation.preset,
+                preset=operation.preset or (parent.preset if parent else None),  # its type
                 created_by=command.actor,
                 created_at=now,
             )

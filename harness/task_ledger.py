@@ -165,6 +165,12 @@ class TaskLedger:
             return self._review_problem(operation, kind, command.actor)
         if isinstance(operation, Complete):
             return self._complete_problem(kind)
+        if (
+            isinstance(operation, RecordEvidence)
+            and operation.tool
+            and kind is not ActorKind.SYSTEM
+        ):
+            return "only the harness says which tool a result came from (evidence `tool`)"
         if isinstance(operation, InvalidateFact):
             return self._invalidate_problem(operation)
         if isinstance(operation, ResolveDecision):

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from temporalio.client import Client
 
 from harness.budget import BudgetLimits
+from harness.host_contract import DEFAULT_SCOPE
 from harness.problems import describe_invalid
 from harness.run import RunPhase, RunRequest, RunResult
 from harness.validation import ValidationReport, validate_plan
@@ -28,8 +29,6 @@ from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
 from starter.rules_cli import RULES_COMMANDS
 from starter.task_cli import TASK_COMMANDS
-
-DEFAULT_SCOPE = "default"
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:

@@ -72,6 +72,8 @@ def _contract(args: argparse.Namespace) -> Contract:
         raise CliError(f"cannot read the contract {path}: {error.strerror}") from error
     except json.JSONDecodeError as error:
         raise CliError(f"{path} is not JSON: {error.msg} at line {error.lineno}") from error
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path} is not UTF-8 text") from error
     try:
         contract = Contract.model_validate(data)
     except ValidationError as error:

@@ -91,8 +91,7 @@ class AgentRunWorkflow:
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
-        in_scope = request.task is not None or request.scope is not None
-        ctx.held_to_contract = in_scope and workflow.patched(WORK_CONTRACT_PATCH)  # likewise
+        ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step

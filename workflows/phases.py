@@ -13,7 +13,7 @@ from temporalio.exceptions import ActivityError
 
 from harness.bounds import request_problems
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
-from harness.host_contract import held_to
+from harness.host_contract import DEFAULT_SCOPE, ContractInForce, held_to
 from harness.messages import PlanRequest, PlanResponse, WorkContextRequest
 from harness.node_ledger import NodeLedger
 from harness.recovery import FailedPhase, decide
@@ -66,8 +66,8 @@ class RunPhases:
         A contract that cannot be read fails the run closed."""
         ctx = self._ctx
         state, request = ctx.state, ctx.state.request
-        scope = request.task.scope if request.task else request.scope
-        assert scope is not None and state.catalog is not None
+        scope = request.task.scope if request.task else (request.scope or DEFAULT_SCOPE)
+        assert state.catalog is not None
         task_id = request.task.task_id if request.task else None
         try:
             work = await activity_calls.load_work_context(
@@ -83,6 +83,8 @@ class RunPhases:
         contract = work.contract
         state.catalog = held_to(state.catalog, contract, bound=request.task is not None)
         ctx.desk.book.humans_only = contract.humans_only()
+        if not _worth_telling(request.task is not None or request.scope is not None, contract):
+            return RunPhase.PLANNING  # the default scope's contract, which holds nothing more
         repair = f"; a repair of {work.repair_of}" if work.repair_of else ""
         ctx.trace.emit(
             TraceKind.CONTRACT_LOAD,
@@ -268,3 +270,10 @@ class RunPhases:
     def _charge(self, role: AgentRole, response: PlanResponse) -> None:
         self._ctx.state.charge(role, response.usage)
         self._ctx.budget.charge_tokens(response.usage.total_tokens, response.usage.cost_usd)
+
+
+def _worth_telling(named: bool, contract: ContractInForce) -> bool:
+    """A run in a scope it was given, or held to more than the default contract."""
+    return named or bool(
+        contract.rules or contract.approval_required_tools or contract.task_required_tools
+    )

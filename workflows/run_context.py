@@ -36,7 +36,7 @@ class RunContext:
     ledger: NodeLedger | None = None
     scheduler: Scheduler | None = None
     held_to_contract: bool = False
-    """The run reads its scope's contract when it starts (runs in a scope, since 0.5)."""
+    """The run reads its scope's contract when it starts (every run, since 0.5)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase

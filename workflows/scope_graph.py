@@ -70,8 +70,9 @@ class ScopeWorkflow:
             raise ValueError("a task's status is changed on the task, which tells its graph")
         problem = self._graph.check(command)
         operation = command.operation
-        if problem is None and isinstance(operation, CreateTask):
-            problem = self._rules.state.contract.preset_problem(operation.preset)
+        creates = isinstance(operation, CreateTask) and not self._graph.seen(command)
+        if problem is None and creates:
+            problem = self._rules.preset_problem(command)
         if problem is not None:
             raise ValueError(problem)
 

@@ -115,7 +115,7 @@ class TaskReporter:
             own = [f"run:{self._run_id}/node:{node_id}" for node_id in done]
             submission = Submit(
                 summary=report.strip()[:SUBMISSION_SUMMARY_CHARS] or "(empty report)",
-                evidence_ids=list(dict.fromkeys([*own, *(carried or [])]))[:200],
+                evidence_ids=list(dict.fromkeys([*(carried or [])[:100], *own]))[:200],
                 run_id=self._run_id,
             )
             operations.append((submission, f"harness:{self._run_id}:submit"))

@@ -28,7 +28,7 @@ from harness.contracts import (
     TASK_WORKFLOW,
     scope_workflow_id,
 )
-from harness.gates import built_in_gates
+from harness.gates import GateInput, built_in_gates
 from harness.host_contract import Act
 from harness.messages import AcceptanceRequest, AcceptanceResult
 from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
@@ -81,7 +81,7 @@ class TaskWorkflow:
     async def command(self, command: TaskCommand) -> LedgerReceipt:
         before = self._ledger.task.status
         gates = None
-        if self._asks_contract(command) and workflow.patched(CONTRACT_PATCH):
+        if self._asks_contract(command) and self._contract_patched():
             gates = await self._judge(command)
         receipt = self._ledger.apply(command, workflow.now(), checked=True, gates=gates)
         task = self._ledger.task
@@ -95,6 +95,15 @@ class TaskWorkflow:
         problem = self._ledger.check(command)
         if problem is not None:
             raise ValueError(problem)
+
+    def _contract_patched(self) -> bool:
+        """The SDK keeps a patch's first answer for the whole run: a task whose history holds
+        a completion from before contracts would answer False forever. Then each later act asks
+        a patch of its own, numbered by the ledger, so a live one takes the contract."""
+        if workflow.patched(CONTRACT_PATCH):
+            return True
+        state = self._ledger.state
+        return workflow.patched(f"{CONTRACT_PATCH}:{len(state.acceptances)}:{len(state.reviews)}")
 
     def _asks_contract(self, command: TaskCommand) -> bool:
         """A completion, or a system's approval, not already applied under its key."""
@@ -121,12 +130,14 @@ class TaskWorkflow:
             retry_policy=ACCEPTANCE_RETRY,
             summary=f"task {task.id}: {act.value} under the contract of {task.scope}",
         )
+        if self._ledger.seen(command):  # the same command, applied meanwhile: a duplicate
+            return None
         kind, _ = parse_actor(command.actor)
         refusal = judged.contract.refusal(kind, act)
         if refusal is None:  # the ledger may have moved while the contract was read
             refusal = self._ledger.check(command)
-        if refusal is None and given is not None and self._ledger.gate_input() != given:
-            refusal = "the task changed while its gates were checked: ask again"
+        if refusal is None and given is not None and not _same_judged(self._ledger, given):
+            refusal = "the task's submission changed while its gates were checked: ask again"
         if refusal is not None:
             raise ApplicationError(refusal, type="TaskCommandRefused", non_retryable=True)
         if given is None:
@@ -165,3 +176,14 @@ class TaskWorkflow:
             info.is_continue_as_new_suggested()
             or info.get_current_history_length() >= HISTORY_EVENTS_BEFORE_NEW_RUN
         )
+
+
+def _same_judged(ledger: TaskLedger, given: GateInput) -> bool:
+    """What the gates judged is still what a completion would judge (runs may have come and
+    gone meanwhile: they are not judged)."""
+    now = ledger.gate_input()
+    return (now.submission, now.evidence, now.unknown) == (
+        given.submission,
+        given.evidence,
+        given.unknown,
+    )

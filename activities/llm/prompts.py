@@ -59,7 +59,7 @@ def _describe(tool: ToolSpec) -> str:
     if tool.side_effects:
         notes.append("has side effects")
     if tool.requires_approval:
-        notes.append("waits for a person's approval")
+        notes.append("waits for approval")
     schema = json.dumps(tool.arguments_schema, separators=(",", ":"), sort_keys=True)
     return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
 

@@ -19,7 +19,7 @@ REFUND_TOOL = "submit_refund"
 
 
 async def dispute_status_checked(given: GateInput, services: Mapping[str, object]) -> CheckVerdict:
-    checked = [e for e in given.evidence if e.tool == DISPUTE_TOOL]
+    checked = given.results_of(DISPUTE_TOOL)
     if not checked:
         return CheckVerdict(
             passed=False,
@@ -30,7 +30,7 @@ async def dispute_status_checked(given: GateInput, services: Mapping[str, object
 
 
 async def payment_verified(given: GateInput, services: Mapping[str, object]) -> CheckVerdict:
-    refunds = [e for e in given.evidence if e.tool == REFUND_TOOL and e.run_id and e.node_id]
+    refunds = [e for e in given.results_of(REFUND_TOOL) if e.node_id]
     if not refunds:
         return CheckVerdict(passed=False, reason=f"the submission rests on no {REFUND_TOOL} result")
     service = services.get(PAYMENTS)

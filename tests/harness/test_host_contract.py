@@ -23,7 +23,7 @@ from harness.work import Evidence, EvidenceKind, Submission, SubmissionStatus, T
 from tests.factories import START
 
 REFUND = Preset(required_checks=["payment-verified"])
-FAQ = Preset(requires_completion_evidence=False, requires_approved_review=False)
+FAQ = Preset()
 BASE = Contract(presets={"refund": REFUND, "faq": FAQ})
 
 
@@ -87,7 +87,11 @@ def test_a_preset_chooses_its_gates_and_rules_add_to_them() -> None:
         "dispute-status-checked",
         "payment-verified",
     ]
-    assert in_force(BASE, rules, "shop", "faq").gates() == []  # the rule was for refunds
+    # the rule was for refunds
+    assert in_force(BASE, rules, "shop", "faq").gates() == [
+        "approved-review",
+        "completion-evidence",
+    ]
     assert in_force(BASE, rules, "shop", None).gates() == ["approved-review", "completion-evidence"]
 
 
@@ -183,6 +187,21 @@ def test_the_built_in_gates_pass_and_fail_on_the_reference_chain(
     assert all(g.submission_id == "sub-1" and g.reason for g in gates)
 
 
-def test_a_contract_that_turns_the_built_in_gates_off_evaluates_none_of_them() -> None:
-    faq = in_force(BASE, [], "s", "faq")
-    assert built_in_gates(faq, _given(SubmissionStatus.PENDING, [], []), START) == []
+def test_a_contract_that_turns_the_built_in_gates_off_evaluates_none_but_a_preset_adds_back() -> (
+    None
+):
+    lax = Contract(
+        requires_approved_review=False,
+        requires_completion_evidence=False,
+        presets={"refund": Preset(requires_approved_review=True), "faq": Preset()},
+    )
+    given = _given(SubmissionStatus.PENDING, [], [])
+    assert built_in_gates(in_force(lax, [], "s", "faq"), given, START) == []
+    (review,) = built_in_gates(in_force(lax, [], "s", "refund"), given, START)
+    assert review.gate == "approved-review" and not review.passed
+
+
+def test_a_preset_never_turns_off_a_gate_the_base_contract_requires() -> None:
+    strict = Contract(presets={"faq": Preset(requires_approved_review=False)})
+    assert in_force(strict, [], "s", "faq").gates() == ["approved-review", "completion-evidence"]
+    assert Contract(required_checks=["approved-review"]).problems()

@@ -161,3 +161,18 @@ def test_the_same_command_under_one_key_applies_once() -> None:
     assert len(rules.state.lessons) == 1
     other = command.model_copy(update={"operation": LESSON.model_copy(update={"fact": "other"})})
     assert "already used with other content" in (rules.check(other) or "")
+
+
+def test_a_task_preset_is_one_the_contract_names_and_never_an_agents_choice() -> None:
+    from harness.task_graph import CreateTask, GraphCommand
+
+    rules = scope()
+
+    def create(preset: str | None, actor: str = HUMAN) -> GraphCommand:
+        operation = CreateTask(title="t", preset=preset)
+        return GraphCommand(scope="shop", actor=actor, operation=operation)
+
+    assert rules.preset_problem(create("refund")) is None
+    assert rules.preset_problem(create(None, AGENT)) is None
+    assert "did you mean 'refund'" in (rules.preset_problem(create("refnd")) or "")
+    assert "an agent cannot choose" in (rules.preset_problem(create("refund", AGENT)) or "")

@@ -101,3 +101,21 @@ def test_the_same_create_under_one_key_makes_one_task() -> None:
 def test_a_scope_is_a_short_plain_name() -> None:
     assert scope_problem("shop-A") is None
     assert scope_problem("shop A") is not None and scope_problem("") is not None
+
+
+def test_a_subtask_takes_its_parents_preset_unless_it_names_one() -> None:
+    from harness.task_graph import CreateTask, GraphCommand, TaskGraph, TaskGraphState
+
+    graph = TaskGraph(TaskGraphState(scope="s"))
+
+    def create(**fields: object) -> str:
+        operation = CreateTask.model_validate({"title": "t", **fields})
+        receipt = graph.apply(GraphCommand(scope="s", actor="human:a", operation=operation), START)
+        assert receipt.id is not None
+        return receipt.id
+
+    parent = create(preset="refund")
+    child = create(parent_id=parent)
+    other = create(parent_id=parent, preset="faq")
+    presets = [graph.state.tasks[t].preset for t in (parent, child, other)]
+    assert presets == ["refund", "refund", "faq"]

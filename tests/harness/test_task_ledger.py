@@ -411,3 +411,10 @@ def test_a_completion_records_the_gates_it_is_given_under_the_contract_in_force(
     ]
     assert book.task.status is TaskStatus.IN_REVIEW
     assert "dispute-status-checked failed" in receipt.reason
+
+
+@pytest.mark.parametrize("actor", [AGENT, HUMAN])
+def test_only_a_system_says_which_tool_a_result_came_from(actor: str) -> None:
+    forged = RecordEvidence(kind=EvidenceKind.TOOL, summary="s", tool="check_dispute_status")
+    assert "only the harness says which tool" in refused(ledger(), forged, actor)
+    assert apply(ledger(), forged, SYSTEM) == "ev-1"

@@ -7,7 +7,7 @@ import pytest
 
 from harness.gates import GateInput
 from harness.validation import validate_plan
-from harness.work import Evidence, EvidenceKind, TaskRecord
+from harness.work import Evidence, EvidenceKind, RunBinding, TaskRecord
 from scenarios import acceptance_checks, get_scenario
 from scenarios.base import PlanningInput
 from scenarios.refunds.acceptance import dispute_status_checked, payment_verified
@@ -16,12 +16,19 @@ from tests.factories import START
 GOAL = "Refund order A-1005, the customer received a damaged item"
 
 
-def given(*tools: str) -> GateInput:
-    task = TaskRecord(id="t", scope="s", title="t", created_by="human:ops", created_at=START)
+def given(*tools: str, recorded_by: str = "system:harness", run: str = "r-1") -> GateInput:
+    task = TaskRecord(
+        id="t",
+        scope="s",
+        title="t",
+        created_by="human:ops",
+        created_at=START,
+        runs=[RunBinding(run_id="r-1", bound_at=START)],
+    )
     evidence = [
         Evidence(
-            id=f"ev-{n}", kind=EvidenceKind.TOOL, summary=tool, run_id="r-1", node_id=tool,
-            tool=tool, recorded_by="system:harness", recorded_at=START,
+            id=f"ev-{n}", kind=EvidenceKind.TOOL, summary=tool, run_id=run, node_id=tool,
+            tool=tool, recorded_by=recorded_by, recorded_at=START,
         )
         for n, tool in enumerate(tools, 1)
     ]  # fmt: skip
@@ -37,6 +44,10 @@ async def test_dispute_status_checked_asks_for_a_dispute_lookup_in_the_evidence(
     assert not missing.passed and "dispute status was not checked" in missing.reason
     checked = await dispute_status_checked(given("check_dispute_status"), {})
     assert checked.passed and "ev-1" in checked.reason
+    # only the harness's record of a run bound to this task counts
+    for forged in (given("check_dispute_status", recorded_by="human:x"),
+                   given("check_dispute_status", run="r-other")):  # fmt: skip
+        assert not (await dispute_status_checked(forged, {})).passed
 
 
 async def test_payment_verified_fails_closed_without_a_refund_or_a_payment_service() -> None:

@@ -186,6 +186,11 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ),
     ("contract no file", ("contract", "set", "--actor", "human:a"), "required: --file"),
     (
+        "contract not utf-8",
+        ("contract", "set", "--file", "{not_utf8}", "--actor", "human:a"),
+        "is not UTF-8 text",
+    ),
+    (
         "lesson bad rule",
         ("lesson", "promote", "l", "--rule", "RELAX", "--target", "x", "--actor", "human:a"),
         "invalid RuleKind value",
