@@ -77,7 +77,7 @@ async def test_all_nine_data_nodes_are_scheduled_before_any_completes(
     timeline = [
         (kind, summary)
         for kind, summary in activity_timeline(await history_events(client, result.run_id))
-        if not summary.startswith(("catalog", "plan", "check"))
+        if not summary.startswith(("catalog", "contract", "plan", "check"))
     ]
     kinds = [kind for kind, _ in timeline]
     assert kinds[:9] == ["scheduled"] * 9
