@@ -501,6 +501,12 @@ async def _approve_work(start: Start) -> Handle:
 
 CASES = (
     *CASES,
+    # 0.5: every run reads the contract of its scope (here `default`) in a local activity
+    Case(
+        "cities_in_the_default_scope",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+    ),
     # 0.5: a run held to its scope's contract; the task's completion judged by an activity
     Case(
         "run_held_to_its_scopes_contract",

@@ -144,7 +144,20 @@ async def load_catalog(scenario: str) -> ToolCatalog:
     return result
 
 
-async def load_work_context(request: WorkContextRequest) -> WorkContext:
+async def load_work_context(request: WorkContextRequest, *, local: bool) -> WorkContext:
+    """`local`: read in the run's own worker, in the task that loads the catalog (a couple of
+    queries: no task-queue round trip); runs of the first 0.5 builds read it as a plain
+    activity."""
+    if local:
+        found: WorkContext = await workflow.execute_local_activity(
+            RUN_WORK_CONTEXT_ACTIVITY,
+            request,
+            result_type=WorkContext,
+            start_to_close_timeout=WORK_CONTEXT_TIMEOUT,
+            retry_policy=SHORT_RETRY,
+            summary=f"contract of scope {request.scope}",
+        )
+        return found
     result: WorkContext = await workflow.execute_activity(
         RUN_WORK_CONTEXT_ACTIVITY,
         request,

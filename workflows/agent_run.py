@@ -49,6 +49,7 @@ from workflows.wait_desk import WaitDesk
 
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
 WORK_CONTRACT_PATCH = "held-to-scope-contract"
+LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -92,6 +93,7 @@ class AgentRunWorkflow:
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
         ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
+        ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step

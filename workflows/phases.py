@@ -71,7 +71,7 @@ class RunPhases:
         task_id = request.task.task_id if request.task else None
         try:
             work = await activity_calls.load_work_context(
-                WorkContextRequest(scope=scope, task_id=task_id)
+                WorkContextRequest(scope=scope, task_id=task_id), local=ctx.contract_read_local
             )
         except ActivityError as error:
             raise_if_cancelled(error)

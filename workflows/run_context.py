@@ -37,6 +37,8 @@ class RunContext:
     scheduler: Scheduler | None = None
     held_to_contract: bool = False
     """The run reads its scope's contract when it starts (every run, since 0.5)."""
+    contract_read_local: bool = False
+    """... in a local activity (since the patch that made it one)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase
