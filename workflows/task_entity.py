@@ -16,7 +16,7 @@ from datetime import timedelta
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from harness.actors import ActorKind, parse_actor
 from harness.contracts import (
@@ -122,14 +122,23 @@ class TaskWorkflow:
         act = Act.COMPLETION if completing else Act.APPROVAL
         task = self._ledger.task
         given = self._ledger.gate_input() if completing else None
-        judged: AcceptanceResult = await workflow.execute_activity(
-            TASK_ACCEPTANCE_ACTIVITY,
-            AcceptanceRequest(scope=task.scope, preset=task.preset, act=act, gate_input=given),
-            result_type=AcceptanceResult,
-            start_to_close_timeout=ACCEPTANCE_TIMEOUT,
-            retry_policy=ACCEPTANCE_RETRY,
-            summary=f"task {task.id}: {act.value} under the contract of {task.scope}",
-        )
+        try:
+            judged: AcceptanceResult = await workflow.execute_activity(
+                TASK_ACCEPTANCE_ACTIVITY,
+                AcceptanceRequest(scope=task.scope, preset=task.preset, act=act, gate_input=given),
+                result_type=AcceptanceResult,
+                start_to_close_timeout=ACCEPTANCE_TIMEOUT,
+                retry_policy=ACCEPTANCE_RETRY,
+                summary=f"task {task.id}: {act.value} under the contract of {task.scope}",
+            )
+        except ActivityError as error:  # fail closed, and say why
+            cause = error.cause.message if isinstance(error.cause, FailureError) else str(error)
+            raise ApplicationError(
+                f"the contract of scope '{task.scope}' could not be read, so nothing was "
+                f"done: {cause}",
+                type="ContractUnavailable",
+                non_retryable=True,
+            ) from error
         if self._ledger.seen(command):  # the same command, applied meanwhile: a duplicate
             return None
         kind, _ = parse_actor(command.actor)
