@@ -80,17 +80,17 @@ def ordered(memories: list[Memory]) -> list[Memory]:
     """Episodes of the session first, newest first; then other episodes and then facts, each
     by similarity (ties: newest first, then id, so the order never depends on the input's)."""
 
-    def newest_first(memory: Memory) -> tuple[str, str]:
-        return (_inverted(memory.at or ""), memory.id)
+    def newest_first(group: list[Memory]) -> list[Memory]:  # stable sorts: id, then time
+        by_id = sorted(group, key=lambda m: m.id)
+        return sorted(by_id, key=lambda m: m.at or "", reverse=True)
 
-    session = sorted((m for m in memories if m.same_session), key=newest_first)
+    def by_score(group: list[Memory]) -> list[Memory]:
+        return sorted(newest_first(group), key=lambda m: -m.score)
+
+    session = newest_first([m for m in memories if m.same_session])
     rest = [m for m in memories if not m.same_session]
     episodes = [m for m in rest if m.tier is MemoryTier.EPISODIC]
     facts = [m for m in rest if m.tier is MemoryTier.SEMANTIC]
-
-    def by_score(group: list[Memory]) -> list[Memory]:
-        return sorted(group, key=lambda m: (-m.score, *newest_first(m)))
-
     return [*session, *by_score(episodes), *by_score(facts)]
 
 
@@ -138,8 +138,3 @@ def _cut_line(left_out: int) -> str:
 
 def _bounded(text: str) -> str:
     return text if len(text) <= PART_CHARS else text[: PART_CHARS - 1] + "…"
-
-
-def _inverted(text: str) -> str:
-    """Sorts newest first: each character's code point inverted (ISO 8601 sorts as text)."""
-    return "".join(chr(0x10FFFF - ord(c)) for c in text)

@@ -6,7 +6,6 @@ A refused write is one line and exit 2, and changes nothing: the line says which
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ from infra.settings import Settings
 from scenarios import acceptance_checks, all_scenarios
 from starter import output, runs, tasks
 from starter.errors import CliError
-from starter.task_actions import print_receipt, refusals_are_bad_input
+from starter.task_actions import print_receipt, run_handler
 
 
 def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
@@ -57,11 +56,7 @@ def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
         ),
         ("lesson", "list"): lambda: _list(args, settings),
     }
-    try:
-        work = handlers[(args.command, args.action)]()
-    except ValidationError as error:  # a command the models refuse: nothing was sent
-        raise CliError(describe_invalid(error, whole="command")) from error
-    return asyncio.run(refusals_are_bad_input(work))
+    return run_handler(handlers[(args.command, args.action)])
 
 
 def _contract(args: argparse.Namespace) -> Contract:

@@ -93,10 +93,15 @@ def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
         ),
         ("context", None): lambda: _context(args, settings),
     }
-    handler = handlers[(args.command, getattr(args, "action", None))]
+    return run_handler(handlers[(args.command, getattr(args, "action", None))])
+
+
+def run_handler(handler: Callable[[], Awaitable[int]]) -> int:
+    """Build the command (a model that refuses it sends nothing: one line, exit 2), then send
+    it, a refusal being bad input too."""
     try:
         work = handler()
-    except ValidationError as error:  # a command the models refuse: nothing was sent
+    except ValidationError as error:
         raise CliError(describe_invalid(error, whole="command")) from error
     return asyncio.run(refusals_are_bad_input(work))
 
