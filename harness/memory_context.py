@@ -36,6 +36,10 @@ class Memory(BaseModel):
     score: float = Field(default=0.0, description="Its similarity to the goal (0 to 1).")
     same_session: bool = Field(default=False, description="An episode of the run's session.")
     at: str | None = Field(default=None, description="When it happened, ISO 8601 (newest first).")
+    scenario: str | None = None
+    missing: list[str] = Field(
+        default_factory=list, description="Entities the run it remembers found no data for."
+    )
 
 
 class WorkingMemory(BaseModel):
@@ -72,8 +76,18 @@ class ContextCut(BaseModel):
 
 
 class MemoryContext(BaseModel):
-    text: str
+    text: str = Field(description="Working memory, then the memories, then the cut, if any.")
+    recalled: str = Field(default="", description="The memories' lines and the cut line only.")
+    memories: list[Memory] = Field(default_factory=list, description="Those included, in order.")
     cut: ContextCut
+
+    def remembered_missing(self, scenario: str) -> list[str]:
+        """Entities that included episodes of this scenario found no data for."""
+        names: list[str] = []
+        for memory in self.memories:
+            if memory.tier is MemoryTier.EPISODIC and memory.scenario == scenario:
+                names += [name for name in memory.missing if name not in names]
+        return names
 
 
 def ordered(memories: list[Memory]) -> list[Memory]:
@@ -104,6 +118,7 @@ def assemble(
         head = head[: max(budget_chars - len(_cut_line(len(memories))) - 1, 0)]  # say the cut
     lines = [head]
     used = len(head)
+    included: list[Memory] = []
     cut = ContextCut(budget_chars=budget_chars, used_chars=0)
     queue = ordered(memories)
     for index, memory in enumerate(queue):
@@ -116,12 +131,14 @@ def assemble(
         lines.append(line)
         used += 1 + len(line)
         cut.included.append(memory.id)
+        included.append(memory)
         cut.scores[memory.id] = round(memory.score, 4)
     if cut.left_out:
         lines.append(_cut_line(len(cut.left_out)))
     text = "\n".join(lines)[:budget_chars]
     cut.used_chars = len(text)
-    return MemoryContext(text=text, cut=cut)
+    recalled = "\n".join(lines[1:])
+    return MemoryContext(text=text, recalled=recalled, memories=included, cut=cut)
 
 
 def jaccard(first: str, second: str) -> float:

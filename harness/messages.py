@@ -12,6 +12,7 @@ from harness.errors import FailureContext
 from harness.faults import FaultSpec
 from harness.gates import GateInput
 from harness.host_contract import Act, ContractInForce
+from harness.memory_context import MemoryContext
 from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import ToolCatalog
@@ -44,6 +45,11 @@ class PlanRequest(BaseModel):
         default_factory=list,
         description="A repair run: tools whose results its task holds from the submission "
         "sent back, carried forward into this run's submission.",
+    )
+    memory: MemoryContext | None = Field(
+        default=None,
+        description="Working memory, then what earlier runs and background facts say, under "
+        "the run's memory budget; None when the run has no memory.",
     )
 
 

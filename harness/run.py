@@ -11,6 +11,7 @@ from harness.budget import BudgetLimits, BudgetSnapshot
 from harness.dag import NodeStatus
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
+from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.plan import Plan
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
@@ -91,6 +92,7 @@ class RunRequest(BaseModel):
         "reconciles and async results must be signed by one of them (harness.signatures).",
     )
     scale: ScaleOptions = Field(default_factory=lambda: ScaleOptions())
+    memory: MemoryOptions = Field(default_factory=lambda: MemoryOptions())
     task: TaskBinding | None = Field(
         default=None,
         description="The task the run works on: it binds itself to it, records each DONE "
@@ -100,6 +102,20 @@ class RunRequest(BaseModel):
         default=None,
         description="A run that works on no task: the scope whose contract it is held to "
         "(none: the scope `default`).",
+    )
+
+
+class MemoryOptions(BaseModel):
+    """What the run remembers: memories in the planner's context, and its own episode at the end."""
+
+    enabled: bool = Field(
+        default=True, description="False (--no-memory): the run neither reads nor writes memory."
+    )
+    budget_chars: int = Field(
+        default=DEFAULT_BUDGET_CHARS,
+        ge=200,
+        le=200_000,
+        description="The most characters of the planner's memory context (--memory-budget).",
     )
 
 

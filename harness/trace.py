@@ -27,6 +27,7 @@ class TraceKind(StrEnum):
     WAIT_EXPIRE = "wait.expire"
     RECOVERY_DECIDE = "recovery.decide"
     CONTRACT_LOAD = "contract.load"
+    MEMORY_RETRIEVE = "memory.retrieve"
     VERIFICATION_FINISH = "verification.finish"
     RUN_FINISH = "run.finish"
 

@@ -33,6 +33,8 @@ class Settings:
     """The server-side rate limit of model calls, shared by every worker of the task queue."""
     metrics_address: str | None = None
     """HOST:PORT where a worker serves Prometheus metrics (the SDK's and the harness's)."""
+    memory_url: str | None = None
+    """The memory store: postgresql://... for a cluster; unset, SQLite in the state directory."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -53,6 +55,7 @@ class Settings:
             max_cost_usd=_number(env, "HARNESS_MAX_COST_USD", float),
             llm_activities_per_second=_number(env, "HARNESS_LLM_ACTIVITIES_PER_SECOND", float),
             metrics_address=_address(env, "HARNESS_METRICS_ADDRESS"),
+            memory_url=_memory_url(env, "HARNESS_MEMORY_URL"),
         )
 
 
@@ -83,6 +86,18 @@ def _address(env: Mapping[str, str], name: str) -> str | None:
     host, _, port = raw.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise SettingsError(f"{name}={raw!r} is not HOST:PORT, e.g. 127.0.0.1:9464")
+    return raw
+
+
+def _memory_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.startswith(("postgresql://", "postgres://", "sqlite:///")):
+        scheme = raw.split("://")[0] if "://" in raw else raw[:20]
+        raise SettingsError(
+            f"{name} must be postgresql://USER@HOST:PORT/DB or sqlite:///PATH, not {scheme}…"
+        )
     return raw
 
 

@@ -91,6 +91,9 @@ class PlanningInput:
     carried_tools: tuple[str, ...] = ()
     """A repair run: the tools whose results the task already holds, carried forward from the
     submission sent back (a side effect among them is not to be done again)."""
+    remembered_missing: tuple[str, ...] = ()
+    """Entities that earlier runs of this scenario found no data for (episodic memory in the
+    planner's context): a plan need not look them up again."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,9 @@ class Scenario:
 
     shared_tools: tuple[Tool, ...] = ()
     """Tools every scenario has (the agent's management tools), given by the registry."""
+
+    facts: tuple[str, ...] = ()
+    """Background facts of the scenario's domain: semantic memory, retrieved by similarity."""
 
     def __post_init__(self) -> None:
         reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]

@@ -111,3 +111,13 @@ def client(env: WorkflowEnvironment) -> Client:
 @pytest.fixture
 def task_queue() -> str:
     return f"tq-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(autouse=True)
+def own_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's workers and CLI keep their state (the memory store among it) in a directory
+    of the test's own: what one test's runs remember never changes another's plans."""
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.delenv("HARNESS_MEMORY_URL", raising=False)

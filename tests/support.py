@@ -14,6 +14,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
+from activities.memory import MemoryStore
 from harness.run import RunRequest, RunResult
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from starter.dev_server import temporal_binary
@@ -24,10 +25,14 @@ from workflows import AgentRunWorkflow, search_attributes
 
 @asynccontextmanager
 async def running_worker(
-    client: Client, task_queue: str, provider: LLMProvider | None = None
+    client: Client,
+    task_queue: str,
+    provider: LLMProvider | None = None,
+    memory: MemoryStore | None = None,
 ) -> AsyncIterator[None]:
+    """`memory`: the store the worker uses; by default the test's own state directory's."""
     registry = ProviderRegistry.always(provider or ScriptedProvider())
-    async with build_worker(client, task_queue, registry):
+    async with build_worker(client, task_queue, registry, memory=memory):
         yield
 
 

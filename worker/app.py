@@ -20,10 +20,14 @@ from activities import (
     list_tools,
 )
 from activities.llm import ProviderRegistry
+from activities.memory import MemoryStore, open_store
+from activities.memory.activities import MemoryActivities
+from activities.memory.ranking import default_ranker
 from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
+from infra.settings import Settings
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
 
@@ -42,9 +46,13 @@ def default_services(environment: Mapping[str, str] | None = None) -> dict[str, 
 class HarnessWorker:
     """The two Temporal workers of one worker process, started and stopped together."""
 
-    def __init__(self, run_worker: Worker, llm_worker: Worker) -> None:
+    def __init__(
+        self, run_worker: Worker, llm_worker: Worker, opened: MemoryStore | None = None
+    ) -> None:
         self.run_worker = run_worker
         self.llm_worker = llm_worker
+        self.opened = opened
+        """The memory store the worker opened itself, and so closes when it stops."""
 
     async def __aenter__(self) -> HarnessWorker:
         await self.run_worker.__aenter__()
@@ -64,7 +72,11 @@ class HarnessWorker:
         try:
             await self.llm_worker.__aexit__(kind, error, traceback)
         finally:
-            await self.run_worker.__aexit__(kind, error, traceback)
+            try:
+                await self.run_worker.__aexit__(kind, error, traceback)
+            finally:
+                if self.opened is not None:
+                    self.opened.close()
 
 
 def build_worker(
@@ -73,10 +85,13 @@ def build_worker(
     providers: ProviderRegistry,
     services: Mapping[str, object] | None = None,
     llm_activities_per_second: float | None = None,
+    memory: MemoryStore | None = None,
 ) -> HarnessWorker:
     """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
     by the Temporal server for every worker of the queue together (the last worker to start
-    sets it); None leaves them unlimited."""
+    sets it); None leaves them unlimited. `memory` is the store of episodes and facts, shared
+    by every worker; None opens the one the environment names (HARNESS_MEMORY_URL, else SQLite
+    in the state directory), which the worker closes when it stops."""
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
@@ -86,6 +101,11 @@ def build_worker(
     ledger = TaskLedgerActivities(task_ledger)
     contracts = TaskContractActivities(task_ledger, acceptance_checks(), tool_services)
     critic = JudgeActivities(providers)
+    opened = None
+    if memory is None:
+        settings = Settings.from_env()
+        memory = opened = open_store(settings.memory_url, settings.state_dir)
+    remembering = MemoryActivities(memory, default_ranker(), task_ledger)
     run_worker = Worker(
         client,
         task_queue=task_queue,
@@ -99,6 +119,8 @@ def build_worker(
             ledger.send,
             contracts.acceptance,
             contracts.work_context,
+            remembering.retrieve,
+            remembering.record,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
     )
@@ -110,4 +132,4 @@ def build_worker(
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         max_task_queue_activities_per_second=llm_activities_per_second,
     )
-    return HarnessWorker(run_worker, llm_worker)
+    return HarnessWorker(run_worker, llm_worker, opened)

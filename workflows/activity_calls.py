@@ -19,6 +19,8 @@ from harness.contracts import (
     CHECK_REPORT_ACTIVITY,
     JUDGE_ACTIVITY,
     LIST_TOOLS_ACTIVITY,
+    MEMORY_RECORD_ACTIVITY,
+    MEMORY_RETRIEVE_ACTIVITY,
     PLAN_ACTIVITY,
     PROBE_OPERATION_ACTIVITY,
     RUN_TOOL_ACTIVITY,
@@ -26,6 +28,7 @@ from harness.contracts import (
     llm_task_queue,
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
+from harness.memory_records import MemoryQuery, MemoryRecord, MemoryWritten, RetrievedMemories
 from harness.messages import (
     AttemptTiming,
     CatalogRequest,
@@ -48,6 +51,7 @@ from harness.tools import ToolCatalog, ToolSpec
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
 WORK_CONTEXT_TIMEOUT = timedelta(seconds=30)
+MEMORY_TIMEOUT = timedelta(seconds=30)
 PLAN_TIMEOUT = timedelta(minutes=3)
 TOOL_TIMEOUT = timedelta(minutes=2)
 CHECK_TIMEOUT = timedelta(seconds=60)
@@ -167,6 +171,30 @@ async def load_work_context(request: WorkContextRequest, *, local: bool) -> Work
         summary=f"contract of scope {request.scope}",
     )
     return result
+
+
+async def retrieve_memories(query: MemoryQuery) -> RetrievedMemories:
+    found: RetrievedMemories = await workflow.execute_activity(
+        MEMORY_RETRIEVE_ACTIVITY,
+        query,
+        result_type=RetrievedMemories,
+        start_to_close_timeout=MEMORY_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"memories of scope {query.scope} for the planner",
+    )
+    return found
+
+
+async def record_memory(record: MemoryRecord) -> MemoryWritten:
+    written: MemoryWritten = await workflow.execute_activity(
+        MEMORY_RECORD_ACTIVITY,
+        record,
+        result_type=MemoryWritten,
+        start_to_close_timeout=MEMORY_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"remember {record.id}",
+    )
+    return written
 
 
 def llm_queue() -> str | None:

@@ -43,6 +43,7 @@ from workflows.clock import RunClock
 from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
+from workflows.run_memory import MEMORY_PATCH, RunMemory
 from workflows.signal_intake import SignalRoute, take_signal
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
@@ -94,6 +95,8 @@ class AgentRunWorkflow:
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
         ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
+        if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
+            ctx.memory = RunMemory(ctx.state, ctx.trace)
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step
@@ -109,6 +112,8 @@ class AgentRunWorkflow:
         carried = [evidence.id for evidence in work.carried_evidence] if work else []
         await ctx.task.ended(ctx.state.phase.value, ctx.state.report, ctx.ledger, carried)
         ctx.trace.emit(TraceKind.RUN_FINISH, status=ctx.state.phase.value, message=ctx.state.error)
+        if ctx.memory is not None:
+            await ctx.memory.remember(ctx.result())
         await workflow.wait_condition(workflow.all_handlers_finished)
         result = ctx.result()
         if truthful:

@@ -13,7 +13,7 @@ from temporalio.exceptions import ActivityError
 
 from harness.bounds import request_problems
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
-from harness.host_contract import DEFAULT_SCOPE, ContractInForce, held_to
+from harness.host_contract import ContractInForce, held_to
 from harness.messages import PlanRequest, PlanResponse, WorkContextRequest
 from harness.node_ledger import NodeLedger
 from harness.recovery import FailedPhase, decide
@@ -24,6 +24,7 @@ from harness.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, ActivityFailure, raise_if_cancelled
 from workflows.run_context import RunContext
+from workflows.run_memory import run_scope
 from workflows.scheduler import Scheduler
 from workflows.verification import verify
 
@@ -66,7 +67,7 @@ class RunPhases:
         A contract that cannot be read fails the run closed."""
         ctx = self._ctx
         state, request = ctx.state, ctx.state.request
-        scope = request.task.scope if request.task else (request.scope or DEFAULT_SCOPE)
+        scope = run_scope(request)
         assert state.catalog is not None
         task_id = request.task.task_id if request.task else None
         try:
@@ -125,6 +126,8 @@ class RunPhases:
     async def _ask_planner(self, attempt: int) -> PlanResponse | None:
         state = self._ctx.state
         assert state.catalog is not None
+        memory = self._ctx.memory
+        context = await memory.context(self._ctx.degradation()) if memory is not None else None
         request = PlanRequest(
             run_id=state.run_id,
             goal=state.goal(),
@@ -137,6 +140,7 @@ class RunPhases:
             task=self._ctx.task.binding,
             work_notes=state.work.notes() if state.work else [],
             carried_tools=state.work.carried_tools() if state.work else [],
+            memory=context,
         )
         try:
             response = await activity_calls.make_plan(request)

@@ -18,6 +18,7 @@ from harness.trace import TraceLog
 from workflows import search_attributes
 from workflows.clock import RunClock
 from workflows.details import current_details
+from workflows.run_memory import RunMemory
 from workflows.scheduler import Scheduler
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
@@ -39,6 +40,8 @@ class RunContext:
     """The run reads its scope's contract when it starts (every run, since 0.5)."""
     contract_read_local: bool = False
     """... in a local activity (since the patch that made it one)."""
+    memory: RunMemory | None = None
+    """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase

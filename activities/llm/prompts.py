@@ -16,6 +16,11 @@ from harness.messages import PlanRequest
 from harness.tools import ToolCatalog, ToolSpec
 from harness.untrusted import fence, with_data_rule
 
+MAX_FAILURES_SHOWN = 20
+FAILURE_CHARS = 400
+PREVIOUS_PLAN_CHARS = 8000
+"""What a replan's prompt holds at most: the first failures, each cut, and the previous plan."""
+
 PLANNER_ROLE = """\
 You are the planner of an agent. You turn a goal into a plan: a DAG of tool calls that a \
 scheduler runs, each node as soon as its own dependencies are done. The plan's last node \
@@ -67,11 +72,23 @@ def _describe(tool: ToolSpec) -> str:
 def planner_user(request: PlanRequest) -> str:
     parts = [f"Goal: {request.goal}"]
     if request.failures:
+        shown = request.failures[:MAX_FAILURES_SHOWN]
+        more = len(request.failures) - len(shown)
+        lines = [_failure_line(f)[:FAILURE_CHARS] for f in shown]
+        if more:
+            lines.append(f"... {more} more failures like these")
         parts.append(
             f"This is attempt {request.attempt}. The previous attempt failed; make a new plan "
             "that avoids these problems. Inputs that failed with MISSING_INFO do not exist: "
             "leave them out, and report them if a tool has an argument for that.\n"
-            + fence("failures", "\n".join(_failure_line(f) for f in request.failures))
+            + fence("failures", "\n".join(lines))
+        )
+    if request.memory is not None and request.memory.recalled:
+        parts.append(
+            "What earlier runs learned and background facts, most relevant first. Plan around "
+            "what they found: an input an earlier run found no data for need not be looked up "
+            "again (report it as missing if a tool has an argument for that). Take figures from "
+            "tools, not from here.\n" + fence("memory", request.memory.recalled)
         )
     if request.task is not None:
         parts.append(
@@ -91,6 +108,9 @@ def planner_user(request: PlanRequest) -> str:
         )
     if request.previous_plan is not None:
         previous = PlanDraft.of(request.previous_plan).model_dump_json()
+        if len(previous) > PREVIOUS_PLAN_CHARS:  # a wide plan: its shape, not its every binding
+            previous = ", ".join(f"{n.id}={n.tool}" for n in request.previous_plan.nodes)
+            previous = previous[:PREVIOUS_PLAN_CHARS] + " …"
         parts.append(f"The previous plan:\n{fence('previous_plan', previous)}")
     return "\n\n".join(parts)
 

@@ -32,9 +32,11 @@ class ScriptedProvider:
                 bound_to_task=request.task is not None,
                 work_notes=tuple(request.work_notes),
                 carried_tools=tuple(request.carried_tools),
+                remembered_missing=_remembered(request),
             )
         )
-        prompt = request.goal + request.catalog.model_dump_json()
+        memory = request.memory.text if request.memory else ""
+        prompt = request.goal + memory + request.catalog.model_dump_json()
         usage = TokenUsage(
             input_tokens=estimate_tokens(prompt),
             output_tokens=estimate_tokens(plan.model_dump_json()),
@@ -52,6 +54,14 @@ class ScriptedProvider:
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         return judge_offline(request)
+
+
+def _remembered(request: PlanRequest) -> tuple[str, ...]:
+    """What earlier runs found missing, trusted on the first attempt only: a replan (a memory
+    that misled the plan, say) looks again."""
+    if request.memory is None or request.attempt > 1:
+        return ()
+    return tuple(request.memory.remembered_missing(request.scenario))
 
 
 PASS_SCORE = 0.8

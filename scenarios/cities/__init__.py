@@ -2,6 +2,7 @@
 
 from scenarios.base import Scenario
 from scenarios.cities.check import check_cities_report, cities_rubric
+from scenarios.cities.data import CITIES
 from scenarios.cities.planning import plan_cities
 from scenarios.cities.tools import TOOLS
 
@@ -13,4 +14,5 @@ SCENARIO = Scenario(
     check=check_cities_report,
     offline_plan=plan_cities,
     rubric=cities_rubric,
+    facts=tuple(f"{city.name}, {city.country}: {city.known_for}" for city in CITIES),
 )

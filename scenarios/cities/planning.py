@@ -77,7 +77,10 @@ def plan_cities(request: PlanningInput) -> Plan:
             and "city" in failure.arguments
         }
     )
-    cities = [city for city in requested_cities(request.goal) if city not in missing]
+    requested = requested_cities(request.goal)
+    remembered = {name.lower() for name in request.remembered_missing}
+    missing = sorted({*missing, *(city for city in requested if city.lower() in remembered)})
+    cities = [city for city in requested if city not in missing]
     if not cities:
         raise PlanningError(
             "the goal names no city I have data for; name the cities to compare, "

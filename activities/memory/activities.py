@@ -1,0 +1,138 @@
+"""Activities: retrieve what the planner remembers, and write a finished run's episode.
+
+Retrieval ranks, in the run's scope, the episodes of earlier runs and the background facts:
+the scenario's own and the valid facts of the scope's task ledger (with their source and
+confidence). Episodes of the run's session are always candidates, whatever their score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import structlog
+from temporalio import activity
+from temporalio.service import RPCError
+
+from activities.memory.ranking import Ranker, top
+from activities.memory.store import MemoryStore
+from activities.task_ledger_service import TemporalTaskLedger
+from harness.contracts import MEMORY_RECORD_ACTIVITY, MEMORY_RETRIEVE_ACTIVITY
+from harness.memory_context import Memory, MemoryTier
+from harness.memory_records import (
+    MemoryFilter,
+    MemoryQuery,
+    MemoryRecord,
+    MemoryWritten,
+    RetrievedMemories,
+)
+from scenarios import all_scenarios
+
+log = structlog.get_logger()
+LEDGER_TASKS_READ = 50
+"""Tasks of a scope whose valid facts retrieval reads (the newest first)."""
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+class MemoryActivities:
+    def __init__(
+        self, store: MemoryStore, ranker: Ranker, ledger: TemporalTaskLedger | None = None
+    ) -> None:
+        self._store = store
+        self._ranker = ranker
+        self._ledger = ledger
+        self._scenario_facts = {
+            scenario.name: _scenario_facts(scenario.name, scenario.facts)
+            for scenario in all_scenarios()
+        }
+
+    @activity.defn(name=MEMORY_RECORD_ACTIVITY)
+    async def record(self, record: MemoryRecord) -> MemoryWritten:
+        await asyncio.to_thread(self._store.put, record)
+        log.info("memory.record", id=record.id, scope=record.scope, tier=record.tier.value)
+        return MemoryWritten(id=record.id, location=self._store.location)
+
+    @activity.defn(name=MEMORY_RETRIEVE_ACTIVITY)
+    async def retrieve(self, query: MemoryQuery) -> RetrievedMemories:
+        started = time.perf_counter()
+        stored = await asyncio.to_thread(self._store.select, MemoryFilter(scope=query.scope))
+        ledger_facts = await self._ledger_facts(query.scope)
+        found = self.rank(
+            query, stored, [*self._scenario_facts.get(query.scenario, []), *ledger_facts]
+        )
+        found.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        return found
+
+    def rank(
+        self, query: MemoryQuery, stored: Sequence[MemoryRecord], facts: Sequence[MemoryRecord]
+    ) -> RetrievedMemories:
+        """The session's episodes (newest first, up to the depth), then the episodes and the
+        facts most similar to the goal (up to the depth each)."""
+        own = f"episode-{query.run_id}"
+        episodes = [r for r in stored if r.tier is MemoryTier.EPISODIC and r.id != own]
+        facts = [*facts, *(r for r in stored if r.tier is MemoryTier.SEMANTIC)]
+        session = [r for r in episodes if query.session_id and r.session_id == query.session_id]
+        others = [
+            r for r in episodes if not (query.session_id and r.session_id == query.session_id)
+        ]
+        chosen: list[Memory] = []
+        if session:
+            scores = self._ranker.scores(query.goal, [r.text for r in session])
+            newest = sorted(range(len(session)), key=lambda i: session[i].at, reverse=True)
+            chosen += [
+                session[i].memory(scores[i], query.session_id) for i in newest[: query.depth]
+            ]
+        for group in (others, facts):
+            scores = self._ranker.scores(query.goal, [r.text for r in group])
+            chosen += [
+                group[i].memory(scores[i], query.session_id) for i in top(scores, query.depth)
+            ]
+        return RetrievedMemories(
+            memories=chosen, ranker=self._ranker.name, candidates=len(episodes) + len(facts)
+        )
+
+    async def _ledger_facts(self, scope: str) -> list[MemoryRecord]:
+        """The valid facts of the scope's tasks; a scope with no tasks has none."""
+        if self._ledger is None:
+            return []
+        try:
+            graph = await self._ledger.graph(scope)
+        except RPCError:
+            return []  # no scope workflow yet: nothing recorded
+        tasks = sorted(graph.tasks.values(), key=lambda t: t.created_at, reverse=True)
+        facts: list[MemoryRecord] = []
+        for task in tasks[:LEDGER_TASKS_READ]:
+            state = await self._ledger.ledger_if_any(scope, task.id)
+            for fact in state.facts if state else []:
+                if fact.valid:
+                    facts.append(
+                        MemoryRecord(
+                            id=f"fact-{task.id}-{fact.id}",
+                            tier=MemoryTier.SEMANTIC,
+                            scope=scope,
+                            text=f"{fact.statement} (task {task.id}; source {fact.source}; "
+                            f"confidence {fact.confidence:.2f})",
+                            source=fact.source,
+                            confidence=fact.confidence,
+                            at=fact.recorded_at,
+                        )
+                    )
+        return facts
+
+
+def _scenario_facts(scenario: str, facts: Sequence[str]) -> list[MemoryRecord]:
+    return [
+        MemoryRecord(
+            id=f"fact-{scenario}-{index}",
+            tier=MemoryTier.SEMANTIC,
+            scope="*",
+            text=text,
+            scenario=scenario,
+            source=f"scenario {scenario}",
+            confidence=1.0,
+            at=_EPOCH,
+        )
+        for index, text in enumerate(facts, 1)
+    ]

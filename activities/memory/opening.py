@@ -1,0 +1,29 @@
+"""Which store a worker or the CLI opens: HARNESS_MEMORY_URL, or SQLite in the state directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from activities.memory.store import MemoryStore, StoreError
+
+MEMORY_FILE = "memory.db"
+
+
+def open_store(url: str | None, state_dir: Path) -> MemoryStore:
+    """`postgresql://...` opens Postgres; `sqlite:///PATH` (or nothing) a SQLite file."""
+    if not url:
+        from activities.memory.sqlite_store import SqliteMemoryStore
+
+        return SqliteMemoryStore(state_dir / MEMORY_FILE)
+    if url.startswith("sqlite:///"):
+        from activities.memory.sqlite_store import SqliteMemoryStore
+
+        return SqliteMemoryStore(Path(url.removeprefix("sqlite:///")))
+    if url.startswith(("postgresql://", "postgres://")):
+        from activities.memory.postgres_store import PostgresMemoryStore
+
+        return PostgresMemoryStore(url)
+    raise StoreError(
+        "HARNESS_MEMORY_URL must be postgresql://USER@HOST:PORT/DB or sqlite:///PATH, "
+        f"not {url.split('://')[0]}://…"
+    )

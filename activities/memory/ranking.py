@@ -1,0 +1,88 @@
+"""Similarity between a goal and memories: BM25 by default, Jaccard as the baseline the design
+names, sentence embeddings as an optional extra. Each answers with scores from 0 to 1."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import bm25s
+
+from harness.memory_context import jaccard
+
+EMBEDDINGS_ENV = "HARNESS_EMBEDDINGS_MODEL"
+"""A local sentence-transformers model directory; set, the worker ranks by embeddings."""
+
+
+class Ranker(Protocol):
+    name: str
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, 0 (nothing shared) to 1 (the best match)."""
+
+
+class JaccardRanker:
+    name = "jaccard"
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [jaccard(query, text) for text in texts]
+
+
+class Bm25Ranker:
+    """Okapi BM25 (bm25s) over the texts, English stop words removed; scaled so the best match
+    scores 1 (BM25 has no upper bound of its own)."""
+
+    name = "bm25"
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
+        index = bm25s.BM25()
+        index.index(corpus, show_progress=False)
+        asked = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)
+        words = [word for word in asked[0] if word in corpus.vocab]
+        if not words:
+            return [0.0] * len(texts)
+        raw = [float(score) for score in index.get_scores(words)]
+        best = max(raw)
+        return [score / best if best > 0 else 0.0 for score in raw]
+
+
+class EmbeddingRanker:
+    """Cosine similarity of sentence embeddings from a local model directory (for example the
+    all-MiniLM-L6-v2 files); needs the `embeddings` extra (sentence-transformers)."""
+
+    name = "embeddings"
+
+    def __init__(self, model_dir: Path) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
+
+    def scores(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        vectors = self._model.encode([query, *texts], normalize_embeddings=True)
+        first = vectors[0]
+        return [
+            max(0.0, float(sum(a * b for a, b in zip(first, v, strict=True)))) for v in vectors[1:]
+        ]
+
+
+def default_ranker() -> Ranker:
+    """Embeddings when a model directory is configured, else BM25."""
+    model = os.environ.get(EMBEDDINGS_ENV, "").strip()
+    return EmbeddingRanker(Path(model)) if model else Bm25Ranker()
+
+
+def top(scores: Sequence[float], count: int) -> list[int]:
+    """The indexes of the `count` best scores above zero, best first (ties: the earlier)."""
+    ranked = sorted(
+        (index for index, score in enumerate(scores) if score > 0 and not math.isnan(score)),
+        key=lambda index: -scores[index],
+    )
+    return ranked[:count]

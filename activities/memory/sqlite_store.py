@@ -1,0 +1,96 @@
+"""The memory store in one SQLite file: the default, in the state directory."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from activities.memory.store import StoreError, refuse_empty
+from harness.memory_records import MemoryFilter, MemoryRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    tier TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    session_id TEXT,
+    at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_scope ON memories (scope, at);
+CREATE INDEX IF NOT EXISTS memories_session ON memories (session_id);
+"""
+
+
+class SqliteMemoryStore:
+    """WAL mode and a busy timeout let several workers on one machine share the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.location = str(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as error:
+            raise StoreError(f"the memory store {path} cannot be opened: {error}") from error
+        self._lock = threading.Lock()
+
+    def put(self, record: MemoryRecord) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO memories (id, tier, scope, session_id, at, body) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tier = excluded.tier, "
+                "scope = excluded.scope, session_id = excluded.session_id, at = excluded.at, "
+                "body = excluded.body",
+                (
+                    record.id,
+                    record.tier.value,
+                    record.scope,
+                    record.session_id,
+                    record.at.isoformat(),
+                    record.model_dump_json(),
+                ),
+            )
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+        return MemoryRecord.model_validate_json(row[0]) if row else None
+
+    def select(self, where: MemoryFilter, limit: int | None = None) -> list[MemoryRecord]:
+        clause, values = _where(where)
+        sql = f"SELECT body FROM memories{clause} ORDER BY at DESC, id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        with self._lock:
+            rows = self._db.execute(sql, values).fetchall()
+        return [MemoryRecord.model_validate_json(row[0]) for row in rows]
+
+    def forget(self, where: MemoryFilter) -> int:
+        refuse_empty(where)
+        clause, values = _where(where)
+        with self._lock, self._db:
+            return self._db.execute(f"DELETE FROM memories{clause}", values).rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _where(where: MemoryFilter) -> tuple[str, list[str]]:
+    terms, values = [], []
+    for column, value in (
+        ("id", where.id),
+        ("scope", where.scope),
+        ("session_id", where.session_id),
+        ("tier", where.tier.value if where.tier else None),
+    ):
+        if value is not None:
+            terms.append(f"{column} = ?")
+            values.append(value)
+    return (" WHERE " + " AND ".join(terms) if terms else ""), values

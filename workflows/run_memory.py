@@ -1,0 +1,126 @@
+"""The run's memory: what the planner is given to remember, and the episode the run leaves.
+
+Retrieval is an activity (what the planner saw lands in history); the context is assembled
+here from what it returned, under the run's character budget, and its cut is traced as
+`memory.retrieve`. Under budget pressure (from 0.7) retrieval goes shallower. When the run ends,
+whatever the ending, its episode is written through an activity; a store that cannot be
+reached costs the run nothing but the memory.
+"""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from harness.budget import Degradation
+from harness.episodes import episode_of
+from harness.host_contract import DEFAULT_SCOPE
+from harness.memory_context import PART_CHARS, MemoryContext, WorkingMemory, assemble
+from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryQuery
+from harness.plan import Plan
+from harness.run import RunRequest, RunResult
+from harness.run_state import RunState
+from harness.trace import AgentRole, TraceKind, TraceLog
+from workflows import activity_calls
+from workflows.activity_calls import ActivityFailure, raise_if_cancelled
+
+MEMORY_PATCH = "run-memory-v1"
+
+
+def run_scope(request: RunRequest) -> str:
+    """The scope a run works in: its task's, the one it names, or the default."""
+    return request.task.scope if request.task else (request.scope or DEFAULT_SCOPE)
+
+
+class RunMemory:
+    def __init__(self, state: RunState, trace: TraceLog) -> None:
+        self._state = state
+        self._trace = trace
+
+    @property
+    def enabled(self) -> bool:
+        return self._state.request.memory.enabled
+
+    async def context(self, degradation: Degradation) -> MemoryContext | None:
+        """The planner's memory context for this attempt; None when retrieval failed (the
+        planner plans without memory, and the trace says why)."""
+        state, request = self._state, self._state.request
+        depth = DEFAULT_DEPTH if degradation is Degradation.FULL else SHALLOW_DEPTH
+        query = MemoryQuery(
+            run_id=state.run_id,
+            goal=request.goal,
+            scenario=request.scenario,
+            scope=run_scope(request),
+            session_id=request.session_id,
+            depth=depth,
+        )
+        try:
+            found = await activity_calls.retrieve_memories(query)
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            reason = ActivityFailure(error, 3).message
+            self._trace.emit(
+                TraceKind.MEMORY_RETRIEVE,
+                role=AgentRole.PLANNER,
+                status="unavailable",
+                message=f"planning without memory: {reason}",
+            )
+            return None
+        context = assemble(self.working(), found.memories, request.memory.budget_chars)
+        cut = context.cut
+        missing = context.remembered_missing(request.scenario)
+        said = f"{len(cut.included)} of {len(found.memories)} memories in the planner's context"
+        if cut.left_out:
+            said += f", {len(cut.left_out)} left out at the budget of {cut.budget_chars} chars"
+        if missing:
+            said += "; remembered with no data: " + ", ".join(missing)
+        self._trace.emit(
+            TraceKind.MEMORY_RETRIEVE,
+            role=AgentRole.PLANNER,
+            status="shallow" if depth < DEFAULT_DEPTH else "full",
+            latency_ms=found.latency_ms,
+            message=said,
+            data={
+                "ranker": found.ranker,
+                "candidates": found.candidates,
+                "depth": depth,
+                "included": [
+                    {"id": m.id, "tier": m.tier.value, "score": round(m.score, 4), "text": m.text}
+                    for m in context.memories
+                ],
+                "left_out": list[JsonValue](cut.left_out),
+                "remembered_missing": list[JsonValue](missing),
+                "budget_chars": cut.budget_chars,
+                "used_chars": cut.used_chars,
+            },
+        )
+        return context
+
+    def working(self) -> WorkingMemory:
+        """What the planner always receives, each part bounded."""
+        state = self._state
+        return WorkingMemory(
+            goal=state.request.goal,
+            answers=list(state.answers),
+            plan_summary=_summary(state.plan) if state.plan is not None else None,
+            failures=[f"{f.code} {f.tool or f.node_id or ''}: {f.message}" for f in state.failures],
+            reused=sorted(state.reusable),
+        )
+
+    async def remember(self, result: RunResult) -> None:
+        """Write the run's episode; a failure is logged and traced, never the run's."""
+        scope = run_scope(self._state.request)
+        record = episode_of(result, scope, workflow.now()).record()
+        try:
+            await activity_calls.record_memory(record)
+        except ActivityError as error:
+            workflow.logger.warning(
+                "episode %s not written: %s", record.id, ActivityFailure(error, 3).message
+            )
+
+
+def _summary(plan: Plan) -> str:
+    calls = ", ".join(f"{node.id}={node.tool}" for node in plan.nodes)
+    text = f"{len(plan.nodes)} nodes: {calls}"
+    return text if len(text) <= PART_CHARS else text[: PART_CHARS - 1] + "…"
