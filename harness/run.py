@@ -105,6 +105,10 @@ class RunRequest(BaseModel):
     )
 
 
+MIN_MEMORY_CHARS = 200
+MAX_MEMORY_CHARS = 200_000
+
+
 class MemoryOptions(BaseModel):
     """What the run remembers: memories in the planner's context, and its own episode at the end."""
 
@@ -113,8 +117,8 @@ class MemoryOptions(BaseModel):
     )
     budget_chars: int = Field(
         default=DEFAULT_BUDGET_CHARS,
-        ge=200,
-        le=200_000,
+        ge=MIN_MEMORY_CHARS,
+        le=MAX_MEMORY_CHARS,
         description="The most characters of the planner's memory context (--memory-budget).",
     )
 

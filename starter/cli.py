@@ -11,11 +11,18 @@ from pathlib import Path
 
 from harness.bounds import MAX_NAME_CHARS
 from harness.faults import FaultSpec
-from harness.run import DEFAULT_MAX_CONCURRENCY, DEFAULT_MAX_REPLANS
+from harness.memory_context import DEFAULT_BUDGET_CHARS
+from harness.run import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_REPLANS,
+    MAX_MEMORY_CHARS,
+    MIN_MEMORY_CHARS,
+)
 from infra.process import exit_now
 from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.errors import CliError
+from starter.memory_cli import add_memory_commands
 from starter.rules_cli import add_rules_commands
 from starter.task_cli import add_task_commands, scope_name
 
@@ -47,6 +54,14 @@ def _fault(text: str) -> FaultSpec:
         return FaultSpec.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _memory_budget(text: str) -> int:
+    if not text.isdigit() or not MIN_MEMORY_CHARS <= int(text) <= MAX_MEMORY_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"a number of characters from {MIN_MEMORY_CHARS} to {MAX_MEMORY_CHARS}"
+        )
+    return int(text)
 
 
 def _port(text: str) -> int:
@@ -96,7 +111,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
     run.add_argument("--id", dest="run_id", type=_RUN_ID, help="run id (default: a new run-… id)")
     run.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
-    run.add_argument("--session", type=_SESSION, help="session id carried into the trace")
+    run.add_argument(
+        "--session",
+        type=_SESSION,
+        help="session id: the run's planner sees this session's episodes first",
+    )
+    run.add_argument(
+        "--no-memory", action="store_true", help="neither read memory nor leave an episode"
+    )
+    run.add_argument(
+        "--memory-budget",
+        type=_memory_budget,
+        metavar="CHARS",
+        help=f"the most characters of memory the planner is given (default {DEFAULT_BUDGET_CHARS})",
+    )
     run.add_argument(
         "--provider",
         metavar="NAME",
@@ -213,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_task_commands(commands)
     add_rules_commands(commands)
+    add_memory_commands(commands)
     return parser
 
 

@@ -16,8 +16,9 @@ from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.host_contract import DEFAULT_SCOPE
+from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.problems import describe_invalid
-from harness.run import RunPhase, RunRequest, RunResult
+from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from harness.validation import ValidationReport, validate_plan
 from harness.work import TaskBinding
 from infra.client import connect
@@ -26,6 +27,7 @@ from infra.settings import Settings, SettingsError
 from starter import deliveries, history, output, runs, signed_actors
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
+from starter.memory_cli import MEMORY_COMMANDS
 from starter.plan_files import load_plan, load_scenario
 from starter.rules_cli import RULES_COMMANDS
 from starter.task_cli import TASK_COMMANDS
@@ -59,6 +61,10 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             if args.task
             else None,
             scope=None if args.task else args.scope,
+            memory=MemoryOptions(
+                enabled=not args.no_memory,
+                budget_chars=args.memory_budget or DEFAULT_BUDGET_CHARS,
+            ),
         )
     except ValidationError as error:
         raise CliError(f"cannot start this run: {describe_invalid(error, whole='run')}") from error
@@ -286,6 +292,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from starter.task_actions import dispatch_task
 
         return dispatch_task(args, settings)
+    if args.command in MEMORY_COMMANDS:
+        from starter.memory_actions import dispatch_memory
+
+        return dispatch_memory(args, settings)
     if args.command in RULES_COMMANDS:
         from starter.rules_actions import dispatch_rules
 

@@ -48,6 +48,10 @@ class MemoryActivities:
             for scenario in all_scenarios()
         }
 
+    def scenario_facts(self, scenario: str | None) -> list[MemoryRecord]:
+        """The scenario's own background facts (none for an unknown or no scenario)."""
+        return list(self._scenario_facts.get(scenario or "", []))
+
     @activity.defn(name=MEMORY_RECORD_ACTIVITY)
     async def record(self, record: MemoryRecord) -> MemoryWritten:
         await asyncio.to_thread(self._store.put, record)
@@ -59,9 +63,7 @@ class MemoryActivities:
         started = time.perf_counter()
         stored = await asyncio.to_thread(self._store.select, MemoryFilter(scope=query.scope))
         ledger_facts = await self._ledger_facts(query.scope)
-        found = self.rank(
-            query, stored, [*self._scenario_facts.get(query.scenario, []), *ledger_facts]
-        )
+        found = self.rank(query, stored, [*self.scenario_facts(query.scenario), *ledger_facts])
         found.latency_ms = round((time.perf_counter() - started) * 1000, 3)
         return found
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import psycopg
 
-from activities.memory.store import StoreError, refuse_empty
+from activities.memory.store import StoreError, refuse_empty, storable
 from harness.memory_records import MemoryFilter, MemoryRecord
 
 _SCHEMA = """
@@ -41,6 +41,7 @@ class PostgresMemoryStore:
         self._lock = threading.Lock()
 
     def put(self, record: MemoryRecord) -> None:
+        record = storable(record)
         self._run(
             "INSERT INTO harness_memories (id, tier, scope, session_id, at, body) "
             "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET tier = excluded.tier, "

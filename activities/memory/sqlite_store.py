@@ -6,7 +6,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from activities.memory.store import StoreError, refuse_empty
+from activities.memory.store import StoreError, refuse_empty, storable
 from harness.memory_records import MemoryFilter, MemoryRecord
 
 _SCHEMA = """
@@ -39,6 +39,7 @@ class SqliteMemoryStore:
         self._lock = threading.Lock()
 
     def put(self, record: MemoryRecord) -> None:
+        record = storable(record)
         with self._lock, self._db:
             self._db.execute(
                 "INSERT INTO memories (id, tier, scope, session_id, at, body) "

@@ -34,6 +34,12 @@ class MemoryStore(Protocol):
     def close(self) -> None: ...
 
 
+def storable(record: MemoryRecord) -> MemoryRecord:
+    """The record validated again, so its redaction holds however it was built (a
+    `model_copy(update=...)` skips validators)."""
+    return MemoryRecord.model_validate(record.model_dump())
+
+
 def refuse_empty(where: MemoryFilter) -> None:
     if where.is_empty():
         raise StoreError("forget needs an id, a session or a scope: it never forgets everything")

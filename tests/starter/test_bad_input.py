@@ -266,6 +266,14 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("ui port too big", ("server", "--ui-port", "70000"), "is not a port"),
     ("server db nowhere", ("server", "--db", "/proc/nope/x.db"), "cannot keep the server's data"),
     ("unknown command", ("nonsense",), "invalid choice: 'nonsense'"),
+    # memory
+    ("memory budget zero", ("run", "g", "--memory-budget", "0"), "from 200 to 200000"),
+    ("memory budget word", ("run", "g", "--memory-budget", "lots"), "from 200 to 200000"),
+    ("forget nothing named", ("memory", "forget"), "name what to forget"),
+    ("memory list limit", ("memory", "list", "--limit", "0"), "a count from 1 to 1000"),
+    ("memory bad tier", ("memory", "list", "--tier", "dreams"), "invalid choice: 'dreams'"),
+    ("memory search blank", ("memory", "search", " "), "the text has 1 to"),
+    ("memory search scenario", ("memory", "search", "x", "--scenario", "nope"), "unknown scenario"),
 ]
 
 

@@ -1,0 +1,42 @@
+"""What looks like a secret is replaced before it can reach memory; ordinary text is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.redaction import REDACTED, looks_secret, redact
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-ant-api03-" + "a" * 40,
+        "sk-proj-" + "b" * 40,
+        "ghp_" + "c" * 36,
+        "AKIAABCDEFGHIJKLMNOP",
+        "xoxb-1234567890-abcdef",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ],
+)
+def test_a_known_key_shape_is_redacted(secret: str) -> None:
+    assert redact(f"the key {secret} failed") == f"the key {REDACTED} failed"
+
+
+def test_bearer_tokens_credentials_and_url_passwords_are_redacted() -> None:
+    text = "Authorization: Bearer abc.def-123456 then password=hunter22 at postgres://u:pw9@h/db"
+    cleaned = redact(text)
+    assert "abc.def-123456" not in cleaned and "hunter22" not in cleaned and "pw9" not in cleaned
+    assert cleaned.endswith("postgres://u:[redacted]@h/db")
+
+
+@pytest.mark.parametrize(
+    "plain",
+    [
+        "Compare Paris, Atlantis and Tokyo",
+        "refund order A-1001 for 42.50 EUR",
+        "the token budget ran out at 0.9 pressure",
+        "sk-short",
+    ],
+)
+def test_ordinary_text_is_kept_as_it_is(plain: str) -> None:
+    assert not looks_secret(plain)
