@@ -1,6 +1,6 @@
 """`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo]`: skew | fanout [N] | chain [N] |
-runs [M] | replay | task-context [N] | all. JSON lines (one per measurement) and a table on
-stdout; progress on stderr."""
+runs [M] | replay | task-context [N] | retrieval [N] | memory | all. JSON lines (one per
+measurement) and a table on stdout; progress on stderr."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from bench import chain, fanout, replay, runs, skew, task_context
+from bench import chain, fanout, memory, replay, retrieval, runs, skew, task_context
 from bench.env import BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
@@ -19,13 +19,25 @@ DEFAULTS = {
     "chain": chain.DEFAULT_STEPS,
     "runs": runs.DEFAULT_RUNS,
     "task-context": task_context.DEFAULT_RECORDS,
+    "retrieval": retrieval.DEFAULT_MEMORIES,
 }
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "name", choices=["skew", "fanout", "chain", "runs", "replay", "task-context", "all"]
+        "name",
+        choices=[
+            "skew",
+            "fanout",
+            "chain",
+            "runs",
+            "replay",
+            "task-context",
+            "retrieval",
+            "memory",
+            "all",
+        ],
     )
     parser.add_argument(
         "size", nargs="?", type=int, help="N nodes (fanout, replay), N steps (chain), M runs"
@@ -69,6 +81,10 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return runs.run(size)
     if args.name == "task-context":
         return task_context.run(size)
+    if args.name == "retrieval":
+        return retrieval.run(size)
+    if args.name == "memory":
+        return memory.run()
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 
@@ -86,6 +102,8 @@ async def _all(repeat: int) -> int:
     failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
     failures += await _guarded(runs.run(runs.DEFAULT_RUNS))
     failures += await _guarded(task_context.run())
+    failures += await _guarded(retrieval.run())
+    failures += await _guarded(memory.run())
     return failures
 
 

@@ -7,14 +7,24 @@ that looks like a secret can be written, whichever store and whoever writes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
-from pydantic import BaseModel, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from harness.memory_context import Memory, MemoryTier
 from harness.redaction import redact
 
 MAX_TEXT_CHARS = 2000
+STORED: Final = {"stored": True}
+"""The validation context of a record read back from a store: it was redacted when written,
+so reading it does not redact again (at 10,000 records, that is most of a read's time)."""
 DEFAULT_DEPTH = 8
 SHALLOW_DEPTH = 3
 """Memories retrieved per tier: fewer under budget pressure (from 0.7)."""
@@ -40,12 +50,16 @@ class MemoryRecord(BaseModel):
 
     @field_validator("text")
     @classmethod
-    def _bounded_and_redacted(cls, text: str) -> str:
+    def _bounded_and_redacted(cls, text: str, info: ValidationInfo) -> str:
+        if info.context == STORED:
+            return text
         text = redact(text)
         return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 1] + "…"
 
     @model_validator(mode="after")
-    def _no_secret_in_data(self) -> MemoryRecord:
+    def _no_secret_in_data(self, info: ValidationInfo) -> MemoryRecord:
+        if info.context == STORED:
+            return self
         self.data = {key: _redacted(value) for key, value in self.data.items()}
         self.missing = [redact(name) for name in self.missing]
         return self

@@ -12,6 +12,7 @@ from harness.usage import TokenUsage
 from scenarios.base import PlanningInput, Scenario
 
 MODEL_NAME = "scripted-v1"
+VERIFICATION_FAILED = "VERIFICATION_FAILED"
 
 
 def estimate_tokens(text: str) -> int:
@@ -57,11 +58,16 @@ class ScriptedProvider:
 
 
 def _remembered(request: PlanRequest) -> tuple[str, ...]:
-    """What earlier runs found missing, trusted on the first attempt only: a replan (a memory
-    that misled the plan, say) looks again."""
-    if request.memory is None or request.attempt > 1:
+    """What earlier runs found missing, on every attempt (a replan for another failure must not
+    look it up again), but for a name a failed verification says the report lacks: a memory
+    that misled the plan is looked at again."""
+    if request.memory is None:
         return ()
-    return tuple(request.memory.remembered_missing(request.scenario))
+    contradicted = " ".join(
+        f.message.lower() for f in request.failures if f.code == VERIFICATION_FAILED
+    )
+    names = request.memory.remembered_missing(request.scenario)
+    return tuple(name for name in names if name.lower() not in contradicted)
 
 
 PASS_SCORE = 0.8

@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from activities.memory.store import StoreError, refuse_empty, storable
-from harness.memory_records import MemoryFilter, MemoryRecord
+from harness.memory_records import STORED, MemoryFilter, MemoryRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS harness_memories (
@@ -59,14 +59,17 @@ class PostgresMemoryStore:
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         rows = self._run("SELECT body::text FROM harness_memories WHERE id = %s", [memory_id])
-        return MemoryRecord.model_validate_json(rows[0][0]) if rows else None
+        return MemoryRecord.model_validate_json(rows[0][0], context=STORED) if rows else None
 
     def select(self, where: MemoryFilter, limit: int | None = None) -> list[MemoryRecord]:
         clause, values = _where(where)
         sql = f"SELECT body::text FROM harness_memories{clause} ORDER BY at DESC, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [MemoryRecord.model_validate_json(row[0]) for row in self._run(sql, values)]
+        return [
+            MemoryRecord.model_validate_json(row[0], context=STORED)
+            for row in self._run(sql, values)
+        ]
 
     def forget(self, where: MemoryFilter) -> int:
         refuse_empty(where)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,16 +35,20 @@ class JaccardRanker:
 
 class Bm25Ranker:
     """Okapi BM25 (bm25s) over the texts, English stop words removed; scaled so the best match
-    scores 1 (BM25 has no upper bound of its own)."""
+    scores 1 (BM25 has no upper bound of its own). The index of the last few corpora is kept:
+    a cache of what the store holds, rebuilt whenever the texts change, never the only copy."""
 
     name = "bm25"
+
+    def __init__(self, cached: int = 4) -> None:
+        self._cached = cached
+        self._indexes: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
-        index = bm25s.BM25()
-        index.index(corpus, show_progress=False)
+        corpus, index = self._index(texts)
         asked = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)
         words = [word for word in asked[0] if word in corpus.vocab]
         if not words:
@@ -50,6 +56,21 @@ class Bm25Ranker:
         raw = [float(score) for score in index.get_scores(words)]
         best = max(raw)
         return [score / best if best > 0 else 0.0 for score in raw]
+
+    def _index(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        key = hash(tuple(texts))
+        with self._lock:
+            if key in self._indexes:
+                self._indexes.move_to_end(key)
+                return self._indexes[key]
+        corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
+        index = bm25s.BM25()
+        index.index(corpus, show_progress=False)
+        with self._lock:
+            self._indexes[key] = (corpus, index)
+            while len(self._indexes) > self._cached:
+                self._indexes.popitem(last=False)
+        return corpus, index
 
 
 class EmbeddingRanker:

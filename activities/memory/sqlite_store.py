@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from activities.memory.store import StoreError, refuse_empty, storable
-from harness.memory_records import MemoryFilter, MemoryRecord
+from harness.memory_records import STORED, MemoryFilter, MemoryRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -61,7 +61,7 @@ class SqliteMemoryStore:
             row = self._db.execute(
                 "SELECT body FROM memories WHERE id = ?", (memory_id,)
             ).fetchone()
-        return MemoryRecord.model_validate_json(row[0]) if row else None
+        return MemoryRecord.model_validate_json(row[0], context=STORED) if row else None
 
     def select(self, where: MemoryFilter, limit: int | None = None) -> list[MemoryRecord]:
         clause, values = _where(where)
@@ -70,7 +70,7 @@ class SqliteMemoryStore:
             sql += f" LIMIT {int(limit)}"
         with self._lock:
             rows = self._db.execute(sql, values).fetchall()
-        return [MemoryRecord.model_validate_json(row[0]) for row in rows]
+        return [MemoryRecord.model_validate_json(row[0], context=STORED) for row in rows]
 
     def forget(self, where: MemoryFilter) -> int:
         refuse_empty(where)
