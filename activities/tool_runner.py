@@ -98,6 +98,7 @@ class ToolActivities:
             services=self._services,
             task=request.task,
             plan_attempt=request.plan_attempt or 0,
+            economy=request.economy,
         )
         try:
             result = await with_heartbeats(tool.call(arguments, context), clock.details)

@@ -20,6 +20,9 @@ class TextRequest(BaseModel):
     prompt: str
     draft: str
     max_output_tokens: int = 1024
+    economy: bool = Field(
+        default=False, description="Under budget pressure: the provider's fallback model writes."
+    )
 
 
 class TextReply(BaseModel):

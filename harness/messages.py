@@ -51,6 +51,10 @@ class PlanRequest(BaseModel):
         description="Working memory, then what earlier runs and background facts say, under "
         "the run's memory budget; None when the run has no memory.",
     )
+    economy: bool = Field(
+        default=False,
+        description="The budget is under pressure (from 0.7): plan with the fallback model.",
+    )
 
 
 class PlanResponse(BaseModel):
@@ -69,6 +73,9 @@ class ToolCallRequest(BaseModel):
     fault: FaultSpec | None = None
     task: TaskBinding | None = None
     plan_attempt: int | None = None
+    economy: bool = Field(
+        default=False, description="Under budget pressure: a tool writes with the fallback model."
+    )
 
 
 class AttemptTiming(BaseModel):

@@ -57,6 +57,10 @@ class NodeLedger:
 
     # -- reads ----------------------------------------------------------------------------
 
+    def pressure(self) -> float:
+        """The run's budget pressure now (max utilisation)."""
+        return self._budget.pressure()
+
     def node(self, node_id: str) -> PlanNode:
         return self.nodes[node_id]
 

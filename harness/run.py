@@ -156,6 +156,10 @@ class ExecutionOptions(BaseModel):
     wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)
     scale: ScaleOptions = Field(default_factory=ScaleOptions)
     task: TaskBinding | None = None
+    economy_under_pressure: bool = Field(
+        default=False,
+        description="Tools that write switch to the fallback model from a pressure of 0.7.",
+    )
 
     @classmethod
     def of(

@@ -37,8 +37,12 @@ class ToolContext:
     task: TaskBinding | None = None
     """The task the run works on (the management tools write to it)."""
     plan_attempt: int = 0
+    economy: bool = False
+    """Under budget pressure: what the tool writes, the provider's fallback model writes."""
 
     async def write(self, request: TextRequest) -> TextReply:
+        if self.economy:
+            request = request.model_copy(update={"economy": True})
         reply = await self.writer.write(request)
         self.usage = self.usage.plus(reply.usage)
         return reply

@@ -51,6 +51,7 @@ from workflows.wait_desk import WaitDesk
 CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
 WORK_CONTRACT_PATCH = "held-to-scope-contract"
 LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
+ECONOMY_PATCH = "fallback-model-under-pressure"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -95,6 +96,7 @@ class AgentRunWorkflow:
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
         ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
+        ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace)
         try:

@@ -14,6 +14,7 @@ from pydantic import JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
+from harness.budget import CONSERVE_AT
 from harness.contracts import BATCH_WORKFLOW
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
@@ -69,6 +70,7 @@ class NodeRunner:
                     fault=self._fault(node.tool, arguments),
                     task=self._options.task,
                     plan_attempt=self._options.attempt if self._options.task else None,
+                    economy=spec.uses_llm and self._economy(),
                 ),
                 local=spec.local,
                 retry=tool_retry(spec),
@@ -85,6 +87,9 @@ class NodeRunner:
             await self._held.await_operation(node_id, arguments, result)
             return
         self._ledger.complete(node_id, result, arguments=None if spec.side_effects else arguments)
+
+    def _economy(self) -> bool:
+        return self._options.economy_under_pressure and self._ledger.pressure() >= CONSERVE_AT
 
     async def _failed(
         self, node_id: str, arguments: dict[str, JsonValue], error: ActivityError

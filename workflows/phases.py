@@ -12,6 +12,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from harness.bounds import request_problems
+from harness.budget import Degradation
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
 from harness.host_contract import ContractInForce, held_to
 from harness.messages import PlanRequest, PlanResponse, WorkContextRequest
@@ -141,6 +142,7 @@ class RunPhases:
             work_notes=state.work.notes() if state.work else [],
             carried_tools=state.work.carried_tools() if state.work else [],
             memory=context,
+            economy=self._ctx.economy and self._ctx.degradation() is not Degradation.FULL,
         )
         try:
             response = await activity_calls.make_plan(request)
@@ -201,6 +203,7 @@ class RunPhases:
         options = ExecutionOptions.of(
             state.run_id, state.request, len(state.attempts), ctx.task.binding
         )
+        options.economy_under_pressure = ctx.economy
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)

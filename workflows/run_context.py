@@ -40,6 +40,9 @@ class RunContext:
     """The run reads its scope's contract when it starts (every run, since 0.5)."""
     contract_read_local: bool = False
     """... in a local activity (since the patch that made it one)."""
+    economy: bool = False
+    """Under budget pressure (from 0.7) the planner and the writing tools use the fallback
+    model (since the patch that brought it)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

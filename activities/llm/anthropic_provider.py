@@ -49,7 +49,7 @@ class AnthropicProvider:
         return cls(ProviderSettings.from_env(ANTHROPIC))
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        model = self._settings.models.planner
+        model = self._settings.models.planning(request.economy)
         system: TextBlockParam = {
             "type": "text",
             "text": planner_system(request.catalog),
@@ -68,7 +68,7 @@ class AnthropicProvider:
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{message.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.models.worker
+        model = self._settings.models.writing(request.economy)
         message = await self._create(
             model,
             system=[{"type": "text", "text": request.system}],

@@ -22,6 +22,15 @@ class RoleModels:
     planner: str
     worker: str
     judge: str
+    fallback: str = ""
+    """The cheaper model the planner and the writer switch to under budget pressure (from 0.7);
+    empty: the worker's model."""
+
+    def planning(self, economy: bool) -> str:
+        return (self.fallback or self.worker) if economy else self.planner
+
+    def writing(self, economy: bool) -> str:
+        return (self.fallback or self.worker) if economy else self.worker
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,10 @@ ANTHROPIC = Vendor(
     base_url_variable="ANTHROPIC_BASE_URL",
     default_base_url="https://api.anthropic.com",
     default_models=RoleModels(
-        planner="claude-sonnet-4-6", worker="claude-haiku-4-5", judge="claude-sonnet-4-6"
+        planner="claude-sonnet-4-6",
+        worker="claude-haiku-4-5",
+        judge="claude-sonnet-4-6",
+        fallback="claude-haiku-4-5",
     ),
 )
 OPENAI = Vendor(
@@ -47,7 +59,9 @@ OPENAI = Vendor(
     key_variable="OPENAI_API_KEY",
     base_url_variable="OPENAI_BASE_URL",
     default_base_url="https://api.openai.com/v1",
-    default_models=RoleModels(planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1"),
+    default_models=RoleModels(
+        planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1", fallback="gpt-4.1-mini"
+    ),
 )
 
 # Each call gives up before its activity's start-to-close timeout does, so that the failure names
@@ -59,7 +73,10 @@ PLAN_MAX_TOKENS = 16_000
 VERDICT_MAX_TOKENS = 2_000
 
 MODEL_VARIABLES = RoleModels(
-    planner="HARNESS_PLANNER_MODEL", worker="HARNESS_WORKER_MODEL", judge="HARNESS_JUDGE_MODEL"
+    planner="HARNESS_PLANNER_MODEL",
+    worker="HARNESS_WORKER_MODEL",
+    judge="HARNESS_JUDGE_MODEL",
+    fallback="HARNESS_FALLBACK_MODEL",
 )
 
 
@@ -107,6 +124,7 @@ class ProviderSettings:
             planner=env.get(MODEL_VARIABLES.planner, "").strip() or defaults.planner,
             worker=env.get(MODEL_VARIABLES.worker, "").strip() or defaults.worker,
             judge=env.get(MODEL_VARIABLES.judge, "").strip() or defaults.judge,
+            fallback=env.get(MODEL_VARIABLES.fallback, "").strip() or defaults.fallback,
         )
         pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None)
         return cls(

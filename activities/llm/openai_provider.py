@@ -50,7 +50,7 @@ class OpenAIProvider:
         return cls(ProviderSettings.from_env(OPENAI))
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        model = self._settings.models.planner
+        model = self._settings.models.planning(request.economy)
         system, prompt = planner_system(request.catalog), planner_user(request)
         completion = await self._create(
             model,
@@ -66,7 +66,7 @@ class OpenAIProvider:
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{completion.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.models.worker
+        model = self._settings.models.writing(request.economy)
         completion = await self._create(
             model,
             system=request.system,

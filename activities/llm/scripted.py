@@ -12,6 +12,8 @@ from harness.usage import TokenUsage
 from scenarios.base import PlanningInput, Scenario
 
 MODEL_NAME = "scripted-v1"
+FALLBACK_MODEL_NAME = "scripted-v1-fallback"
+"""The same rules under budget pressure, named apart so that the switch shows."""
 VERIFICATION_FAILED = "VERIFICATION_FAILED"
 
 
@@ -43,7 +45,8 @@ class ScriptedProvider:
             output_tokens=estimate_tokens(plan.model_dump_json()),
             estimated=True,
         )
-        return PlanResponse(plan=plan, planned_by=f"{self.name}:{MODEL_NAME}", usage=usage)
+        model = FALLBACK_MODEL_NAME if request.economy else MODEL_NAME
+        return PlanResponse(plan=plan, planned_by=f"{self.name}:{model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
         usage = TokenUsage(
@@ -51,7 +54,8 @@ class ScriptedProvider:
             output_tokens=estimate_tokens(request.draft),
             estimated=True,
         )
-        return TextReply(text=request.draft, model=MODEL_NAME, usage=usage)
+        model = FALLBACK_MODEL_NAME if request.economy else MODEL_NAME
+        return TextReply(text=request.draft, model=model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         return judge_offline(request)

@@ -8,8 +8,9 @@ from pathlib import Path
 from temporalio.client import Client
 
 from activities.memory.sqlite_store import SqliteMemoryStore
+from harness.budget import BudgetLimits
 from harness.errors import ErrorCode
-from harness.memory_records import MemoryFilter
+from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
 from harness.run import MemoryOptions, RunPhase, RunRequest
 from harness.trace import TraceKind
 from starter.run_results import result_of
@@ -126,3 +127,20 @@ async def test_the_context_stays_within_its_budget_and_says_what_it_cut(
     assert isinstance(used, int) and used <= 300
     assert isinstance(left_out, list) and left_out  # the city facts did not all fit
     assert "left out at the budget" in (recalled.message or "")
+
+
+async def test_under_budget_pressure_retrieval_goes_shallow_and_the_planner_uses_the_fallback(
+    client: Client, task_queue: str
+) -> None:
+    """Attempt 1 makes 9 of 12 tool calls (pressure 0.75): the replan retrieves fewer memories
+    and is planned by the fallback model; the run still succeeds on the reused results."""
+    request = RunRequest(
+        goal="Compare Paris, Atlantis and Tokyo", limits=BudgetLimits(max_tool_calls=12)
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED
+    planners = [a.planned_by for a in result.attempt_history]
+    assert planners == ["scripted:scripted-v1", "scripted:scripted-v1-fallback"]
+    depths = [e.data["depth"] for e in result.trace if e.kind is TraceKind.MEMORY_RETRIEVE]
+    assert depths == [DEFAULT_DEPTH, SHALLOW_DEPTH]

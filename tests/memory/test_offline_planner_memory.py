@@ -63,3 +63,15 @@ async def test_a_failed_verification_that_names_the_city_makes_the_planner_look_
 async def test_an_episode_of_another_scenario_changes_nothing() -> None:
     request = _request("Compare Rome, Atlantis and Vienna", ["Atlantis"], scenario="games")
     assert "pop_atlantis" in await _planned_ids(request)
+
+
+async def test_a_tool_writing_under_pressure_asks_for_the_fallback_model() -> None:
+    from harness.llm import TextRequest
+    from scenarios.base import ToolContext
+
+    writer = ScriptedProvider()
+    calm = ToolContext(run_id="r", node_id="n", attempt=1, writer=writer)
+    pressed = ToolContext(run_id="r", node_id="n", attempt=1, writer=writer, economy=True)
+    ask = TextRequest(system="s", prompt="p", draft="d")
+    assert (await calm.write(ask)).model == "scripted-v1"
+    assert (await pressed.write(ask)).model == "scripted-v1-fallback"

@@ -80,7 +80,7 @@ def test_models_and_the_base_url_come_from_the_environment() -> None:
     }
     settings = ProviderSettings.from_env(OPENAI, env)
     assert settings.models == RoleModels(
-        planner="qwen-planner", worker="qwen-writer", judge="gpt-4.1"
+        planner="qwen-planner", worker="qwen-writer", judge="gpt-4.1", fallback="gpt-4.1-mini"
     )
     assert settings.base_url == "http://127.0.0.1:8000/v1"
 
@@ -119,3 +119,14 @@ def test_run_provider_sets_the_provider_of_the_run() -> None:
     assert run_request(args, Settings()).provider == "openai"
     default = build_parser().parse_args(["run", "Compare Paris and Tokyo"])
     assert run_request(default, Settings()).provider is None
+
+
+@pytest.mark.parametrize("vendor", [ANTHROPIC, OPENAI], ids=lambda vendor: vendor.name)
+def test_the_fallback_model_is_read_and_serves_planning_and_writing_under_pressure(
+    vendor: Vendor,
+) -> None:
+    env = {vendor.key_variable: "sk-test", "HARNESS_FALLBACK_MODEL": "small-one"}
+    models = ProviderSettings.from_env(vendor, env).models
+    assert models.planning(economy=True) == models.writing(economy=True) == "small-one"
+    assert models.planning(economy=False) == vendor.default_models.planner
+    assert models.writing(economy=False) == vendor.default_models.worker
