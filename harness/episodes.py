@@ -31,6 +31,11 @@ class Episode(BaseModel):
     failures: list[str] = Field(default_factory=list, description="'CODE tool(args): why'.")
     missing: list[str] = Field(default_factory=list, description="Entities found with no data.")
     replans: list[str] = Field(default_factory=list, description="What each replan changed.")
+    remembered: dict[str, str] = Field(
+        default_factory=dict,
+        description="Entities the planner was told had no data -> the memory that said so. Kept "
+        "apart from `missing`: forgetting that memory makes later runs look again.",
+    )
     verdict: list[str] = Field(default_factory=list)
     attempts: int = 1
     tool_calls: int = 0
@@ -51,6 +56,8 @@ class Episode(BaseModel):
         parts[0] += f" after {replans} replan(s)." if replans else " in one attempt."
         if self.missing:
             parts.append("No data: " + ", ".join(self.missing) + ".")
+        if self.remembered:
+            parts.append("Planned around memory: no data for " + ", ".join(self.remembered) + ".")
         if self.failures:
             parts.append("Failures: " + "; ".join(self.failures) + ".")
         if self.replans:
@@ -69,6 +76,7 @@ class Episode(BaseModel):
             "attempts": self.attempts,
             "failures": list[JsonValue](self.failures),
             "replans": list[JsonValue](self.replans),
+            "remembered": dict[str, JsonValue](self.remembered),
             "verdict": list[JsonValue](self.verdict),
             "tool_calls": self.tool_calls,
             "tokens": self.tokens,
@@ -91,8 +99,10 @@ class Episode(BaseModel):
         )
 
 
-def episode_of(result: RunResult, scope: str, ended_at: datetime) -> Episode:
-    """The episode of a finished run."""
+def episode_of(
+    result: RunResult, scope: str, ended_at: datetime, remembered: dict[str, str] | None = None
+) -> Episode:
+    """The episode of a finished run; `remembered`: what its planner was told had no data."""
     failures = [f for attempt in result.attempt_history for f in attempt.failure]
     plans = [attempt.plan for attempt in result.attempt_history]
     verdict = list(result.verdict.reasons) if result.verdict else []
@@ -107,6 +117,7 @@ def episode_of(result: RunResult, scope: str, ended_at: datetime) -> Episode:
         status=result.status.value,
         failures=list(dict.fromkeys(_described(f) for f in failures))[:MAX_LISTED],
         missing=missing_entities(failures),
+        remembered=dict(remembered or {}),
         replans=[
             change
             for index in range(1, len(plans))

@@ -81,6 +81,16 @@ class MemoryContext(BaseModel):
     memories: list[Memory] = Field(default_factory=list, description="Those included, in order.")
     cut: ContextCut
 
+    def remembered_from(self, scenario: str) -> dict[str, str]:
+        """Each entity included episodes of this scenario found no data for -> the first such
+        episode's id."""
+        found: dict[str, str] = {}
+        for memory in self.memories:
+            if memory.tier is MemoryTier.EPISODIC and memory.scenario == scenario:
+                for name in memory.missing:
+                    found.setdefault(name, memory.id)
+        return found
+
     def remembered_missing(self, scenario: str) -> list[str]:
         """Entities that included episodes of this scenario found no data for."""
         names: list[str] = []

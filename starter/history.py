@@ -95,10 +95,13 @@ SAYS_WHY = frozenset(
         TraceKind.WAIT_REJECT,
         TraceKind.WAIT_EXPIRE,
         TraceKind.RECOVERY_DECIDE,
+        TraceKind.MEMORY_RETRIEVE,
+        TraceKind.CONTRACT_LOAD,
     }
 )
 """Events whose message is the point: why a node failed or was skipped, why a delivery was
-refused, what recovery decided. The table prints it after the pressure."""
+refused, what recovery decided, what the planner remembered and what the run is held to. The
+table prints it after the pressure."""
 
 
 def trace_table(events: Sequence[TraceEvent]) -> list[str]:

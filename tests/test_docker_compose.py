@@ -305,6 +305,13 @@ def test_schema_job_creates_and_migrates_both_databases() -> None:
     assert shell.index("setup-schema") < shell.index("update-schema")
 
 
+def test_schema_job_creates_the_workers_memory_database_once() -> None:
+    assert environment("temporal-admin-tools")["MEMORY_DBNAME"] == "harness_memory"
+    shell = script("temporal-admin-tools")
+    assert 'sql "$MEMORY_DBNAME" create-database || echo' in shell
+    assert environment("worker")["HARNESS_MEMORY_URL"].endswith("@postgresql:5432/harness_memory")
+
+
 def test_schema_job_and_server_connect_to_the_same_databases_as_the_same_user() -> None:
     job, server, postgres = (
         environment("temporal-admin-tools"),
@@ -356,6 +363,7 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "HARNESS_LLM_PROVIDER": "scripted",
         "HARNESS_PAYMENTS_URL": "http://payments:8642",
         "HARNESS_LLM_ACTIVITIES_PER_SECOND": "",
+        "HARNESS_MEMORY_URL": "postgresql://temporal:temporal@postgresql:5432/harness_memory",
         "ANTHROPIC_API_KEY": "",
         "OPENAI_API_KEY": "",
     }

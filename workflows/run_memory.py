@@ -37,6 +37,8 @@ class RunMemory:
     def __init__(self, state: RunState, trace: TraceLog) -> None:
         self._state = state
         self._trace = trace
+        self._remembered: dict[str, str] = {}
+        """What the planner was told had no data, and which memory said so."""
 
     @property
     def enabled(self) -> bool:
@@ -69,12 +71,16 @@ class RunMemory:
             return None
         context = assemble(self.working(), found.memories, request.memory.budget_chars)
         cut = context.cut
-        missing = context.remembered_missing(request.scenario)
+        remembered = context.remembered_from(request.scenario)
+        self._remembered.update(remembered)
+        missing = list(remembered)
         said = f"{len(cut.included)} of {len(found.memories)} memories in the planner's context"
         if cut.left_out:
             said += f", {len(cut.left_out)} left out at the budget of {cut.budget_chars} chars"
-        if missing:
-            said += "; remembered with no data: " + ", ".join(missing)
+        if remembered:
+            said += "; remembered with no data: " + ", ".join(
+                f"{name} ({memory_id})" for name, memory_id in remembered.items()
+            )
         self._trace.emit(
             TraceKind.MEMORY_RETRIEVE,
             role=AgentRole.PLANNER,
@@ -111,7 +117,7 @@ class RunMemory:
     async def remember(self, result: RunResult) -> None:
         """Write the run's episode; a failure is logged and traced, never the run's."""
         scope = run_scope(self._state.request)
-        record = episode_of(result, scope, workflow.now()).record()
+        record = episode_of(result, scope, workflow.now(), self._remembered).record()
         try:
             await activity_calls.record_memory(record)
         except ActivityError as error:

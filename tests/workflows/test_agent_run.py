@@ -77,7 +77,7 @@ async def test_all_nine_data_nodes_are_scheduled_before_any_completes(
     timeline = [
         (kind, summary)
         for kind, summary in activity_timeline(await history_events(client, result.run_id))
-        if not summary.startswith(("catalog", "contract", "plan", "check"))
+        if not summary.startswith(("catalog", "contract", "memories", "plan", "check", "remember"))
     ]
     kinds = [kind for kind, _ in timeline]
     assert kinds[:9] == ["scheduled"] * 9
@@ -142,7 +142,7 @@ async def test_trace_events_follow_the_phases_in_order(client: Client, task_queu
         result = await execute_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
         queried = await client.get_workflow_handle(result.run_id).query(AgentRunWorkflow.trace)
     kinds = [event.kind.value for event in result.trace]
-    assert kinds[:3] == ["run.start", "planning.finish", "validation.finish"]
+    assert kinds[:4] == ["run.start", "memory.retrieve", "planning.finish", "validation.finish"]
     assert kinds[-2:] == ["verification.finish", "run.finish"]
     assert kinds.count("node.start") == kinds.count("node.finish") == 7
     assert queried == result.trace
