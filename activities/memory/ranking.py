@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import bm25s
+import numpy
+import Stemmer
 
 from harness.memory_context import jaccard
 
+_STEMMER = Stemmer.Stemmer("english")
+"""Snowball's English stemmer (PyStemmer): "canals" finds "canal"."""
 EMBEDDINGS_ENV = "HARNESS_EMBEDDINGS_MODEL"
 """A local sentence-transformers model directory; set, the worker ranks by embeddings."""
 
@@ -34,7 +38,7 @@ class JaccardRanker:
 
 
 class Bm25Ranker:
-    """Okapi BM25 (bm25s) over the texts, English stop words removed; scaled so the best match
+    """Okapi BM25 (bm25s) over the texts, English stop words removed and words stemmed; scaled so the best match
     scores 1 (BM25 has no upper bound of its own). The index of the last few corpora is kept:
     a cache of what the store holds, rebuilt whenever the texts change, never the only copy."""
 
@@ -49,7 +53,9 @@ class Bm25Ranker:
         if not texts:
             return []
         corpus, index = self._index(texts)
-        asked = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)
+        asked = bm25s.tokenize(
+            [query], stopwords="en", stemmer=_STEMMER, show_progress=False, return_ids=False
+        )
         words = [word for word in asked[0] if word in corpus.vocab]
         if not words:
             return [0.0] * len(texts)
@@ -63,7 +69,7 @@ class Bm25Ranker:
             if key in self._indexes:
                 self._indexes.move_to_end(key)
                 return self._indexes[key]
-        corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
+        corpus = bm25s.tokenize(list(texts), stopwords="en", stemmer=_STEMMER, show_progress=False)
         index = bm25s.BM25()
         index.index(corpus, show_progress=False)
         with self._lock:
@@ -79,19 +85,30 @@ class EmbeddingRanker:
 
     name = "embeddings"
 
-    def __init__(self, model_dir: Path) -> None:
+    def __init__(self, model_dir: Path, cached: int = 100_000) -> None:
         from sentence_transformers import SentenceTransformer
 
         self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
+        self._cached = cached
+        self._vectors: OrderedDict[str, Any] = OrderedDict()
+        """Each text's embedding, computed once: a cache, rebuilt by any worker that lacks it."""
+        self._lock = threading.Lock()
 
     def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        vectors = self._model.encode([query, *texts], normalize_embeddings=True)
-        first = vectors[0]
-        return [
-            max(0.0, float(sum(a * b for a, b in zip(first, v, strict=True)))) for v in vectors[1:]
-        ]
+        with self._lock:
+            fresh = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if fresh:
+            encoded = self._model.encode(fresh, normalize_embeddings=True, batch_size=64)
+            with self._lock:
+                self._vectors.update(zip(fresh, encoded, strict=True))
+                while len(self._vectors) > self._cached:
+                    self._vectors.popitem(last=False)
+        asked = self._model.encode([query], normalize_embeddings=True)[0]
+        with self._lock:
+            matrix = numpy.stack([self._vectors[text] for text in texts])
+        return [max(0.0, float(score)) for score in matrix @ asked]
 
 
 def default_ranker() -> Ranker:
