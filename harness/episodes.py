@@ -15,6 +15,7 @@ from harness.errors import ErrorCode, FailureContext
 from harness.memory_context import MemoryTier
 from harness.memory_records import MemoryRecord
 from harness.plan import Plan
+from harness.redaction import redact
 from harness.run import RunResult
 
 MAX_LISTED = 8
@@ -146,11 +147,12 @@ def missing_entities(failures: list[FailureContext]) -> list[str]:
 
 
 def _described(failure: FailureContext) -> str:
+    """Redacted before it is cut: a key cut short no longer looks like a key."""
     call = failure.tool or failure.node_id or "plan"
     if failure.arguments:
         args = ", ".join(f"{k}={v}" for k, v in sorted(failure.arguments.items()))
-        call = f"{call}({args})"[:120]
-    return f"{failure.code} {call}: {failure.message[:160]}"
+        call = redact(f"{call}({args})")[:120]
+    return f"{failure.code} {call}: {redact(failure.message)[:160]}"
 
 
 def _change(attempt: int, before: Plan | None, after: Plan | None) -> str | None:

@@ -27,13 +27,14 @@ STORED: Final = {"stored": True}
 so reading it does not redact again (at 10,000 records, that is most of a read's time)."""
 DEFAULT_DEPTH = 8
 SHALLOW_DEPTH = 3
+MAX_DEPTH = 50
 """Memories retrieved per tier: fewer under budget pressure (from 0.7)."""
 
 
 class MemoryRecord(BaseModel):
     """One memory as stored: an episode of a run, or a background fact, in one scope."""
 
-    id: str = Field(min_length=1, max_length=200)
+    id: str = Field(min_length=1, max_length=1200)
     tier: MemoryTier
     scope: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -117,7 +118,12 @@ class MemoryQuery(BaseModel):
     scenario: str
     scope: str
     session_id: str | None = None
-    depth: int = Field(default=DEFAULT_DEPTH, ge=1, le=50, description="Memories per tier.")
+    depth: int = Field(
+        default=DEFAULT_DEPTH,
+        ge=1,
+        le=MAX_DEPTH,
+        description="Memories per group: session episodes, similar episodes, facts.",
+    )
 
 
 class RetrievedMemories(BaseModel):

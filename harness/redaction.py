@@ -22,8 +22,15 @@ _PATTERNS = [
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
 ]
 _CREDENTIAL = re.compile(
-    r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    r"\s*[:=]\s*)(['\"]?)[^\s'\",;]{4,}\2"
+    # a name that says credential, with any prefix (ANTHROPIC_API_KEY, db_password,
+    # client_secret, "password" as a JSON key), then its value: quoted, or one word that has a
+    # letter in it (so `max_tokens=4000` stays)
+    r"(?i)(\b[\w.-]*?(?:api[_-]?key|access[_-]?key|secret|password|passwd|pwd|token|"
+    r"credentials?|private[_-]?key)s?[\"']?\s*[:=]\s*)"
+    r"(?:\"[^\"\n]{3,}\"|'[^'\n]{3,}'|(?=[^\s'\",;}]*[A-Za-z])[^\s'\",;}]{6,})"
+)
+_AUTHORIZATION = re.compile(
+    r"(?i)(\bauthorization[\"']?\s*[:=]\s*)[\"']?(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;}]+"
 )
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)", re.IGNORECASE)
 
@@ -32,6 +39,7 @@ def redact(text: str) -> str:
     """The text with everything that looks like a secret replaced by `[redacted]`."""
     for pattern in _PATTERNS:
         text = pattern.sub(REDACTED, text)
+    text = _AUTHORIZATION.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     text = _CREDENTIAL.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(2)}", text)
 

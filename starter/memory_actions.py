@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from activities.memory import MemoryStore, StoreError, open_store
 from activities.memory.activities import MemoryActivities
 from activities.memory.ranking import default_ranker
+from activities.memory.store import StoreConfigError
 from harness.memory_context import MemoryTier
 from harness.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
 from infra.settings import Settings
@@ -21,22 +22,33 @@ TEXT_CHARS = 110
 
 
 def dispatch_memory(args: argparse.Namespace, settings: Settings) -> int:
-    with _store(settings) as store:
-        if args.action == "list":
-            return _list(store, args)
-        if args.action == "search":
-            return _search(store, args)
-        if args.action == "show":
-            return _show(store, args)
-        return _forget(store, args)
+    if args.action == "search" and args.scenario is not None:
+        _known_scenario(args.scenario)  # before the store is opened (and maybe created)
+    if args.action == "forget" and not (args.memory_id or args.session or args.scope):
+        raise CliError("name what to forget: an ID, --session SESSION or --scope SCOPE")
+    try:
+        with _store(settings) as store:
+            if args.action == "list":
+                return _list(store, args)
+            if args.action == "search":
+                return _search(store, args)
+            if args.action == "show":
+                return _show(store, args)
+            return _forget(store, args)
+    except StoreConfigError as error:
+        raise CliError(str(error)) from error
+    except StoreError as error:
+        raise CliError(str(error), EXIT_UNAVAILABLE) from error
+
+
+def _known_scenario(name: str) -> None:
+    if name not in scenario_names():
+        raise CliError(f"unknown scenario {name!r}: one of {', '.join(scenario_names())}")
 
 
 @contextmanager
 def _store(settings: Settings) -> Iterator[MemoryStore]:
-    try:
-        store = open_store(settings.memory_url, settings.state_dir)
-    except StoreError as error:
-        raise CliError(str(error), EXIT_UNAVAILABLE) from error
+    store = open_store(settings.memory_url, settings.state_dir)
     try:
         yield store
     finally:
@@ -58,8 +70,6 @@ def _list(store: MemoryStore, args: argparse.Namespace) -> int:
 
 
 def _search(store: MemoryStore, args: argparse.Namespace) -> int:
-    if args.scenario is not None and args.scenario not in scenario_names():
-        raise CliError(f"unknown scenario {args.scenario!r}: one of {', '.join(scenario_names())}")
     activities = MemoryActivities(store, default_ranker())
     query = MemoryQuery(
         run_id="search",
@@ -107,8 +117,6 @@ def _show(store: MemoryStore, args: argparse.Namespace) -> int:
 
 def _forget(store: MemoryStore, args: argparse.Namespace) -> int:
     where = MemoryFilter(id=args.memory_id, session_id=args.session, scope=args.scope)
-    if where.is_empty():
-        raise CliError("name what to forget: an ID, --session SESSION or --scope SCOPE")
     count = store.forget(where)
     if args.json:
         print(json.dumps({"forgotten": count}))

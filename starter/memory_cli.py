@@ -4,17 +4,22 @@ pruned in the store the workers share (starter.memory_actions does the work)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from harness.memory_context import MemoryTier
+from harness.memory_records import DEFAULT_DEPTH, MAX_DEPTH
 from starter.task_cli import scope_name, text_argument
 
 MEMORY_COMMANDS = ("memory",)
 
 
-def _count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 1000:
-        raise argparse.ArgumentTypeError("a count from 1 to 1000")
-    return int(text)
+def _count_to(most: int) -> Callable[[str], int]:
+    def checked(text: str) -> int:
+        if not text.isdigit() or not 1 <= int(text) <= most:
+            raise argparse.ArgumentTypeError(f"a count from 1 to {most}")
+        return int(text)
+
+    return checked
 
 
 def add_memory_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,14 +30,16 @@ def add_memory_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     listing.add_argument("--scope", type=scope_name, help="only this scope's (default: all)")
     listing.add_argument("--session", help="only this session's episodes")
     listing.add_argument("--tier", choices=[tier.value for tier in MemoryTier])
-    listing.add_argument("--limit", type=_count, default=50)
+    listing.add_argument("--limit", type=_count_to(1000), default=50)
     listing.add_argument("--json", action="store_true")
     search = memory.add_parser("search", help="memories most similar to a text, as a run ranks")
     search.add_argument("query", type=text_argument)
     search.add_argument("--scope", type=scope_name, default="default")
     search.add_argument("--scenario", help="rank the scenario's own facts too")
     search.add_argument("--session", help="the session whose episodes come first")
-    search.add_argument("--limit", type=_count, default=8, help="memories per tier")
+    search.add_argument(
+        "--limit", type=_count_to(MAX_DEPTH), default=DEFAULT_DEPTH, help="memories per group"
+    )
     search.add_argument("--json", action="store_true")
     show = memory.add_parser("show", help="one memory, whole")
     show.add_argument("memory_id", metavar="ID")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from temporalio.testing import WorkflowEnvironment
 
 import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
+from activities.memory.sqlite_store import SqliteMemoryStore
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest
@@ -522,6 +524,37 @@ CASES = (
 )
 
 
+async def _a_run_finds_atlantis_missing(client: Client, task_queue: str) -> None:
+    """The earlier run whose episode the recorded one remembers."""
+    settings = Settings(task_queue=task_queue)
+    run_id = new_run_id()
+    await start_run(client, settings, RunRequest(goal="Compare Paris, Atlantis and Tokyo"), run_id)
+    await result_of(client, client.get_workflow_handle_for(AgentRunWorkflow.run, run_id))
+
+
+CASES = (
+    *CASES,
+    # 0.6: the planner remembers what an earlier run found missing (retrieval, then the
+    # episode written at the end)
+    Case(
+        "cities_remembers_what_a_run_found_missing",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Rome, Atlantis and Vienna", session_id="s-1")),
+        prepare=_a_run_finds_atlantis_missing,
+    ),
+    # 0.6: under budget pressure the replan retrieves less and plans with the fallback model
+    Case(
+        "replan_under_pressure_uses_the_fallback_model",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="Compare Paris, Atlantis and Tokyo", limits=BudgetLimits(max_tool_calls=12)
+            )
+        ),
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 
@@ -638,11 +671,14 @@ async def main(argv: Sequence[str] | None = None) -> int:
     )
     failed = 0
     async with env:
-        task_queue = f"record-{new_run_id()[4:12]}"
-        async with running_worker(env.client, task_queue):
-            for case in todo:
-                if not await record(env.client, task_queue, case, outdir):
-                    failed += 1
+        for case in todo:  # each case on its own worker and memory: no case remembers another
+            task_queue = f"record-{new_run_id()[4:12]}"
+            with tempfile.TemporaryDirectory(prefix="record-memory-") as directory:
+                memory = SqliteMemoryStore(Path(directory) / "memory.db")
+                async with running_worker(env.client, task_queue, memory=memory):
+                    if not await record(env.client, task_queue, case, outdir):
+                        failed += 1
+                memory.close()
     return 1 if failed else 0
 
 

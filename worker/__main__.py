@@ -8,6 +8,7 @@ import signal
 import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
+from activities.memory import StoreError
 from harness.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
@@ -57,7 +58,7 @@ def main() -> None:
         exit_now(2)
     try:
         asyncio.run(serve(settings))
-    except ProviderConfigError as error:
+    except (ProviderConfigError, StoreError) as error:
         log.error("worker.config_error", error=str(error))
         exit_now(2)
     except RuntimeError as error:

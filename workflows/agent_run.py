@@ -99,6 +99,8 @@ class AgentRunWorkflow:
         ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace)
+        if ctx.economy or ctx.memory is not None:
+            ctx.degradation()  # its patch too: planning asks for it right after local activities
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step

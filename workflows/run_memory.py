@@ -117,7 +117,11 @@ class RunMemory:
     async def remember(self, result: RunResult) -> None:
         """Write the run's episode; a failure is logged and traced, never the run's."""
         scope = run_scope(self._state.request)
-        record = episode_of(result, scope, workflow.now(), self._remembered).record()
+        try:
+            record = episode_of(result, scope, workflow.now(), self._remembered).record()
+        except ValueError as error:  # a run whose own request was out of range, say
+            workflow.logger.warning("no episode for run %s: %s", result.run_id, error)
+            return
         try:
             await activity_calls.record_memory(record)
         except ActivityError as error:

@@ -51,7 +51,6 @@ ANTHROPIC = Vendor(
         planner="claude-sonnet-4-6",
         worker="claude-haiku-4-5",
         judge="claude-sonnet-4-6",
-        fallback="claude-haiku-4-5",
     ),
 )
 OPENAI = Vendor(
@@ -59,9 +58,7 @@ OPENAI = Vendor(
     key_variable="OPENAI_API_KEY",
     base_url_variable="OPENAI_BASE_URL",
     default_base_url="https://api.openai.com/v1",
-    default_models=RoleModels(
-        planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1", fallback="gpt-4.1-mini"
-    ),
+    default_models=RoleModels(planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1"),
 )
 
 # Each call gives up before its activity's start-to-close timeout does, so that the failure names

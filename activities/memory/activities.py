@@ -63,7 +63,8 @@ class MemoryActivities:
         started = time.perf_counter()
         stored = await asyncio.to_thread(self._store.select, MemoryFilter(scope=query.scope))
         ledger_facts = await self._ledger_facts(query.scope)
-        found = self.rank(query, stored, [*self.scenario_facts(query.scenario), *ledger_facts])
+        facts = [*self.scenario_facts(query.scenario), *ledger_facts]
+        found = await asyncio.to_thread(self.rank, query, stored, facts)  # off the event loop
         found.latency_ms = round((time.perf_counter() - started) * 1000, 3)
         return found
 
@@ -104,9 +105,12 @@ class MemoryActivities:
         except RPCError:
             return []  # no scope workflow yet: nothing recorded
         tasks = sorted(graph.tasks.values(), key=lambda t: t.created_at, reverse=True)
+        ledger = self._ledger
+        states = await asyncio.gather(
+            *(ledger.ledger_if_any(scope, task.id) for task in tasks[:LEDGER_TASKS_READ])
+        )
         facts: list[MemoryRecord] = []
-        for task in tasks[:LEDGER_TASKS_READ]:
-            state = await self._ledger.ledger_if_any(scope, task.id)
+        for task, state in zip(tasks, states, strict=False):
             for fact in state.facts if state else []:
                 if fact.valid:
                     facts.append(

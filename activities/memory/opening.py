@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.memory.store import MemoryStore, StoreError
+from activities.memory.store import MemoryStore, StoreConfigError
 
 MEMORY_FILE = "memory.db"
 
@@ -23,7 +23,7 @@ def open_store(url: str | None, state_dir: Path) -> MemoryStore:
         from activities.memory.postgres_store import PostgresMemoryStore
 
         return PostgresMemoryStore(url)
-    raise StoreError(
+    raise StoreConfigError(
         "HARNESS_MEMORY_URL must be postgresql://USER@HOST:PORT/DB or sqlite:///PATH, "
         f"not {url.split('://')[0]}://…"
     )

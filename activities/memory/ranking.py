@@ -38,9 +38,10 @@ class JaccardRanker:
 
 
 class Bm25Ranker:
-    """Okapi BM25 (bm25s) over the texts, English stop words removed and words stemmed; scaled so the best match
-    scores 1 (BM25 has no upper bound of its own). The index of the last few corpora is kept:
-    a cache of what the store holds, rebuilt whenever the texts change, never the only copy."""
+    """Okapi BM25 (bm25s) over the texts, English stop words removed and words stemmed; scaled
+    so the best match scores 1 (BM25 has no upper bound of its own). The index of the last few
+    corpora is kept: a cache of what the store holds, rebuilt whenever the texts change, never
+    the only copy."""
 
     name = "bm25"
 
@@ -98,16 +99,17 @@ class EmbeddingRanker:
         if not texts:
             return []
         with self._lock:
-            fresh = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        fresh = [t for t in dict.fromkeys(texts) if t not in known]
         if fresh:
             encoded = self._model.encode(fresh, normalize_embeddings=True, batch_size=64)
+            known.update(zip(fresh, encoded, strict=True))
             with self._lock:
                 self._vectors.update(zip(fresh, encoded, strict=True))
                 while len(self._vectors) > self._cached:
                     self._vectors.popitem(last=False)
         asked = self._model.encode([query], normalize_embeddings=True)[0]
-        with self._lock:
-            matrix = numpy.stack([self._vectors[text] for text in texts])
+        matrix = numpy.stack([known[text] for text in texts])
         return [max(0.0, float(score)) for score in matrix @ asked]
 
 

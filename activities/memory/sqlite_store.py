@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from activities.memory.store import StoreError, refuse_empty, storable
@@ -38,9 +40,18 @@ class SqliteMemoryStore:
             raise StoreError(f"the memory store {path} cannot be opened: {error}") from error
         self._lock = threading.Lock()
 
+    @contextmanager
+    def _using(self) -> Iterator[sqlite3.Connection]:
+        """The connection, one caller at a time; a failure is a StoreError that says where."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as error:
+                raise StoreError(f"the memory store {self.location} failed: {error}") from None
+
     def put(self, record: MemoryRecord) -> None:
         record = storable(record)
-        with self._lock, self._db:
+        with self._using(), self._db:
             self._db.execute(
                 "INSERT INTO memories (id, tier, scope, session_id, at, body) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tier = excluded.tier, "
@@ -57,7 +68,7 @@ class SqliteMemoryStore:
             )
 
     def get(self, memory_id: str) -> MemoryRecord | None:
-        with self._lock:
+        with self._using():
             row = self._db.execute(
                 "SELECT body FROM memories WHERE id = ?", (memory_id,)
             ).fetchone()
@@ -68,14 +79,14 @@ class SqliteMemoryStore:
         sql = f"SELECT body FROM memories{clause} ORDER BY at DESC, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        with self._lock:
+        with self._using():
             rows = self._db.execute(sql, values).fetchall()
         return [MemoryRecord.model_validate_json(row[0], context=STORED) for row in rows]
 
     def forget(self, where: MemoryFilter) -> int:
         refuse_empty(where)
         clause, values = _where(where)
-        with self._lock, self._db:
+        with self._using(), self._db:
             return self._db.execute(f"DELETE FROM memories{clause}", values).rowcount
 
     def close(self) -> None:

@@ -16,6 +16,10 @@ class StoreError(RuntimeError):
     """The store cannot be opened or used; the message says which and why."""
 
 
+class StoreConfigError(StoreError):
+    """The store's address cannot be one: bad input, not an outage."""
+
+
 class MemoryStore(Protocol):
     location: str
     """Where the memories are, without any password: a path or a database URL."""

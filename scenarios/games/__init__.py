@@ -2,7 +2,7 @@
 
 from scenarios.base import Scenario
 from scenarios.games.check import check_games_report, games_rubric
-from scenarios.games.data import GAMES
+from scenarios.games.data import GAMES, GENRE_FACTS
 from scenarios.games.planning import plan_games
 from scenarios.games.tools import TOOLS
 
@@ -15,4 +15,9 @@ SCENARIO = Scenario(
     check=check_games_report,
     offline_plan=plan_games,
     rubric=games_rubric,
+    facts=tuple(
+        f"{fact.genre.value} games: {fact.description} Typical session "
+        f"{fact.typical_session_minutes} minutes; the appeal is {fact.appeal}."
+        for fact in GENRE_FACTS.values()
+    ),
 )

@@ -3,6 +3,7 @@ likely root cause, with its evidence and a confidence."""
 
 from scenarios.base import Scenario
 from scenarios.incidents.check import check_incident_report, incidents_rubric
+from scenarios.incidents.data import DEPENDENCIES
 from scenarios.incidents.planning import plan_incidents
 from scenarios.incidents.tools import TOOLS
 
@@ -15,4 +16,10 @@ SCENARIO = Scenario(
     check=check_incident_report,
     offline_plan=plan_incidents,
     rubric=incidents_rubric,
+    facts=tuple(
+        f"{service} calls {', '.join(calls)}: its errors and latency can come from them."
+        if calls
+        else f"{service} calls no other service: a fault there starts there."
+        for service, calls in DEPENDENCIES.items()
+    ),
 )

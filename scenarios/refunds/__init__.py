@@ -6,6 +6,7 @@ from payments.api import DEFAULT_URL, PaymentsClient
 from scenarios.base import Environment, Scenario
 from scenarios.refunds.acceptance import ACCEPTANCE_CHECKS
 from scenarios.refunds.check import check_refund_report, refunds_rubric
+from scenarios.refunds.data import WINDOW_DAYS
 from scenarios.refunds.planning import plan_refund
 from scenarios.refunds.tools import PAYMENTS, TOOLS
 
@@ -28,4 +29,13 @@ SCENARIO = Scenario(
     rubric=refunds_rubric,
     services=_services,
     acceptance_checks=ACCEPTANCE_CHECKS,
+    facts=(
+        *(
+            f"A refund for the reason '{reason.value}' may be asked within {days} days of delivery."
+            for reason, days in WINDOW_DAYS.items()
+        ),
+        "An order under dispute is not refunded here: the dispute process decides it.",
+        "A refund is paid at most once: the payment service answers a request sent again "
+        "with its idempotency key with the payment it already made.",
+    ),
 )

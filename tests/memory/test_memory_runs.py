@@ -12,9 +12,12 @@ from harness.budget import BudgetLimits
 from harness.errors import ErrorCode
 from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
 from harness.run import MemoryOptions, RunPhase, RunRequest
+from harness.task_commands import InvalidateFact, RecordFact
+from harness.task_graph import CreateTask
 from harness.trace import TraceKind
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
+from tests.starter.test_tasks import graph_command, new_scope, task_command
 from tests.support import execute_run, pending_wait, running_worker, start_run
 
 
@@ -144,3 +147,39 @@ async def test_under_budget_pressure_retrieval_goes_shallow_and_the_planner_uses
     assert planners == ["scripted:scripted-v1", "scripted:scripted-v1-fallback"]
     depths = [e.data["depth"] for e in result.trace if e.kind is TraceKind.MEMORY_RETRIEVE]
     assert depths == [DEFAULT_DEPTH, SHALLOW_DEPTH]
+
+
+async def test_a_valid_fact_of_the_scopes_ledger_is_a_memory_and_an_invalidated_one_is_not(
+    client: Client, task_queue: str
+) -> None:
+    scope = new_scope()
+    async with running_worker(client, task_queue):
+        task = await graph_command(client, task_queue, scope, CreateTask(title="trip"))
+        kept = await task_command(
+            client,
+            scope,
+            task,
+            RecordFact(statement="Vienna is where we meet", source="calendar", confidence=0.8),
+        )
+        dropped = await task_command(
+            client,
+            scope,
+            task,
+            RecordFact(statement="Vienna trip is cancelled", source="chat", confidence=0.4),
+        )
+        await task_command(
+            client,
+            scope,
+            task,
+            InvalidateFact(fact_id=dropped, reason="it was not"),
+        )
+        result = await execute_run(
+            client, task_queue, RunRequest(goal="Compare Rome and Vienna", scope=scope)
+        )
+    recalled = next(e for e in result.trace if e.kind is TraceKind.MEMORY_RETRIEVE)
+    included = recalled.data["included"]
+    assert isinstance(included, list)
+    ids = [m["id"] for m in included if isinstance(m, dict)]
+    assert f"fact-{task}-{kept}" in ids and f"fact-{task}-{dropped}" not in ids
+    fact = next(m for m in included if isinstance(m, dict) and m["id"] == f"fact-{task}-{kept}")
+    assert "source calendar; confidence 0.80" in str(fact["text"])

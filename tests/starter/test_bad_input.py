@@ -271,6 +271,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("memory budget word", ("run", "g", "--memory-budget", "lots"), "from 200 to 200000"),
     ("forget nothing named", ("memory", "forget"), "name what to forget"),
     ("memory list limit", ("memory", "list", "--limit", "0"), "a count from 1 to 1000"),
+    ("memory search limit", ("memory", "search", "x", "--limit", "51"), "a count from 1 to 50"),
     ("memory bad tier", ("memory", "list", "--tier", "dreams"), "invalid choice: 'dreams'"),
     ("memory search blank", ("memory", "search", " "), "the text has 1 to"),
     ("memory search scenario", ("memory", "search", "x", "--scenario", "nope"), "unknown scenario"),

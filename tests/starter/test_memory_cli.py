@@ -81,3 +81,20 @@ async def test_a_run_with_no_memory_leaves_no_episode_and_a_small_budget_is_kept
     assert recalled[0]["data"]["used_chars"] <= 250
     code, listed, err = await harness("memory", "list", "--json")
     assert [e["run_id"] for e in json.loads(listed)] == [result["run_id"]]
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "said"),
+    [
+        ("postgresql://u@[bad/db", 2, "HARNESS_MEMORY_URL is not a Postgres URL"),
+        ("postgresql://bob:hunter2@127.0.0.1:1/memory", 3, "cannot be opened"),
+        ("mysql://db/x", 2, "HARNESS_MEMORY_URL must be postgresql://"),
+    ],
+)
+async def test_a_store_that_cannot_be_used_is_one_line_and_its_exit_code(
+    url: str, code: int, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_MEMORY_URL", url)
+    got, _, err = await harness("memory", "list")
+    assert (got, "Traceback" in err, len(err.strip().splitlines())) == (code, False, 1), err
+    assert said in err and "hunter2" not in err
