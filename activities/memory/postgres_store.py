@@ -11,7 +11,13 @@ from typing import Any
 
 import psycopg
 
-from activities.memory.store import StoreConfigError, StoreError, refuse_empty, storable
+from activities.memory.store import (
+    StoreConfigError,
+    StoreError,
+    refuse_empty,
+    storable,
+    where_clause,
+)
 from harness.memory_records import STORED, MemoryFilter, MemoryRecord
 
 STATEMENT_TIMEOUT_MS = 10_000
@@ -63,7 +69,7 @@ class PostgresMemoryStore:
         return MemoryRecord.model_validate_json(rows[0][0], context=STORED) if rows else None
 
     def select(self, where: MemoryFilter, limit: int | None = None) -> list[MemoryRecord]:
-        clause, values = _where(where)
+        clause, values = where_clause(where, "%s")
         sql = f"SELECT body::text FROM harness_memories{clause} ORDER BY at DESC, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -72,7 +78,7 @@ class PostgresMemoryStore:
 
     def forget(self, where: MemoryFilter) -> int:
         refuse_empty(where)
-        clause, values = _where(where)
+        clause, values = where_clause(where, "%s")
         rows = self._run(f"WITH gone AS (DELETE FROM harness_memories{clause} RETURNING 1) "
                          "SELECT count(*) FROM gone", values)  # fmt: skip
         return int(rows[0][0])
@@ -111,20 +117,6 @@ class PostgresMemoryStore:
                     raise StoreError(f"the memory store {self.location} failed: "
                                      f"{_first_line(error)}") from None  # fmt: skip
         raise AssertionError("unreachable")
-
-
-def _where(where: MemoryFilter) -> tuple[str, list[str]]:
-    terms, values = [], []
-    for column, value in (
-        ("id", where.id),
-        ("scope", where.scope),
-        ("session_id", where.session_id),
-        ("tier", where.tier.value if where.tier else None),
-    ):
-        if value is not None:
-            terms.append(f"{column} = %s")
-            values.append(value)
-    return (" WHERE " + " AND ".join(terms) if terms else ""), values
 
 
 def _first_line(error: Exception) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from activities.memory.store import StoreError, refuse_empty, storable
+from activities.memory.store import StoreError, refuse_empty, storable, where_clause
 from harness.memory_records import STORED, MemoryFilter, MemoryRecord
 
 _SCHEMA = """
@@ -75,7 +75,7 @@ class SqliteMemoryStore:
         return MemoryRecord.model_validate_json(row[0], context=STORED) if row else None
 
     def select(self, where: MemoryFilter, limit: int | None = None) -> list[MemoryRecord]:
-        clause, values = _where(where)
+        clause, values = where_clause(where, "?")
         sql = f"SELECT body FROM memories{clause} ORDER BY at DESC, id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -85,24 +85,10 @@ class SqliteMemoryStore:
 
     def forget(self, where: MemoryFilter) -> int:
         refuse_empty(where)
-        clause, values = _where(where)
+        clause, values = where_clause(where, "?")
         with self._using(), self._db:
             return self._db.execute(f"DELETE FROM memories{clause}", values).rowcount
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-def _where(where: MemoryFilter) -> tuple[str, list[str]]:
-    terms, values = [], []
-    for column, value in (
-        ("id", where.id),
-        ("scope", where.scope),
-        ("session_id", where.session_id),
-        ("tier", where.tier.value if where.tier else None),
-    ):
-        if value is not None:
-            terms.append(f"{column} = ?")
-            values.append(value)
-    return (" WHERE " + " AND ".join(terms) if terms else ""), values

@@ -47,3 +47,19 @@ def storable(record: MemoryRecord) -> MemoryRecord:
 def refuse_empty(where: MemoryFilter) -> None:
     if where.is_empty():
         raise StoreError("forget needs an id, a session or a scope: it never forgets everything")
+
+
+def where_clause(where: MemoryFilter, placeholder: str) -> tuple[str, list[str]]:
+    """` WHERE col = ? AND ...` for the filter's fields (no text of the filter in the SQL),
+    with the driver's placeholder, and the values in order."""
+    terms, values = [], []
+    for column, value in (
+        ("id", where.id),
+        ("scope", where.scope),
+        ("session_id", where.session_id),
+        ("tier", where.tier.value if where.tier else None),
+    ):
+        if value is not None:
+            terms.append(f"{column} = {placeholder}")
+            values.append(value)
+    return (" WHERE " + " AND ".join(terms) if terms else ""), values
