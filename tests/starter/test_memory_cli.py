@@ -98,3 +98,25 @@ async def test_a_store_that_cannot_be_used_is_one_line_and_its_exit_code(
     got, _, err = await harness("memory", "list")
     assert (got, "Traceback" in err, len(err.strip().splitlines())) == (code, False, 1), err
     assert said in err and "hunter2" not in err
+
+
+async def test_the_issues_walkthrough_the_second_run_succeeds_at_once_and_its_trace_says_why(
+    client: Client, task_queue: str
+) -> None:
+    """The README's two commands, then `harness trace` of the second run."""
+    async with running_worker(client, task_queue):
+        code, first, err = await harness(
+            "run", "Compare Paris, Atlantis and Tokyo", client=client, task_queue=task_queue
+        )
+        assert code == 0 and "attempts 2" in first, err
+        code, second, err = await harness(
+            "run", "Compare Rome, Atlantis and Vienna", client=client, task_queue=task_queue
+        )
+    assert code == 0 and "attempts 1" in second.splitlines()[-1], err
+    run_id = second.splitlines()[-1].split(" · ")[1].removeprefix("run ")
+    code, trace, err = await harness("trace", run_id, client=client, task_queue=task_queue)
+    assert code == 0, err
+    recalled = [line for line in trace.splitlines() if " memory.retrieve " in line]
+    assert len(recalled) == 1
+    assert "remembered with no data: Atlantis (episode-run-" in recalled[0]
+    assert not [line for line in trace.splitlines() if " node.fail " in line]
