@@ -19,6 +19,7 @@ COPY worker/ worker/
 COPY starter/ starter/
 COPY infra/ infra/
 COPY payments/ payments/
+COPY memory/ memory/
 RUN pip install --no-cache-dir . \
     && rm -rf build ./*.egg-info
 

@@ -17,11 +17,11 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from activities.memory.sqlite_store import SqliteMemoryStore
 from bench.env import BenchError, log
 from bench.report import Measurement, measure
 from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from infra.plugin import HarnessPlugin
+from memory.sqlite_store import SqliteMemoryStore
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
 from worker.app import build_worker

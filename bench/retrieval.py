@@ -20,8 +20,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from activities.memory.activities import MemoryActivities
-from activities.memory.ranking import (
+from bench.env import log
+from bench.report import Measurement, measure
+from bench.retrieval_cases import EPISODES, QUERIES
+from harness.memory_context import MemoryTier
+from harness.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
+from memory.ranking import (
     EMBEDDINGS_ENV,
     Bm25Ranker,
     EmbeddingRanker,
@@ -29,12 +33,8 @@ from activities.memory.ranking import (
     Ranker,
     top,
 )
-from activities.memory.sqlite_store import SqliteMemoryStore
-from bench.env import log
-from bench.report import Measurement, measure
-from bench.retrieval_cases import EPISODES, QUERIES
-from harness.memory_context import MemoryTier
-from harness.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
+from memory.retrieval import rank
+from memory.sqlite_store import SqliteMemoryStore
 from scenarios.cities.data import CITIES
 
 DEFAULT_MEMORIES = 10_000
@@ -94,12 +94,11 @@ def _filled_store(path: Path, count: int) -> SqliteMemoryStore:
 
 def latency_ms(store: SqliteMemoryStore, ranker: Ranker) -> float:
     """The median retrieval, as the activity does it: read the scope, rank, take the best."""
-    activities = MemoryActivities(store, ranker)
     timings = []
     for query, _ in QUERIES[:TIMED_QUERIES]:
         asked = MemoryQuery(run_id="bench", goal=query, scenario="cities", scope="bench")
         started = time.perf_counter()
-        activities.rank(asked, store.select(SCOPE), [])
+        rank(asked, store.select(SCOPE), [], ranker)
         timings.append((time.perf_counter() - started) * 1000)
     return statistics.median(timings)
 

@@ -8,14 +8,14 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from activities.memory import MemoryStore, StoreError, open_store
-from activities.memory.activities import MemoryActivities
-from activities.memory.ranking import default_ranker
-from activities.memory.store import StoreConfigError
 from harness.memory_context import MemoryTier
 from harness.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
 from infra.settings import Settings
-from scenarios import scenario_names
+from memory import MemoryStore, StoreError, open_store
+from memory.ranking import default_ranker
+from memory.retrieval import rank, scenario_facts
+from memory.store import StoreConfigError
+from scenarios import get_scenario, scenario_names
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 
 TEXT_CHARS = 110
@@ -70,7 +70,6 @@ def _list(store: MemoryStore, args: argparse.Namespace) -> int:
 
 
 def _search(store: MemoryStore, args: argparse.Namespace) -> int:
-    activities = MemoryActivities(store, default_ranker())
     query = MemoryQuery(
         run_id="search",
         goal=args.query,
@@ -80,7 +79,10 @@ def _search(store: MemoryStore, args: argparse.Namespace) -> int:
         depth=args.limit,
     )
     stored = store.select(MemoryFilter(scope=args.scope))
-    found = activities.rank(query, stored, activities.scenario_facts(args.scenario))
+    facts = (
+        scenario_facts(args.scenario, get_scenario(args.scenario).facts) if args.scenario else []
+    )
+    found = rank(query, stored, facts, default_ranker())
     if args.json:
         print(found.model_dump_json(indent=2))
         return 0

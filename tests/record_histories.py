@@ -29,7 +29,6 @@ from temporalio.testing import WorkflowEnvironment
 
 import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
-from activities.memory.sqlite_store import SqliteMemoryStore
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest
@@ -41,6 +40,7 @@ from harness.work import TaskBinding
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.signing import public_key, sign
+from memory.sqlite_store import SqliteMemoryStore
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
 from starter.runs import new_run_id, start_run

@@ -8,12 +8,12 @@ import signal
 import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
-from activities.memory import StoreError
 from harness.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
+from memory import StoreError
 from worker.app import build_worker
 
 log = structlog.get_logger()

@@ -20,14 +20,14 @@ from activities import (
     list_tools,
 )
 from activities.llm import ProviderRegistry
-from activities.memory import MemoryStore, open_store
-from activities.memory.activities import MemoryActivities
-from activities.memory.ranking import default_ranker
+from activities.memory import MemoryActivities
 from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
+from memory import MemoryStore, open_store
+from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
 

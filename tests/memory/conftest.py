@@ -10,9 +10,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from activities.memory.postgres_store import PostgresMemoryStore
-from activities.memory.sqlite_store import SqliteMemoryStore
-from activities.memory.store import MemoryStore
+from memory.postgres_store import PostgresMemoryStore
+from memory.sqlite_store import SqliteMemoryStore
+from memory.store import MemoryStore
 from tests.postgres_server import throwaway_cluster
 
 

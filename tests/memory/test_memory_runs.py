@@ -7,7 +7,6 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from activities.memory.sqlite_store import SqliteMemoryStore
 from harness.budget import BudgetLimits
 from harness.errors import ErrorCode
 from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
@@ -15,6 +14,7 @@ from harness.run import MemoryOptions, RunPhase, RunRequest
 from harness.task_commands import InvalidateFact, RecordFact
 from harness.task_graph import CreateTask
 from harness.trace import TraceKind
+from memory.sqlite_store import SqliteMemoryStore
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.starter.test_tasks import graph_command, new_scope, task_command

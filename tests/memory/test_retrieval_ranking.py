@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from activities.memory.activities import MemoryActivities
-from activities.memory.ranking import Bm25Ranker, JaccardRanker, top
-from activities.memory.sqlite_store import SqliteMemoryStore
 from harness.memory_context import MemoryTier, WorkingMemory, assemble
 from harness.memory_records import MemoryQuery, MemoryRecord
+from memory.ranking import Bm25Ranker, JaccardRanker, top
+from memory.retrieval import rank
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -52,7 +51,6 @@ def test_session_episodes_come_first_newest_first_then_similar_episodes_then_fac
             at=T0,
         ),
     ]
-    activities = MemoryActivities(SqliteMemoryStore(tmp_path / "m.db"), Bm25Ranker())
     query = MemoryQuery(
         run_id="r9",
         goal="Compare Rome and Atlantis",
@@ -60,7 +58,7 @@ def test_session_episodes_come_first_newest_first_then_similar_episodes_then_fac
         scope="default",
         session_id="s1",
     )
-    found = activities.rank(query, stored, facts)
+    found = rank(query, stored, facts, Bm25Ranker())
     assert [m.id for m in found.memories] == ["s-new", "s-old", "close", "f-rome"]
     context = assemble(WorkingMemory(goal=query.goal), found.memories)
     assert context.cut.included == ["s-new", "s-old", "close", "f-rome"]
@@ -71,9 +69,8 @@ def test_session_episodes_come_first_newest_first_then_similar_episodes_then_fac
 
 def test_the_runs_own_episode_is_never_its_own_memory(tmp_path: Path) -> None:
     stored = [episode("episode-r9", "Run of 'Compare Rome' ended SUCCEEDED.")]
-    activities = MemoryActivities(SqliteMemoryStore(tmp_path / "m.db"), Bm25Ranker())
     query = MemoryQuery(run_id="r9", goal="Compare Rome", scenario="cities", scope="default")
-    assert activities.rank(query, stored, []).memories == []
+    assert rank(query, stored, [], Bm25Ranker()).memories == []
 
 
 def test_bm25_ranks_the_text_that_shares_the_rare_word_first_and_scales_to_one() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from activities.memory import StoreError, open_store
-from activities.memory.sqlite_store import SqliteMemoryStore
-from activities.memory.store import MemoryStore
 from harness.memory_context import MemoryTier
 from harness.memory_records import MemoryFilter, MemoryRecord
+from memory import StoreError, open_store
+from memory.sqlite_store import SqliteMemoryStore
+from memory.store import MemoryStore
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

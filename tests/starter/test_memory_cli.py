@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.memory.sqlite_store import SqliteMemoryStore
 from harness.memory_records import MemoryFilter
+from memory.sqlite_store import SqliteMemoryStore
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.memory.store import MemoryStore, StoreConfigError
+from memory.store import MemoryStore, StoreConfigError
 
 MEMORY_FILE = "memory.db"
 
@@ -12,15 +12,15 @@ MEMORY_FILE = "memory.db"
 def open_store(url: str | None, state_dir: Path) -> MemoryStore:
     """`postgresql://...` opens Postgres; `sqlite:///PATH` (or nothing) a SQLite file."""
     if not url:
-        from activities.memory.sqlite_store import SqliteMemoryStore
+        from memory.sqlite_store import SqliteMemoryStore
 
         return SqliteMemoryStore(state_dir / MEMORY_FILE)
     if url.startswith("sqlite:///"):
-        from activities.memory.sqlite_store import SqliteMemoryStore
+        from memory.sqlite_store import SqliteMemoryStore
 
         return SqliteMemoryStore(Path(url.removeprefix("sqlite:///")))
     if url.startswith(("postgresql://", "postgres://")):
-        from activities.memory.postgres_store import PostgresMemoryStore
+        from memory.postgres_store import PostgresMemoryStore
 
         return PostgresMemoryStore(url)
     raise StoreConfigError(

@@ -11,14 +11,14 @@ from typing import Any
 
 import psycopg
 
-from activities.memory.store import (
+from harness.memory_records import STORED, MemoryFilter, MemoryRecord
+from memory.store import (
     StoreConfigError,
     StoreError,
     refuse_empty,
     storable,
     where_clause,
 )
-from harness.memory_records import STORED, MemoryFilter, MemoryRecord
 
 STATEMENT_TIMEOUT_MS = 10_000
 _SCHEMA = """

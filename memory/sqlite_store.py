@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from activities.memory.store import StoreError, refuse_empty, storable, where_clause
 from harness.memory_records import STORED, MemoryFilter, MemoryRecord
+from memory.store import StoreError, refuse_empty, storable, where_clause
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import structlog
 from temporalio import activity
 from temporalio.service import RPCError
 
-from activities.memory.ranking import Ranker, top
-from activities.memory.store import MemoryStore
 from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import MEMORY_RECORD_ACTIVITY, MEMORY_RETRIEVE_ACTIVITY
-from harness.memory_context import Memory, MemoryTier
+from harness.memory_context import MemoryTier
 from harness.memory_records import (
     MemoryFilter,
     MemoryQuery,
@@ -28,12 +24,14 @@ from harness.memory_records import (
     MemoryWritten,
     RetrievedMemories,
 )
+from memory.ranking import Ranker
+from memory.retrieval import rank, scenario_facts
+from memory.store import MemoryStore
 from scenarios import all_scenarios
 
 log = structlog.get_logger()
 LEDGER_TASKS_READ = 50
 """Tasks of a scope whose valid facts retrieval reads (the newest first)."""
-_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 class MemoryActivities:
@@ -44,13 +42,9 @@ class MemoryActivities:
         self._ranker = ranker
         self._ledger = ledger
         self._scenario_facts = {
-            scenario.name: _scenario_facts(scenario.name, scenario.facts)
+            scenario.name: scenario_facts(scenario.name, scenario.facts)
             for scenario in all_scenarios()
         }
-
-    def scenario_facts(self, scenario: str | None) -> list[MemoryRecord]:
-        """The scenario's own background facts (none for an unknown or no scenario)."""
-        return list(self._scenario_facts.get(scenario or "", []))
 
     @activity.defn(name=MEMORY_RECORD_ACTIVITY)
     async def record(self, record: MemoryRecord) -> MemoryWritten:
@@ -63,38 +57,10 @@ class MemoryActivities:
         started = time.perf_counter()
         stored = await asyncio.to_thread(self._store.select, MemoryFilter(scope=query.scope))
         ledger_facts = await self._ledger_facts(query.scope)
-        facts = [*self.scenario_facts(query.scenario), *ledger_facts]
-        found = await asyncio.to_thread(self.rank, query, stored, facts)  # off the event loop
+        facts = [*self._scenario_facts.get(query.scenario, []), *ledger_facts]
+        found = await asyncio.to_thread(rank, query, stored, facts, self._ranker)  # off the loop
         found.latency_ms = round((time.perf_counter() - started) * 1000, 3)
         return found
-
-    def rank(
-        self, query: MemoryQuery, stored: Sequence[MemoryRecord], facts: Sequence[MemoryRecord]
-    ) -> RetrievedMemories:
-        """The session's episodes (newest first, up to the depth), then the episodes and the
-        facts most similar to the goal (up to the depth each)."""
-        own = f"episode-{query.run_id}"
-        episodes = [r for r in stored if r.tier is MemoryTier.EPISODIC and r.id != own]
-        facts = [*facts, *(r for r in stored if r.tier is MemoryTier.SEMANTIC)]
-        session = [r for r in episodes if query.session_id and r.session_id == query.session_id]
-        others = [
-            r for r in episodes if not (query.session_id and r.session_id == query.session_id)
-        ]
-        chosen: list[Memory] = []
-        if session:
-            scores = self._ranker.scores(query.goal, [r.text for r in session])
-            newest = sorted(range(len(session)), key=lambda i: session[i].at, reverse=True)
-            chosen += [
-                session[i].memory(scores[i], query.session_id) for i in newest[: query.depth]
-            ]
-        for group in (others, facts):
-            scores = self._ranker.scores(query.goal, [r.text for r in group])
-            chosen += [
-                group[i].memory(scores[i], query.session_id) for i in top(scores, query.depth)
-            ]
-        return RetrievedMemories(
-            memories=chosen, ranker=self._ranker.name, candidates=len(episodes) + len(facts)
-        )
 
     async def _ledger_facts(self, scope: str) -> list[MemoryRecord]:
         """The valid facts of the scope's tasks; a scope with no tasks has none."""
@@ -126,19 +92,3 @@ class MemoryActivities:
                         )
                     )
         return facts
-
-
-def _scenario_facts(scenario: str, facts: Sequence[str]) -> list[MemoryRecord]:
-    return [
-        MemoryRecord(
-            id=f"fact-{scenario}-{index}",
-            tier=MemoryTier.SEMANTIC,
-            scope="*",
-            text=text,
-            scenario=scenario,
-            source=f"scenario {scenario}",
-            confidence=1.0,
-            at=_EPOCH,
-        )
-        for index, text in enumerate(facts, 1)
-    ]
