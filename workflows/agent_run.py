@@ -52,6 +52,7 @@ CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
 WORK_CONTRACT_PATCH = "held-to-scope-contract"
 LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
 ECONOMY_PATCH = "fallback-model-under-pressure"
+GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -97,6 +98,7 @@ class AgentRunWorkflow:
         ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
         ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
+        ctx.given_plan_is_final = workflow.patched(GIVEN_PLAN_FINAL_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace)
         if ctx.economy or ctx.memory is not None:

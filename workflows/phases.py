@@ -194,6 +194,8 @@ class RunPhases:
         ]
         error = f"the plan has {len(issues)} problem(s): {described}"
         state.failed(RunPhase.FAILED_VALIDATION, error, failures)
+        if self._ctx.given_plan_is_final and state.attempt.planned_by == "request":
+            return RunPhase.FAILED_VALIDATION  # the caller's plan: no planner, no question
         return self.recover(FailedPhase.VALIDATING, ErrorClass.VALIDATION)
 
     async def execute(self) -> RunPhase:

@@ -40,6 +40,9 @@ class RunContext:
     """The run reads its scope's contract when it starts (every run, since 0.5)."""
     contract_read_local: bool = False
     """... in a local activity (since the patch that made it one)."""
+    given_plan_is_final: bool = False
+    """A plan the request gives that fails validation ends the run at once (since the patch):
+    it never goes to the planner, nor asks the user."""
     economy: bool = False
     """Under budget pressure (from 0.7) the planner and the writing tools use the fallback
     model (since the patch that brought it)."""
