@@ -76,3 +76,8 @@ def scope_workflow_id(scope: str) -> str:
 def task_workflow_id(scope: str, task_id: str) -> str:
     """The entity workflow of one task: its ledger and its status."""
     return f"{scope}/{task_id}"
+
+
+PROVIDER_NAMES: Final = ("anthropic", "openai", "scripted")
+"""The LLM providers a worker can build (activities.llm.registry), named here so the CLI can
+refuse another name without loading any SDK."""

@@ -22,6 +22,7 @@ async def connect(
         namespace=settings.temporal_namespace,
         api_key=settings.temporal_api_key,
         tls=settings.temporal_tls,
+        rpc_metadata=dict(settings.temporal_rpc_metadata),
         plugins=[HarnessPlugin()],
         interceptors=tracing_interceptors() if tracing else [],
         runtime=runtime,

@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from temporalio.envconfig import ClientConfig, ClientConnectConfig
+from temporalio.service import TLSConfig
 
 DEFAULT_DB = Path(".harness") / "temporal.db"
 """Where `harness server` and `make demo` keep the dev server's SQLite database."""
@@ -19,8 +22,9 @@ DEFAULT_TASK_QUEUE = "durable-harness"
 class Settings:
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
-    temporal_api_key: str | None = None
-    temporal_tls: bool = False
+    temporal_api_key: str | None = field(default=None, repr=False)
+    temporal_tls: bool | TLSConfig = False
+    temporal_rpc_metadata: Mapping[str, str] = field(default_factory=dict)
     task_queue: str = DEFAULT_TASK_QUEUE
     llm_provider: str = "scripted"
     ui_url: str = "http://localhost:8233"
@@ -37,14 +41,20 @@ class Settings:
     """The memory store: postgresql://... for a cluster; unset, SQLite in the state directory."""
 
     @classmethod
-    def from_env(cls) -> Settings:
-        env = os.environ
-        api_key = env.get("TEMPORAL_API_KEY") or None
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The connection as the Temporal CLI and SDK read it (`temporalio.envconfig`: a profile
+        of TEMPORAL_CONFIG_FILE or the default config file, chosen by TEMPORAL_PROFILE, then the
+        TEMPORAL_* variables over it), and the harness's own HARNESS_* settings."""
+        env = os.environ if env is None else env
+        connection = _temporal_connection(env)
+        api_key = connection.get("api_key") or None
+        tls = connection.get("tls") or _flag(env.get("TEMPORAL_TLS")) or api_key is not None
         return cls(
-            temporal_address=env.get("TEMPORAL_ADDRESS", cls.temporal_address),
-            temporal_namespace=env.get("TEMPORAL_NAMESPACE", cls.temporal_namespace),
+            temporal_address=connection.get("target_host") or cls.temporal_address,
+            temporal_namespace=connection.get("namespace") or cls.temporal_namespace,
             temporal_api_key=api_key,
-            temporal_tls=_flag(env.get("TEMPORAL_TLS")) or api_key is not None,
+            temporal_tls=tls,
+            temporal_rpc_metadata=dict(connection.get("rpc_metadata") or {}),
             task_queue=env.get("HARNESS_TASK_QUEUE", cls.task_queue),
             llm_provider=env.get("HARNESS_LLM_PROVIDER", cls.llm_provider),
             ui_url=env.get("HARNESS_UI_URL", cls.ui_url),
@@ -64,6 +74,23 @@ _N = TypeVar("_N", int, float)
 
 class SettingsError(ValueError):
     """A configuration value that cannot be used; the message names the variable."""
+
+
+def _temporal_connection(env: Mapping[str, str]) -> ClientConnectConfig:
+    profile = env.get("TEMPORAL_PROFILE", "").strip() or None
+    config_file = env.get("TEMPORAL_CONFIG_FILE", "").strip() or None
+    try:
+        return ClientConfig.load_client_connect_config(
+            profile=profile, config_file=config_file, override_env_vars=dict(env)
+        )
+    except Exception as error:  # the SDK's own errors: a missing file or profile, bad TOML
+        where = f"profile {profile!r} of " if profile else ""
+        source = config_file or "the default Temporal config file"
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SettingsError(
+            f"the Temporal connection cannot be read from {where}{source} "
+            f"(TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE): {reason}"
+        ) from None
 
 
 def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:

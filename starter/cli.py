@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.bounds import MAX_NAME_CHARS
+from harness.contracts import PROVIDER_NAMES
 from harness.faults import FaultSpec
 from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.run import (
@@ -18,9 +19,11 @@ from harness.run import (
     MAX_MEMORY_CHARS,
     MIN_MEMORY_CHARS,
 )
+from harness.validation import DEFAULT_MAX_NODES
 from infra.process import exit_now
 from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
+from starter.cli_connection import OFFLINE_COMMANDS, add_connection_flags, each_command
 from starter.errors import CliError
 from starter.memory_cli import add_memory_commands
 from starter.rules_cli import add_rules_commands
@@ -54,6 +57,14 @@ def _fault(text: str) -> FaultSpec:
         return FaultSpec.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _provider(text: str) -> str:
+    if text not in PROVIDER_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"unknown provider {text!r}; one of {', '.join(PROVIDER_NAMES)}"
+        )
+    return text
 
 
 def _memory_budget(text: str) -> int:
@@ -128,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--provider",
         metavar="NAME",
+        type=_provider,
         help="LLM provider for this run: scripted, anthropic or openai "
         "(default: the worker's HARNESS_LLM_PROVIDER)",
     )
@@ -144,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="make matching nodes fail N times with CODE (tests and demos)",
     )
     run.add_argument("--max-concurrency", type=_positive, default=DEFAULT_MAX_CONCURRENCY)
+    run.add_argument(
+        "--max-nodes",
+        type=_positive,
+        default=DEFAULT_MAX_NODES,
+        help=f"the most nodes a plan may have (default {DEFAULT_MAX_NODES})",
+    )
     run.add_argument("--max-replans", type=_non_negative, default=DEFAULT_MAX_REPLANS)
     run.add_argument(
         "--no-ask", action="store_true", help="fail instead of asking when the goal lacks facts"
@@ -242,6 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_task_commands(commands)
     add_rules_commands(commands)
     add_memory_commands(commands)
+    add_connection_flags(parser, top=True)
+    for name, command in commands.choices.items():
+        if name not in OFFLINE_COMMANDS:
+            each_command(command, lambda leaf: add_connection_flags(leaf, top=False))
     return parser
 
 

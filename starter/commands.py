@@ -25,6 +25,7 @@ from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import Settings, SettingsError
 from starter import deliveries, history, output, runs, signed_actors
+from starter.cli_connection import connection_environment
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.memory_cli import MEMORY_COMMANDS
@@ -51,6 +52,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             session_id=args.session,
             max_concurrency=args.max_concurrency,
             max_replans=args.max_replans,
+            max_nodes=args.max_nodes,
             plan=plan,
             provider=args.provider,
             limits=limits,
@@ -265,7 +267,7 @@ async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes])
 
 def dispatch(args: argparse.Namespace) -> int:
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(connection_environment(args))
     except SettingsError as error:
         raise CliError(str(error)) from error
     if args.command == "run":

@@ -131,3 +131,10 @@ def test_the_fallback_model_is_read_and_serves_planning_and_writing_under_pressu
     assert models.planning(economy=True) == models.writing(economy=True) == "small-one"
     assert models.planning(economy=False) == vendor.default_models.planner
     assert models.writing(economy=False) == vendor.default_models.worker
+
+
+def test_the_providers_the_cli_knows_are_the_ones_a_worker_can_build() -> None:
+    from activities.llm.registry import FACTORIES
+    from harness.contracts import PROVIDER_NAMES
+
+    assert sorted(FACTORIES) == sorted(PROVIDER_NAMES)

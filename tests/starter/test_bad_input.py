@@ -266,6 +266,8 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("ui port too big", ("server", "--ui-port", "70000"), "is not a port"),
     ("server db nowhere", ("server", "--db", "/proc/nope/x.db"), "cannot keep the server's data"),
     ("unknown command", ("nonsense",), "invalid choice: 'nonsense'"),
+    ("unknown provider", ("run", "g", "--provider", "gemini"), "unknown provider 'gemini'"),
+    ("max nodes zero", ("run", "g", "--max-nodes", "0"), "must be at least 1"),
     # memory
     ("memory budget zero", ("run", "g", "--memory-budget", "0"), "from 200 to 200000"),
     ("memory budget word", ("run", "g", "--memory-budget", "lots"), "from 200 to 200000"),
