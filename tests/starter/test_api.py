@@ -1,0 +1,70 @@
+"""The Python API as an application uses it: the README's script runs as written, and a run
+started through the API waits, is answered and ends like one started by the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from harness.run import RunPhase
+from harness.trace import TraceKind
+from starter.api import Harness
+from tests.support import pending_wait, running_worker
+
+pytestmark = pytest.mark.requires_local_server("runs start with the Harness* search attributes")
+README = (Path(__file__).parent.parent.parent / "README.md").read_text()
+
+
+def _readme_script() -> str:
+    section = README.split("## Use it from Python", 1)[1]
+    return section.split("```python", 1)[1].split("```", 1)[0]
+
+
+async def test_the_readme_script_runs_as_written_and_prints_the_report(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "use_it.py"
+    script.write_text(_readme_script())
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "HARNESS_TASK_QUEUE": task_queue,
+        "PYTHONPATH": str(Path(__file__).parent.parent.parent),
+    }
+    async with running_worker(client, task_queue):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), timeout=90)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert lines[0].startswith("run.start") and any(s.startswith("run.finish") for s in lines)
+    assert any(line.startswith("node.finish pop_tokyo DONE") for line in lines)
+    assert any(line.startswith("SUCCEEDED # City comparison") for line in lines)
+
+
+async def test_a_run_started_through_the_api_is_searchable_answered_and_followed(
+    client: Client, task_queue: str
+) -> None:
+    harness = await Harness.connect(
+        address=client.service_client.config.target_host, task_queue=task_queue
+    )
+    async with running_worker(client, task_queue):
+        run = await harness.start("Compare", scenario="cities")  # names no city: it asks
+        await pending_wait(client.get_workflow_handle(run.run_id), "question-1")
+        assert [w.id for w in await run.waits()] == ["question-1"]
+        receipt = await run.answer("question-1", "Paris and Tokyo", actor="human:ada")
+        assert receipt.accepted
+        kinds = [event.kind async for event in run.progress()]
+        result = await run.result()
+    assert result.status is RunPhase.SUCCEEDED
+    assert kinds[0] is TraceKind.RUN_START and kinds[-1] is TraceKind.RUN_FINISH
+    assert TraceKind.WAIT_DELIVER in kinds
+    described = await client.get_workflow_handle(run.run_id).describe()
+    assert described.search_attributes.get("HarnessScenario") == ["cities"]
