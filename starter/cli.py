@@ -168,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-wait", action="store_true", help="print the run id and return")
     run.add_argument("--json", action="store_true", help="print the RunResult as JSON")
+    run.add_argument(
+        "--quiet", action="store_true", help="no progress lines: only the waits and the report"
+    )
     run.add_argument("--task", metavar="TASK", help="the task the run works on (see harness task)")
     run.add_argument(
         "--scope",

@@ -101,7 +101,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             f"no worker is polling task queue '{settings.task_queue}' yet; "
             "start one with `python -m worker` (the run waits for it)"
         )
-    result = await runs.wait_for_result(client, run_id)
+    result = await runs.wait_for_result(client, run_id, quiet=args.quiet)
     if args.json:
         output.emit_json(result.model_dump(mode="json"))
     else:

@@ -15,6 +15,7 @@ from harness.run import RunPhase, RunRequest, RunResult, RunStatus
 from harness.wait_book import WaitStatus
 from infra.client import connect
 from infra.settings import Settings
+from starter import progress
 from starter.deliveries import describe_wait
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from starter.output import note
@@ -145,16 +146,21 @@ async def has_worker(client: Client, task_queue: str) -> bool:
     return len(response.pollers) > 0
 
 
-async def wait_for_result(client: Client, run_id: str) -> RunResult:
-    """Wait for the run's result, telling the user about every wait it opens meanwhile."""
+async def wait_for_result(client: Client, run_id: str, *, quiet: bool = False) -> RunResult:
+    """Wait for the run's result, showing its progress meanwhile (starter.progress), or with
+    `quiet` only the waits it opens."""
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
-    watcher = asyncio.create_task(_announce_waits(client, run_id))
+    shown = progress.Progress(client, run_id)
+    watcher = asyncio.create_task(_announce_waits(client, run_id) if quiet else shown.follow())
     try:
-        return await result_of(client, handle)
+        result = await result_of(client, handle)
     except WorkflowFailureError as error:
         raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
     finally:
         watcher.cancel()
+    if not quiet:
+        shown.show(result.trace)
+    return result
 
 
 async def _announce_waits(client: Client, run_id: str) -> None:

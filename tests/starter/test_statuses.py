@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from harness.run import RunPhase
 from starter.dev_server import temporal_binary
-from tests.factories import delay, synthetic_plan
+from tests.factories import collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 
@@ -45,7 +45,7 @@ async def test_each_ending_shows_its_own_status_in_temporal_and_keeps_its_result
 ) -> None:
     tag = f"st{uuid.uuid4().hex[:6]}"
     ids = {name: f"{tag}-{name}" for name in ("ok", "failed", "budget", "cancelled")}
-    long_plan = synthetic_plan(delay("long", 600_000))
+    long_plan = synthetic_plan(delay("long", 600_000), collect("end", ["long"]))
     plan_file = str(tmp_path / "long.json")
     (tmp_path / "long.json").write_text(long_plan.model_dump_json())
     async with running_worker(client, task_queue):

@@ -1,0 +1,90 @@
+"""`harness run` off a terminal: plain progress lines on stderr, in the trace's order (a retry,
+a wait and its delivery, a skip), while stdout keeps only the result; `--quiet` shows none."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from harness.contracts import APPROVE_UPDATE
+from harness.deliveries import ApprovalRequest
+from harness.errors import ErrorCode
+from starter.progress import SHOWN
+from tests.factories import collect, delay, node, synthetic_plan
+from tests.starter.test_cli import HARNESS
+from tests.support import deliver_update, pending_wait, running_worker
+
+pytestmark = pytest.mark.requires_local_server("`harness run` sets the Harness* search attributes")
+
+
+def _plan_file(tmp_path: Path) -> str:
+    plan = synthetic_plan(
+        delay("slow", 1500),
+        delay("flaky", 10),
+        node("change", "side_effect", target="prod"),
+        node("doomed", "fail", deps=["change"], code=ErrorCode.POLICY_VIOLATION.value),
+        delay("after", 10, deps=["doomed"]),
+        collect("final", ["slow", "flaky", "change", "after"]),
+    )
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json())
+    return str(path)
+
+
+async def _run(client: Client, task_queue: str, *args: str) -> asyncio.subprocess.Process:
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "HARNESS_TASK_QUEUE": task_queue,
+    }
+    return await asyncio.create_subprocess_exec(
+        HARNESS, "run", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def test_progress_lines_follow_the_trace_with_a_retry_a_wait_and_a_skip(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    args = ("g", "--scenario", "synthetic", "--plan", _plan_file(tmp_path), "--id", "progress-1",
+            "--fault", "delay:flaky=RATE_LIMITED*1", "--max-replans", "0", "--json")  # fmt: skip
+    async with running_worker(client, task_queue):
+        process = await _run(client, task_queue, *args)
+        handle = client.get_workflow_handle("progress-1")
+        for _ in range(200):  # the command starts the run in its own time
+            try:
+                await handle.describe()
+                break
+            except RPCError:
+                await asyncio.sleep(0.05)
+        wait = await pending_wait(handle, "approve-change")
+        await asyncio.sleep(1.5)  # the `waiting:` line is printed from the waits query
+        await deliver_update(
+            handle, APPROVE_UPDATE, ApprovalRequest(wait_id=wait.id, actor="human:ada")
+        )
+        out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    result = json.loads(out)  # stdout: the RunResult only
+    lines = err.decode().splitlines()
+    progress = [line.split()[1] for line in lines if line.strip()[:1].isdigit()]
+    expected = [e["kind"] for e in result["trace"] if e["kind"] in {k.value for k in SHOWN}]
+    assert progress == expected
+    assert {"node.retry", "wait.deliver", "node.skip", "node.fail"} <= set(progress)
+    waiting = next(i for i, line in enumerate(lines) if line.startswith("waiting: "))
+    delivered = next(i for i, line in enumerate(lines) if " wait.deliver " in line)
+    assert waiting < delivered and "progress-1  approve-change  APPROVAL" in lines[waiting]
+
+
+async def test_quiet_shows_no_progress_lines(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    async with running_worker(client, task_queue):
+        process = await _run(client, task_queue, "Compare Paris and Tokyo", "--quiet")
+        out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0 and "SUCCEEDED" in out.decode()
+    assert not [line for line in err.decode().splitlines() if " node." in line]
