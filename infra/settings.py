@@ -57,7 +57,8 @@ class Settings:
             temporal_rpc_metadata=dict(connection.get("rpc_metadata") or {}),
             task_queue=env.get("HARNESS_TASK_QUEUE", cls.task_queue),
             llm_provider=env.get("HARNESS_LLM_PROVIDER", cls.llm_provider),
-            ui_url=env.get("HARNESS_UI_URL", cls.ui_url),
+            ui_url=env.get("HARNESS_UI_URL", "").strip()
+            or ui_url_for(connection.get("target_host") or cls.temporal_address),
             state_dir=Path(env.get("HARNESS_STATE_DIR", str(cls.state_dir))),
             max_tokens=_number(env, "HARNESS_MAX_TOKENS", int),
             max_tool_calls=_number(env, "HARNESS_MAX_TOOL_CALLS", int),
@@ -74,6 +75,19 @@ _N = TypeVar("_N", int, float)
 
 class SettingsError(ValueError):
     """A configuration value that cannot be used; the message names the variable."""
+
+
+UI_PORT_OFFSET = 1000
+"""The dev server's UI listens on its frontend port + 1000 unless told otherwise (7233 ->
+8233), as `harness server` and `make demo` start it, and as compose publishes it."""
+
+
+def ui_url_for(address: str) -> str:
+    """The Temporal UI of the server at `address`, by the dev server's own rule."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or int(port) + UI_PORT_OFFSET > 65535:
+        return Settings.ui_url
+    return f"http://{host}:{int(port) + UI_PORT_OFFSET}"
 
 
 def _temporal_connection(env: Mapping[str, str]) -> ClientConnectConfig:

@@ -250,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     server = commands.add_parser("server", help="run the embedded Temporal dev server")
     server.add_argument("--port", type=_port, default=7233)
-    server.add_argument("--ui-port", type=_port, default=8233)
+    server.add_argument(
+        "--ui-port", type=_port, default=None, help="the Web UI's port (default: --port + 1000)"
+    )
     server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
 
     codec = commands.add_parser(

@@ -23,7 +23,7 @@ from harness.validation import ValidationReport, validate_plan
 from harness.work import TaskBinding
 from infra.client import connect
 from infra.process import die_with_parent
-from infra.settings import Settings, SettingsError
+from infra.settings import UI_PORT_OFFSET, Settings, SettingsError
 from starter import deliveries, history, output, runs, signed_actors
 from starter.cli_connection import connection_environment
 from starter.dev_server import dev_server_command, register_search_attributes
@@ -218,6 +218,10 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace, settings: Settings) -> int:
+    if args.ui_port is None:
+        args.ui_port = args.port + UI_PORT_OFFSET
+        if args.ui_port > 65535:
+            raise CliError(f"--port {args.port} leaves no UI port above it; give --ui-port")
     try:
         command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
     except OSError as error:

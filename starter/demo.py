@@ -20,7 +20,7 @@ from pathlib import Path
 
 from infra.client import connect
 from infra.process import exit_now
-from infra.settings import DEFAULT_DB, Settings
+from infra.settings import DEFAULT_DB, UI_PORT_OFFSET, Settings
 from payments.api import DEFAULT_PORT, DEFAULT_URL, PaymentsClient
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter import cli, commands, runs
@@ -64,7 +64,8 @@ async def ensure_services(settings: Settings) -> None:
             raise CliError(
                 f"cannot reach Temporal at {settings.temporal_address}", EXIT_UNAVAILABLE
             )
-        command = dev_server_command(int(port), 8233, DEFAULT_DB, settings.temporal_namespace)
+        ui_port = int(port) + UI_PORT_OFFSET
+        command = dev_server_command(int(port), ui_port, DEFAULT_DB, settings.temporal_namespace)
         _spawn("server", command, settings.state_dir)
         await _wait_until("the Temporal dev server", lambda: _reachable(settings))
     client = await connect(settings)
