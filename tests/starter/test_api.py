@@ -14,6 +14,7 @@ from temporalio.client import Client
 from harness.run import RunPhase
 from harness.trace import TraceKind
 from starter.api import Harness
+from starter.run_results import result_of
 from tests.support import pending_wait, running_worker
 
 pytestmark = pytest.mark.requires_local_server("runs start with the Harness* search attributes")
@@ -68,3 +69,34 @@ async def test_a_run_started_through_the_api_is_searchable_answered_and_followed
     assert TraceKind.WAIT_DELIVER in kinds
     described = await client.get_workflow_handle(run.run_id).describe()
     assert described.search_attributes.get("HarnessScenario") == ["cities"]
+
+
+def _webhook_snippet() -> str:
+    section = README.split("A webhook receiver needs only a Temporal client.", 1)[1]
+    return section.split("```python", 1)[1].split("```", 1)[0]
+
+
+async def test_the_readme_webhook_snippet_reaches_the_run_through_the_projects_settings(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snippet connects with the project's settings and its signal completes a job."""
+    from harness.run import RunRequest
+    from tests.factories import collect, node, synthetic_plan
+    from tests.support import start_run
+
+    monkeypatch.setenv("TEMPORAL_ADDRESS", client.service_client.config.target_host)
+    namespace: dict[str, object] = {}
+    exec(compile(_webhook_snippet(), "README webhook", "exec"), namespace)
+    on_payment_webhook = namespace["on_payment_webhook"]
+    plan = synthetic_plan(node("job", "start_job", job="paid"), collect("end", ["job"]))
+    async with running_worker(client, task_queue):
+        handle = await start_run(
+            client, task_queue, RunRequest(goal="pay", scenario="synthetic", plan=plan)
+        )
+        wait = await pending_wait(handle, "op-job")
+        body = {"run_id": handle.id, "operation_id": wait.operation_id, "outcome": {"ok": 1}}
+        await on_payment_webhook(body)  # type: ignore[operator]
+        result = await result_of(client, handle)
+    assert result.status is RunPhase.SUCCEEDED
+    job = next(n for n in result.nodes if n.id == "job")
+    assert isinstance(job.result, dict) and job.result["outcome"] == {"ok": 1}
