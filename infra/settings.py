@@ -37,6 +37,9 @@ class Settings:
     """The server-side rate limit of model calls, shared by every worker of the task queue."""
     metrics_address: str | None = None
     """HOST:PORT where a worker serves Prometheus metrics (the SDK's and the harness's)."""
+    shutdown_grace_seconds: float = 30.0
+    """How long a stopping worker lets its running activities finish (a model call mid-flight
+    is not cancelled and paid for twice); compose's stop_grace_period is longer."""
     memory_url: str | None = None
     """The memory store: postgresql://... for a cluster; unset, SQLite in the state directory."""
 
@@ -67,6 +70,8 @@ class Settings:
             llm_activities_per_second=_number(env, "HARNESS_LLM_ACTIVITIES_PER_SECOND", float),
             metrics_address=_address(env, "HARNESS_METRICS_ADDRESS"),
             memory_url=_memory_url(env, "HARNESS_MEMORY_URL"),
+            shutdown_grace_seconds=_number(env, "HARNESS_SHUTDOWN_GRACE_SECONDS", float)
+            or cls.shutdown_grace_seconds,
         )
 
 
@@ -91,6 +96,9 @@ def ui_url_for(address: str) -> str:
 
 
 def _temporal_connection(env: Mapping[str, str]) -> ClientConnectConfig:
+    """An empty TEMPORAL_* variable counts as unset (compose passes `${X:-}` through), never as
+    a value: an empty TEMPORAL_TLS would otherwise turn TLS on."""
+    env = {k: v for k, v in env.items() if v.strip() or not k.startswith("TEMPORAL_")}
     profile = env.get("TEMPORAL_PROFILE", "").strip() or None
     config_file = env.get("TEMPORAL_CONFIG_FILE", "").strip() or None
     try:

@@ -15,7 +15,7 @@ no visibility store (no search attributes, no listing runs) and skips ahead of r
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from temporalio.client import Client
@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
+from tests.postgres_server import throwaway_cluster
 from workflows import search_attributes
 
 LOCAL = "local"
@@ -121,3 +122,14 @@ def own_state_dir(
     of the test's own: what one test's runs remember never changes another's plans."""
     monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
     monkeypatch.delenv("HARNESS_MEMORY_URL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real, throwaway Postgres cluster for the session (tests.postgres_server); skipped,
+    with the reason, where the server binaries are not installed."""
+    try:
+        with throwaway_cluster() as url:
+            yield url
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))

@@ -9,16 +9,25 @@ whatever the shell running the tests exports.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
 import tomllib
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from temporalio.client import Client
+
+from harness.run import RunPhase, RunRequest
+from starter.run_results import result_of
+from workflows import AgentRunWorkflow
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -366,6 +375,15 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "HARNESS_MEMORY_URL": "postgresql://temporal:temporal@postgresql:5432/harness_memory",
         "ANTHROPIC_API_KEY": "",
         "OPENAI_API_KEY": "",
+        "TEMPORAL_API_KEY": "",
+        "TEMPORAL_TLS": "",
+        "ANTHROPIC_BASE_URL": "",
+        "OPENAI_BASE_URL": "",
+        "HARNESS_PLANNER_MODEL": "",
+        "HARNESS_WORKER_MODEL": "",
+        "HARNESS_JUDGE_MODEL": "",
+        "HARNESS_FALLBACK_MODEL": "",
+        "HARNESS_SHUTDOWN_GRACE_SECONDS": "30",
     }
     raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))
     raw_env = raw["services"]["worker"]["environment"]
@@ -561,3 +579,50 @@ def test_one_payment_service_with_a_durable_ledger_serves_every_worker() -> None
     url = environment("worker")["HARNESS_PAYMENTS_URL"]
     assert url == "http://payments:8642" and "payments" in compose()["services"]
     assert "8642/health" in " ".join(payments["healthcheck"]["test"])
+
+
+def test_the_server_reads_the_dynamic_config_file_the_repo_keeps() -> None:
+    env = environment("temporal")
+    assert env["DYNAMIC_CONFIG_FILE_PATH"] == "config/dynamicconfig/development.yaml"
+    assert (
+        "./infra/dynamicconfig:/etc/temporal/config/dynamicconfig:ro"
+        in service("temporal")["volumes"]
+    )
+    config = yaml.safe_load((ROOT / "infra" / "dynamicconfig" / "development.yaml").read_text())
+    assert config["system.enableActivityEagerExecution"] == [{"value": True}]
+
+
+def test_workers_drain_before_docker_kills_them() -> None:
+    grace = float(environment("worker")["HARNESS_SHUTDOWN_GRACE_SECONDS"])
+    stop = service("worker")["stop_grace_period"]
+    assert stop.endswith("s") and float(stop[:-1]) > grace
+
+
+@pytest.mark.requires_local_server("a worker process in real time")
+async def test_a_worker_started_from_the_compose_environment_works_a_run(
+    client: Client, task_queue: str, postgres_url: str
+) -> None:
+    """The service's own environment, with only what names the compose network replaced:
+    the Temporal address and the memory database (a real Postgres here)."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "HARNESS_"))},
+        **environment("worker"),
+        "HARNESS_TEMPORAL_ADDRESS": "unused",
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "HARNESS_MEMORY_URL": postgres_url,
+        "HARNESS_TASK_QUEUE": task_queue,
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        handle = await client.start_workflow(
+            AgentRunWorkflow.run, RunRequest(goal="Compare Paris and Tokyo"),
+            id=f"compose-{uuid.uuid4().hex[:8]}", task_queue=task_queue,
+        )  # fmt: skip
+        result = await asyncio.wait_for(result_of(client, handle), timeout=60)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=60)
+    assert result.status is RunPhase.SUCCEEDED
+    assert worker.returncode == 0, err.decode()

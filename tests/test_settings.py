@@ -28,6 +28,14 @@ def test_a_profile_of_the_config_file_is_read_and_a_variable_overrides_it(tmp_pa
     assert Settings.from_env(env | {"TEMPORAL_NAMESPACE": "other"}).temporal_namespace == "other"
 
 
+def test_an_empty_temporal_variable_counts_as_unset() -> None:
+    settings = Settings.from_env(
+        {"TEMPORAL_TLS": "", "TEMPORAL_API_KEY": " ", "TEMPORAL_ADDRESS": ""}
+    )
+    assert (settings.temporal_tls, settings.temporal_api_key) == (False, None)
+    assert settings.temporal_address == "localhost:7233"
+
+
 def test_an_api_key_turns_tls_on_and_never_shows_in_the_settings_repr() -> None:
     settings = Settings.from_env({"TEMPORAL_API_KEY": "secret-key-1234"})
     assert settings.temporal_tls is True

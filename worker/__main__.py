@@ -28,6 +28,7 @@ async def serve(settings: Settings) -> None:
         settings.task_queue,
         providers,
         llm_activities_per_second=settings.llm_activities_per_second,
+        shutdown_grace_seconds=settings.shutdown_grace_seconds,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

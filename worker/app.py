@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import timedelta
 from types import TracebackType
 
 from temporalio.client import Client
@@ -86,12 +87,15 @@ def build_worker(
     services: Mapping[str, object] | None = None,
     llm_activities_per_second: float | None = None,
     memory: MemoryStore | None = None,
+    shutdown_grace_seconds: float | None = None,
 ) -> HarnessWorker:
     """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
     by the Temporal server for every worker of the queue together (the last worker to start
     sets it); None leaves them unlimited. `memory` is the store of episodes and facts, shared
     by every worker; None opens the one the environment names (HARNESS_MEMORY_URL, else SQLite
-    in the state directory), which the worker closes when it stops."""
+    in the state directory), which the worker closes when it stops. `shutdown_grace_seconds`:
+    how long a stop lets running activities finish (None: the SDK's, no wait)."""
+    grace = timedelta(seconds=shutdown_grace_seconds) if shutdown_grace_seconds else None
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
@@ -123,6 +127,7 @@ def build_worker(
             remembering.record,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+        graceful_shutdown_timeout=grace or timedelta(),
     )
     llm_worker = Worker(
         client,
@@ -131,5 +136,6 @@ def build_worker(
         workflows=[],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         max_task_queue_activities_per_second=llm_activities_per_second,
+        graceful_shutdown_timeout=grace or timedelta(),
     )
     return HarnessWorker(run_worker, llm_worker, opened)

@@ -13,16 +13,6 @@ import pytest
 from memory.postgres_store import PostgresMemoryStore
 from memory.sqlite_store import SqliteMemoryStore
 from memory.store import MemoryStore
-from tests.postgres_server import throwaway_cluster
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    try:
-        with throwaway_cluster() as url:
-            yield url
-    except FileNotFoundError as missing:
-        pytest.skip(str(missing))
 
 
 @pytest.fixture
