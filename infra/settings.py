@@ -7,10 +7,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from temporalio.envconfig import ClientConfig, ClientConnectConfig
-from temporalio.service import TLSConfig
+if TYPE_CHECKING:  # the SDK loads at connection time, not for `harness --help`
+    from temporalio.envconfig import ClientConnectConfig
+    from temporalio.service import TLSConfig
 
 DEFAULT_DB = Path(".harness") / "temporal.db"
 """Where `harness server` and `make demo` keep the dev server's SQLite database."""
@@ -98,6 +99,8 @@ def ui_url_for(address: str) -> str:
 def _temporal_connection(env: Mapping[str, str]) -> ClientConnectConfig:
     """An empty TEMPORAL_* variable counts as unset (compose passes `${X:-}` through), never as
     a value: an empty TEMPORAL_TLS would otherwise turn TLS on."""
+    from temporalio.envconfig import ClientConfig
+
     env = {k: v for k, v in env.items() if v.strip() or not k.startswith("TEMPORAL_")}
     profile = env.get("TEMPORAL_PROFILE", "").strip() or None
     config_file = env.get("TEMPORAL_CONFIG_FILE", "").strip() or None
