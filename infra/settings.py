@@ -52,7 +52,8 @@ class Settings:
         env = os.environ if env is None else env
         connection = _temporal_connection(env)
         api_key = connection.get("api_key") or None
-        tls = connection.get("tls") or _flag(env.get("TEMPORAL_TLS")) or api_key is not None
+        tls = connection.get("tls") or False  # the SDK's rule: an API key turns it on, unless
+        # TEMPORAL_TLS=false or the profile's tls says otherwise
         return cls(
             temporal_address=connection.get("target_host") or cls.temporal_address,
             temporal_namespace=connection.get("namespace") or cls.temporal_namespace,
@@ -71,8 +72,7 @@ class Settings:
             llm_activities_per_second=_number(env, "HARNESS_LLM_ACTIVITIES_PER_SECOND", float),
             metrics_address=_address(env, "HARNESS_METRICS_ADDRESS"),
             memory_url=_memory_url(env, "HARNESS_MEMORY_URL"),
-            shutdown_grace_seconds=_number(env, "HARNESS_SHUTDOWN_GRACE_SECONDS", float)
-            or cls.shutdown_grace_seconds,
+            shutdown_grace_seconds=_grace(env, "HARNESS_SHUTDOWN_GRACE_SECONDS"),
         )
 
 
@@ -104,6 +104,8 @@ def _temporal_connection(env: Mapping[str, str]) -> ClientConnectConfig:
     env = {k: v for k, v in env.items() if v.strip() or not k.startswith("TEMPORAL_")}
     profile = env.get("TEMPORAL_PROFILE", "").strip() or None
     config_file = env.get("TEMPORAL_CONFIG_FILE", "").strip() or None
+    if config_file is not None and not Path(config_file).is_file():
+        raise SettingsError(f"TEMPORAL_CONFIG_FILE={config_file} is not a file")
     try:
         return ClientConfig.load_client_connect_config(
             profile=profile, config_file=config_file, override_env_vars=dict(env)
@@ -131,6 +133,20 @@ def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:
     return value
 
 
+def _grace(env: Mapping[str, str], name: str) -> float:
+    """Seconds, 0 included (a stop that does not wait)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return Settings.shutdown_grace_seconds
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name}={raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise SettingsError(f"{name} must be 0 or more seconds, got {raw}")
+    return value
+
+
 def _address(env: Mapping[str, str], name: str) -> str | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -151,7 +167,3 @@ def _memory_url(env: Mapping[str, str], name: str) -> str | None:
             f"{name} must be postgresql://USER@HOST:PORT/DB or sqlite:///PATH, not {scheme}…"
         )
     return raw
-
-
-def _flag(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}

@@ -19,7 +19,7 @@ from pathlib import Path
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.process import exit_now
-from infra.settings import Settings
+from infra.settings import Settings, SettingsError
 from infra.signing import KeyFileError, read_private_key
 from payments.api import DEFAULT_PORT
 from payments.callbacks import Outbox
@@ -65,6 +65,9 @@ async def _report_outcomes(
         try:
             client = await connect(Settings.from_env())
             break
+        except SettingsError as error:  # no retry can mend a configuration
+            log.error("the outbox cannot connect: %s", error)
+            return
         except RuntimeError as error:
             log.warning("Temporal not reachable yet (%s); retrying", error)
             await asyncio.sleep(CONNECT_RETRY_SECONDS)

@@ -17,11 +17,18 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import JsonValue
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
+from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
@@ -31,6 +38,7 @@ from harness.wait_book import Decision, DeliveryReceipt, Wait
 from infra.settings import Settings, SettingsError
 from starter import runs
 from starter.errors import CliError
+from starter.progress import new_events
 from starter.run_results import result_of
 from workflows import AgentRunWorkflow
 
@@ -40,8 +48,8 @@ PROGRESS_POLL_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class Harness:
-    client: Client
-    settings: Settings
+    client: Client = field(repr=False)
+    settings: Settings = field(repr=False)  # it may hold TLS keys
 
     @classmethod
     async def connect(
@@ -94,7 +102,10 @@ class Run:
 
     async def result(self) -> RunResult:
         """The RunResult once the run ends, whatever its ending."""
-        return await result_of(self.harness.client, self._handle)
+        try:
+            return await result_of(self.harness.client, self._handle)
+        except WorkflowFailureError as error:
+            raise CliError(f"run {self.run_id} failed inside Temporal: {error.cause}") from error
 
     async def status(self) -> RunStatus | RunResult:
         """The live status of a running run; the result of a finished one."""
@@ -109,17 +120,31 @@ class Run:
         return found
 
     async def progress(self) -> AsyncIterator[TraceEvent]:
-        """Each trace event once, in order, as the run records it, until the run ends. Polls
-        a query (nothing in history), every PROGRESS_POLL_SECONDS."""
-        seen = 0
+        """Each trace event once, as the run records it, until its workflow closes (however it
+        closes: finished, terminated, timed out). Polls a query (nothing in history) every
+        PROGRESS_POLL_SECONDS; a run not started yet, or a failing workflow task, is asked
+        again."""
+        shown: set[str] = set()
         while True:
-            events = await self.trace()
-            for event in events[seen:]:
+            closed = await self._closed()
+            try:
+                events = await self.trace()
+            except (RPCError, WorkflowQueryFailedError):
+                events = []
+            for event in new_events(events, shown):
                 yield event
-            seen = len(events)
-            if events and events[-1].kind.value == "run.finish":
+            if closed:
                 return
             await asyncio.sleep(PROGRESS_POLL_SECONDS)
+
+    async def _closed(self) -> bool:
+        try:
+            description = await self._handle.describe()
+        except RPCError as error:
+            if error.status is RPCStatusCode.NOT_FOUND:
+                raise CliError(f"no run with id '{self.run_id}'") from error
+            return False
+        return description.status is not WorkflowExecutionStatus.RUNNING
 
     async def approve(
         self, wait_id: str, actor: str, *, reject: bool = False, comment: str | None = None

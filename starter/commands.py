@@ -233,7 +233,13 @@ def _server(args: argparse.Namespace, settings: Settings) -> int:
     server = subprocess.Popen(command, preexec_fn=die_with_parent())
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     try:
-        address = dataclasses.replace(settings, temporal_address=f"127.0.0.1:{args.port}")
+        address = dataclasses.replace(  # the dev server just started: plain, local, no key
+            settings,
+            temporal_address=f"127.0.0.1:{args.port}",
+            temporal_tls=False,
+            temporal_api_key=None,
+            temporal_rpc_metadata={},
+        )
         asyncio.run(_register_when_up(address, server))
         return server.wait()
     except KeyboardInterrupt:

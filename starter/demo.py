@@ -20,7 +20,7 @@ from pathlib import Path
 
 from infra.client import connect
 from infra.process import exit_now
-from infra.settings import DEFAULT_DB, UI_PORT_OFFSET, Settings
+from infra.settings import DEFAULT_DB, UI_PORT_OFFSET, Settings, SettingsError
 from payments.api import DEFAULT_PORT, DEFAULT_URL, PaymentsClient
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter import cli, commands, runs
@@ -118,7 +118,11 @@ def main() -> None:
         "--stop", action="store_true", help="stop the server, payment service and worker"
     )
     args = parser.parse_args()
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"demo: {error}", file=sys.stderr)
+        exit_now(2)
     if args.stop:
         stop(settings)
         return

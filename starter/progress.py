@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from harness.trace import TraceEvent, TraceKind
@@ -56,7 +56,9 @@ class Progress:
     def __init__(self, client: Client, run_id: str) -> None:
         self._handle = client.get_workflow_handle(run_id)
         self._run_id = run_id
-        self._shown = 0
+        self._shown: set[str] = set()
+        """Events already shown, by their whole content: the trace is kept in time order, so
+        an event (a retry, stamped when it began) can land before ones shown already."""
         self._announced: set[str] = set()
 
     async def follow(self) -> None:
@@ -66,8 +68,8 @@ class Progress:
             try:
                 events = await self._handle.query(AgentRunWorkflow.trace)
                 waits = await self._handle.query(AgentRunWorkflow.waits)
-            except RPCError:
-                continue
+            except (RPCError, WorkflowQueryFailedError):
+                continue  # not started yet, or a workflow task that failed: ask again
             self.show(events)
             for wait in waits:
                 if wait.status is WaitStatus.PENDING and wait.id not in self._announced:
@@ -76,7 +78,17 @@ class Progress:
 
     def show(self, events: list[TraceEvent]) -> None:
         """The events not shown yet: after the last poll, the rest come from the result."""
-        for event in events[self._shown :]:
+        for event in new_events(events, self._shown):
             if event.kind in SHOWN:
                 note(progress_line(event, events[0]))
-        self._shown = max(self._shown, len(events))
+
+
+def new_events(events: list[TraceEvent], shown: set[str]) -> list[TraceEvent]:
+    """The events not in `shown`, in trace order; `shown` takes them."""
+    fresh = []
+    for event in events:
+        key = event.model_dump_json()
+        if key not in shown:
+            shown.add(key)
+            fresh.append(event)
+    return fresh

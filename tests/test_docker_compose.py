@@ -607,7 +607,6 @@ async def test_a_worker_started_from_the_compose_environment_works_a_run(
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "HARNESS_"))},
         **environment("worker"),
-        "HARNESS_TEMPORAL_ADDRESS": "unused",
         "TEMPORAL_ADDRESS": client.service_client.config.target_host,
         "HARNESS_MEMORY_URL": postgres_url,
         "HARNESS_TASK_QUEUE": task_queue,

@@ -53,3 +53,19 @@ def test_an_api_key_turns_tls_on_and_never_shows_in_the_settings_repr() -> None:
 def test_a_setting_that_cannot_be_used_names_its_variable(env: dict[str, str], said: str) -> None:
     with pytest.raises(SettingsError, match=said):
         Settings.from_env(env)
+
+
+def test_tls_follows_the_sdks_rule_an_api_key_turns_it_on_unless_told_otherwise() -> None:
+    assert Settings.from_env({"TEMPORAL_API_KEY": "k"}).temporal_tls is True
+    assert (
+        Settings.from_env({"TEMPORAL_API_KEY": "k", "TEMPORAL_TLS": "false"}).temporal_tls is False
+    )
+
+
+def test_a_config_file_that_is_not_there_is_said_even_without_a_profile(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match=r"TEMPORAL_CONFIG_FILE=.* is not a file"):
+        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(tmp_path / "none.toml")})
+
+
+def test_a_shutdown_grace_of_zero_is_a_stop_that_does_not_wait() -> None:
+    assert Settings.from_env({"HARNESS_SHUTDOWN_GRACE_SECONDS": "0"}).shutdown_grace_seconds == 0

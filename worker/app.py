@@ -4,6 +4,7 @@ write), which carries the server-side rate limit toward the providers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from datetime import timedelta
@@ -70,14 +71,19 @@ class HarnessWorker:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        """Both workers stop at once, so a drain takes the grace period once, not twice."""
         try:
-            await self.llm_worker.__aexit__(kind, error, traceback)
+            stopped = await asyncio.gather(
+                self.llm_worker.__aexit__(kind, error, traceback),
+                self.run_worker.__aexit__(kind, error, traceback),
+                return_exceptions=True,
+            )
         finally:
-            try:
-                await self.run_worker.__aexit__(kind, error, traceback)
-            finally:
-                if self.opened is not None:
-                    self.opened.close()
+            if self.opened is not None:
+                self.opened.close()
+        for outcome in stopped:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
 
 def build_worker(
