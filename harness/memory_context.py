@@ -93,11 +93,7 @@ class MemoryContext(BaseModel):
 
     def remembered_missing(self, scenario: str) -> list[str]:
         """Entities that included episodes of this scenario found no data for."""
-        names: list[str] = []
-        for memory in self.memories:
-            if memory.tier is MemoryTier.EPISODIC and memory.scenario == scenario:
-                names += [name for name in memory.missing if name not in names]
-        return names
+        return list(self.remembered_from(scenario))
 
 
 def ordered(memories: list[Memory]) -> list[Memory]:

@@ -91,14 +91,6 @@ class MemoryFilter(BaseModel):
     def is_empty(self) -> bool:
         return self.id is None and self.scope is None and self.session_id is None
 
-    def matches(self, record: MemoryRecord) -> bool:
-        return (
-            (self.id is None or record.id == self.id)
-            and (self.scope is None or record.scope == self.scope)
-            and (self.session_id is None or record.session_id == self.session_id)
-            and (self.tier is None or record.tier is self.tier)
-        )
-
 
 def _redacted(value: Any) -> Any:
     if isinstance(value, str):

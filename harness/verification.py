@@ -8,6 +8,9 @@ from harness.dag import NodeStatus
 from harness.plan import Plan
 from harness.tools import ToolCatalog
 
+VERIFICATION_FAILED = "VERIFICATION_FAILED"
+"""The code of the failures a failed verdict gives the planner, one per reason."""
+
 
 def structural_problems(
     plan: Plan, catalog: ToolCatalog, statuses: Mapping[str, NodeStatus], report: str | None

@@ -11,14 +11,11 @@ MEMORY_FILE = "memory.db"
 
 def open_store(url: str | None, state_dir: Path) -> MemoryStore:
     """`postgresql://...` opens Postgres; `sqlite:///PATH` (or nothing) a SQLite file."""
-    if not url:
+    if not url or url.startswith("sqlite:///"):
         from memory.sqlite_store import SqliteMemoryStore
 
-        return SqliteMemoryStore(state_dir / MEMORY_FILE)
-    if url.startswith("sqlite:///"):
-        from memory.sqlite_store import SqliteMemoryStore
-
-        return SqliteMemoryStore(Path(url.removeprefix("sqlite:///")))
+        path = Path(url.removeprefix("sqlite:///")) if url else state_dir / MEMORY_FILE
+        return SqliteMemoryStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         from memory.postgres_store import PostgresMemoryStore
 

@@ -15,7 +15,6 @@ command line would use.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,7 @@ from harness.trace import TraceEvent
 from harness.wait_book import Decision, DeliveryReceipt, Wait
 from infra.settings import Settings, SettingsError
 from starter import runs
+from starter.cli_connection import environment_with
 from starter.errors import CliError
 from starter.progress import new_events
 from starter.run_results import result_of
@@ -61,13 +61,9 @@ class Harness:
         task_queue: str | None = None,
     ) -> Harness:
         """As the CLI connects: the Temporal profile and TEMPORAL_* variables, then these."""
-        given = {
-            "TEMPORAL_ADDRESS": address,
-            "TEMPORAL_NAMESPACE": namespace,
-            "TEMPORAL_PROFILE": profile,
-            "HARNESS_TASK_QUEUE": task_queue,
-        }
-        env = {**os.environ, **{name: value for name, value in given.items() if value}}
+        env = environment_with({"address": address, "namespace": namespace, "profile": profile})
+        if task_queue:
+            env["HARNESS_TASK_QUEUE"] = task_queue
         try:
             settings = Settings.from_env(env)
         except SettingsError as error:

@@ -41,5 +41,11 @@ def each_command(
 
 def connection_environment(args: argparse.Namespace) -> dict[str, str]:
     """The environment with the connection flags given in place of their variables."""
-    given = {var: getattr(args, flag, None) for flag, var in CONNECTION_FLAGS.items()}
-    return {**os.environ, **{var: value for var, value in given.items() if value}}
+    return environment_with({flag: getattr(args, flag, None) for flag in CONNECTION_FLAGS})
+
+
+def environment_with(given: dict[str, str | None]) -> dict[str, str]:
+    """The environment with each connection setting given (by its flag's name) in place of its
+    variable; one not given (None or empty) leaves the variable as it is."""
+    chosen = {CONNECTION_FLAGS[flag]: value for flag, value in given.items() if value}
+    return {**os.environ, **chosen}

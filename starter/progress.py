@@ -53,9 +53,11 @@ def progress_line(event: TraceEvent, began: TraceEvent) -> str:
 class Progress:
     """The lines shown so far of one run: polled while it runs, finished from its result."""
 
-    def __init__(self, client: Client, run_id: str) -> None:
+    def __init__(self, client: Client, run_id: str, *, quiet: bool = False) -> None:
+        """`quiet`: only the waits, no progress lines."""
         self._handle = client.get_workflow_handle(run_id)
         self._run_id = run_id
+        self._quiet = quiet
         self._shown: set[str] = set()
         """Events already shown, by their whole content: the trace is kept in time order, so
         an event (a retry, stamped when it began) can land before ones shown already."""
@@ -66,11 +68,11 @@ class Progress:
         while True:
             await asyncio.sleep(POLL_SECONDS)
             try:
-                events = await self._handle.query(AgentRunWorkflow.trace)
+                if not self._quiet:
+                    self.show(await self._handle.query(AgentRunWorkflow.trace))
                 waits = await self._handle.query(AgentRunWorkflow.waits)
             except (RPCError, WorkflowQueryFailedError):
                 continue  # not started yet, or a workflow task that failed: ask again
-            self.show(events)
             for wait in waits:
                 if wait.status is WaitStatus.PENDING and wait.id not in self._announced:
                     self._announced.add(wait.id)
@@ -78,6 +80,8 @@ class Progress:
 
     def show(self, events: list[TraceEvent]) -> None:
         """The events not shown yet: after the last poll, the rest come from the result."""
+        if self._quiet:
+            return
         for event in new_events(events, self._shown):
             if event.kind in SHOWN:
                 note(progress_line(event, events[0]))

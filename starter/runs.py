@@ -12,17 +12,13 @@ from temporalio.service import RPCError
 
 from harness.bounds import request_problems
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
-from harness.wait_book import WaitStatus
 from infra.client import connect
 from infra.settings import Settings
 from starter import progress
-from starter.deliveries import describe_wait
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from starter.output import note
 from starter.run_results import result_of, run_result
 from workflows import AgentRunWorkflow, search_attributes
-
-WAIT_POLL_SECONDS = 1.0
 
 
 def new_run_id() -> str:
@@ -150,32 +146,16 @@ async def wait_for_result(client: Client, run_id: str, *, quiet: bool = False) -
     """Wait for the run's result, showing its progress meanwhile (starter.progress), or with
     `quiet` only the waits it opens."""
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
-    shown = progress.Progress(client, run_id)
-    watcher = asyncio.create_task(_announce_waits(client, run_id) if quiet else shown.follow())
+    shown = progress.Progress(client, run_id, quiet=quiet)
+    watcher = asyncio.create_task(shown.follow())
     try:
         result = await result_of(client, handle)
     except WorkflowFailureError as error:
         raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
     finally:
         watcher.cancel()
-    if not quiet:
-        shown.show(result.trace)
+    shown.show(result.trace)
     return result
-
-
-async def _announce_waits(client: Client, run_id: str) -> None:
-    handle = client.get_workflow_handle(run_id)
-    announced: set[str] = set()
-    while True:
-        await asyncio.sleep(WAIT_POLL_SECONDS)
-        try:
-            waits = await handle.query(AgentRunWorkflow.waits)
-        except RPCError:
-            continue
-        for wait in waits:
-            if wait.status is WaitStatus.PENDING and wait.id not in announced:
-                announced.add(wait.id)
-                note(f"waiting: {describe_wait(run_id, wait)}")
 
 
 RUN_ENDED = frozenset(

@@ -21,6 +21,7 @@ from harness.recovery import FailedPhase, decide
 from harness.run import ExecutionOptions, RunPhase
 from harness.trace import AgentRole, TraceKind
 from harness.validation import validate_plan
+from harness.verification import VERIFICATION_FAILED
 from harness.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, ActivityFailure, raise_if_cancelled
@@ -237,7 +238,7 @@ class RunPhases:
         if verdict.passed:
             ctx.state.attempt.outcome = RunPhase.SUCCEEDED
             return RunPhase.SUCCEEDED
-        failures = [FailureContext(code="VERIFICATION_FAILED", message=r) for r in verdict.reasons]
+        failures = [FailureContext(code=VERIFICATION_FAILED, message=r) for r in verdict.reasons]
         error = "verification failed: " + "; ".join(verdict.reasons)
         ctx.state.failed(RunPhase.FAILED_VERIFICATION, error, failures)
         return self.recover(FailedPhase.VERIFYING, ErrorClass.VALIDATION)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.messages import PlanRequest, PlanResponse
 from harness.usage import TokenUsage
+from harness.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningInput, Scenario
 
 MODEL_NAME = "scripted-v1"
 FALLBACK_MODEL_NAME = "scripted-v1-fallback"
 """The same rules under budget pressure, named apart so that the switch shows."""
-VERIFICATION_FAILED = "VERIFICATION_FAILED"
 
 
 def estimate_tokens(text: str) -> int:

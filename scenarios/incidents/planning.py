@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningError, PlanningInput
 from scenarios.incidents.data import (
     ALIASES,
@@ -28,7 +29,6 @@ from scenarios.incidents.data import (
 )
 from scenarios.incidents.evidence import INVESTIGATION, Source
 
-VERIFICATION_FAILED = "VERIFICATION_FAILED"
 _TIME = re.compile(
     r"\b(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)\b|\b(?P<h12>1[0-2]|[1-9])\s*(?P<ampm>am|pm)\b", re.I
 )
