@@ -12,6 +12,8 @@ class ErrorCode(StrEnum):
     MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     MISSING_INFO = "MISSING_INFO"
+    ALREADY_DONE = "ALREADY_DONE"
+    """What the step would do has been done already (by an earlier run): plan around it."""
     RATE_LIMITED = "RATE_LIMITED"
     TIMEOUT = "TIMEOUT"
     TOOL_EXECUTION_FAILED = "TOOL_EXECUTION_FAILED"
@@ -34,6 +36,7 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.MISSING_REQUIRED_ARGUMENT: ErrorClass.VALIDATION,
     ErrorCode.INVALID_ARGUMENT: ErrorClass.VALIDATION,
     ErrorCode.MISSING_INFO: ErrorClass.MISSING_INFO,
+    ErrorCode.ALREADY_DONE: ErrorClass.MISSING_INFO,
     ErrorCode.RATE_LIMITED: ErrorClass.TRANSIENT,
     ErrorCode.TIMEOUT: ErrorClass.TRANSIENT,
     ErrorCode.TOOL_EXECUTION_FAILED: ErrorClass.FATAL,

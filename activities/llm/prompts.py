@@ -80,8 +80,9 @@ def planner_user(request: PlanRequest) -> str:
         parts.append(
             f"This is attempt {request.attempt}. The previous attempt failed; make a new plan "
             "that avoids these problems. Inputs that failed with MISSING_INFO do not exist: "
-            "leave them out, and report them if a tool has an argument for that.\n"
-            + fence("failures", "\n".join(lines))
+            "leave them out, and report them if a tool has an argument for that. A step that "
+            "failed with ALREADY_DONE was done by an earlier run: do not repeat it; look up "
+            "and report what was done.\n" + fence("failures", "\n".join(lines))
         )
     if request.memory is not None and request.memory.recalled:
         parts.append(

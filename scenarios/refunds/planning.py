@@ -4,7 +4,8 @@ refund waits for all of them (and for approval), and the report comes last.
 The order id is read from the goal ("Refund order A-1001, the customer received a damaged item");
 the rest of the sentence is the reason. When the order turns out not to exist, the planner asks
 for the right id, and an answer that names one replaces it. A repair run on a task whose
-earlier run paid the refund (its evidence carried forward) checks again and reports the refund
+earlier run paid the refund (its evidence carried forward), and a replan after the policy check
+found the order refunded already by another run (ALREADY_DONE), check again and report the refund
 already paid (`find_refund`), never paying twice.
 """
 
@@ -93,7 +94,7 @@ def plan_refund(request: PlanningInput) -> Plan:
         ],
         deps=[node.id for node in checks],
     )
-    if REFUND_TOOL in request.carried_tools:
+    if REFUND_TOOL in request.carried_tools or order_id in _refunded_orders(request):
         return _repair(order, reason)
     report = PlanNode(
         id="report",
@@ -150,11 +151,18 @@ def _eligible_fact(order_id: str) -> PlanNode:
     )
 
 
+def _refunded_orders(request: PlanningInput) -> set[str]:
+    """Orders the policy check found refunded already by an earlier run (ALREADY_DONE)."""
+    return _orders_failed_with(request, ErrorCode.ALREADY_DONE)
+
+
 def _unknown_orders(request: PlanningInput) -> set[str]:
+    return _orders_failed_with(request, ErrorCode.MISSING_INFO)
+
+
+def _orders_failed_with(request: PlanningInput, code: ErrorCode) -> set[str]:
     return {
         str(failure.arguments["order_id"]).upper()
         for failure in request.failures
-        if failure.code == ErrorCode.MISSING_INFO
-        and failure.arguments
-        and "order_id" in failure.arguments
+        if failure.code == code and failure.arguments and "order_id" in failure.arguments
     }

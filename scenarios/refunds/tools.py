@@ -148,6 +148,14 @@ async def check_refund_policy(args: PolicyArgs, ctx: ToolContext) -> JsonValue:
     # idempotency key, and that pays nothing.
     earlier = [p for p in await _paid_through_service(record, ctx) if p.run_id != ctx.run_id]
     refundable = record.amount_cents - record.refunded_cents - _total(earlier)
+    if refundable <= 0 and earlier:
+        raise ToolError(
+            ErrorCode.ALREADY_DONE,
+            f"order {record.order_id} was refunded in full through the payment service "
+            f"({money(_total(earlier))}, operation {earlier[-1].operation_id}); look the "
+            "payment up instead of paying again",
+            {"order_id": record.order_id},
+        )
     if refundable <= 0:
         raise ToolError(
             ErrorCode.POLICY_VIOLATION,

@@ -186,7 +186,7 @@ async def test_an_order_outside_the_refund_window_halts_before_any_approval(
     assert await service.payments() == []
 
 
-async def test_a_second_run_for_a_refunded_order_pays_nothing(
+async def test_a_second_run_for_a_refunded_order_reports_the_earlier_refund_and_pays_nothing(
     client: Client, task_queue: str, service: PaymentService
 ) -> None:
     async with refunds_worker(client, task_queue, service):
@@ -194,9 +194,13 @@ async def test_a_second_run_for_a_refunded_order_pays_nothing(
         await approve(first)
         assert (await finished(client, first)).status is RunPhase.SUCCEEDED
         second = await finished(client, await start_refund(client, task_queue))
-    assert second.status is RunPhase.FAILED_EXECUTION
-    assert "already been refunded in full" in (node(second, "policy").error_message or "")
-    assert len(await service.payments("A-1001")) == 1
+    [paid] = await service.payments("A-1001")
+    assert second.status is RunPhase.SUCCEEDED, second.error
+    assert second.attempts == 2 and second.waits == []  # replanned, asked nobody
+    assert [f.code for f in second.attempt_history[0].failure] == ["ALREADY_DONE"]
+    assert node(second, "refund").tool == "find_refund"
+    assert paid.operation_id in (second.report or "")
+    assert "paid earlier" in (second.report or "")
 
 
 async def test_a_timed_out_refund_call_is_retried_under_its_key_and_paid_once(

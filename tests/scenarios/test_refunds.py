@@ -123,6 +123,24 @@ def test_an_order_the_lookup_did_not_find_makes_the_planner_ask_for_the_right_id
         plan_refund(planning_input("refunds", "Refund order A-9999, damaged", [missing]))
 
 
+def test_an_order_an_earlier_run_refunded_is_replanned_as_a_lookup_of_that_refund() -> None:
+    done = FailureContext(
+        node_id="policy",
+        tool="check_refund_policy",
+        arguments={"order_id": "A-1001", "reason": "damaged"},
+        code=ErrorCode.ALREADY_DONE.value,
+        message="order A-1001 was refunded in full through the payment service",
+    )
+    plan = plan_refund(planning_input("refunds", GOAL, [done]))
+    assert validate_plan(plan, REFUNDS.catalog(), 50) == []
+    assert [node.tool for node in plan.nodes] == [
+        "lookup_order",
+        "check_dispute_status",
+        "find_refund",
+        "summarize_refund",
+    ]
+
+
 def test_an_answer_that_names_an_order_replaces_the_order_in_the_goal() -> None:
     plan = plan_refund(planning_input("refunds", "Refund order A-9999, damaged\nAnswer: A-1005"))
     order = plan.node("order")
@@ -197,7 +215,9 @@ async def test_an_order_refunded_by_an_earlier_run_is_not_refunded_again(
     submit = await refused(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
-    assert "already been refunded in full" in policy.message
+    assert policy.code is ErrorCode.ALREADY_DONE
+    assert "refunded in full through the payment service" in policy.message
+    assert submit.code is ErrorCode.POLICY_VIOLATION
     assert "exceeds the $0.00 left to refund" in submit.message
     assert len(await shop.payments()) == 1
 
