@@ -37,6 +37,7 @@ class JudgeActivities:
                     report=request.report,
                     criteria=rubric.criteria,
                     evidence_terms=rubric.evidence_terms,
+                    model=request.model,
                 )
             )
             reply = await with_heartbeats(judging)

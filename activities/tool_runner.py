@@ -99,6 +99,7 @@ class ToolActivities:
             task=request.task,
             plan_attempt=request.plan_attempt or 0,
             economy=request.economy,
+            model=request.worker_model,
         )
         try:
             result = await with_heartbeats(tool.call(arguments, context), clock.details)

@@ -22,6 +22,7 @@ from harness.actors import parse_actor
 from harness.budget import BudgetLimits
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.run import RunRequest
+from harness.run_models import model_problems
 
 A_YEAR: Final = 366 * 24 * 3600.0
 MAX_GOAL_CHARS: Final = 10_000
@@ -54,6 +55,7 @@ def request_problems(request: RunRequest) -> list[str]:
     problems += _number("max_concurrency", request.max_concurrency, MAX_CONCURRENCY)
     problems += _number("max_nodes", request.max_nodes, MAX_PLAN_NODES)
     problems += _actor_key_problems(request.actor_keys)
+    problems += model_problems(request.models, request.provider)
     for name in ("session_id", "provider"):
         value = getattr(request, name)
         if value is not None:

@@ -33,6 +33,7 @@ STATUS_QUERY: Final = "status"
 TRACE_QUERY: Final = "trace"
 RESULT_QUERY: Final = "result"
 WAITS_QUERY: Final = "waits"
+PROGRESS_QUERY: Final = "progress"
 
 
 LLM_QUEUE_SUFFIX: Final = "-llm"

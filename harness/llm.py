@@ -23,6 +23,7 @@ class TextRequest(BaseModel):
     economy: bool = Field(
         default=False, description="Under budget pressure: the provider's fallback model writes."
     )
+    model: str | None = Field(default=None, description="The run's worker model, if it names one.")
 
 
 class TextReply(BaseModel):
@@ -46,6 +47,7 @@ class JudgeRequest(BaseModel):
         default_factory=list,
         description="Facts from the tool results that a faithful report repeats verbatim.",
     )
+    model: str | None = Field(default=None, description="The run's judge model, if it names one.")
 
 
 class JudgeReply(BaseModel):

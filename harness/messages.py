@@ -55,6 +55,7 @@ class PlanRequest(BaseModel):
         default=False,
         description="The budget is under pressure (from 0.7): plan with the fallback model.",
     )
+    model: str | None = Field(default=None, description="The run's planner model, if it names one.")
 
 
 class PlanResponse(BaseModel):
@@ -75,6 +76,9 @@ class ToolCallRequest(BaseModel):
     plan_attempt: int | None = None
     economy: bool = Field(
         default=False, description="Under budget pressure: a tool writes with the fallback model."
+    )
+    worker_model: str | None = Field(
+        default=None, description="The model the run's tools write with, if it names one."
     )
 
 
@@ -171,6 +175,7 @@ class JudgeCallRequest(BaseModel):
     report: str
     results: dict[str, JsonValue]
     provider: str | None = None
+    model: str | None = Field(default=None, description="The run's judge model, if it names one.")
 
 
 class JudgeCallResult(BaseModel):
@@ -198,6 +203,7 @@ class NodeBatchRequest(BaseModel):
     run_id: str
     scenario: str
     provider: str | None = None
+    worker_model: str | None = None
     max_concurrency: int
     calls: list[BatchCall]
     task: TaskBinding | None = None

@@ -13,6 +13,7 @@ from harness.errors import FailureContext
 from harness.faults import FaultSpec
 from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.plan import Plan
+from harness.run_models import RunModels
 from harness.trace import TraceEvent
 from harness.usage import TokenUsage
 from harness.validation import DEFAULT_MAX_NODES, ValidationIssue
@@ -75,6 +76,10 @@ class RunRequest(BaseModel):
     plan: Plan | None = Field(default=None, description="A fixed plan: skips the planner.")
     provider: str | None = Field(
         default=None, description="LLM provider for this run; the worker's default when unset."
+    )
+    models: RunModels = Field(
+        default_factory=lambda: RunModels(),
+        description="Models per role for this run; the worker's for each role left unset.",
     )
     faults: list[FaultSpec] = Field(
         default_factory=list, description="Injected failures, for tests and demos."
@@ -151,6 +156,7 @@ class ExecutionOptions(BaseModel):
     attempt: int = Field(ge=1)
     max_concurrency: int = Field(ge=1)
     provider: str | None = None
+    worker_model: str | None = None
     faults: list[FaultSpec] = Field(default_factory=list)
     approve_side_effects: bool = True
     wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)
@@ -172,6 +178,7 @@ class ExecutionOptions(BaseModel):
             attempt=attempt,
             max_concurrency=request.max_concurrency,
             provider=request.provider,
+            worker_model=request.models.worker,
             faults=request.faults,
             approve_side_effects=request.approve_side_effects,
             wait_timeouts=request.wait_timeouts,

@@ -83,6 +83,10 @@ class TraceLog:
         self._clock = clock
         self.attempt = 0
         self.events: list[TraceEvent] = []
+        """In time order: an event that happened earlier than one recorded lands before it."""
+        self.recorded: list[TraceEvent] = []
+        """The same events in the order they were recorded: a follower that has read the
+        first N has read these N, whatever landed since (see harness.progress_page)."""
         self.elapsed_at_last_event = 0.0
 
     def emit(
@@ -133,3 +137,4 @@ class TraceLog:
         while index and self.events[index - 1].at > event.at:
             index -= 1
         self.events.insert(index, event)
+        self.recorded.append(event)

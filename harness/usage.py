@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class TokenUsage(BaseModel):
@@ -15,6 +15,9 @@ class TokenUsage(BaseModel):
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
     estimated: bool = False
+    models: list[str] = Field(
+        default_factory=list, description="The models behind this usage, in order of first use."
+    )
 
     @property
     def total_tokens(self) -> int:
@@ -28,4 +31,5 @@ class TokenUsage(BaseModel):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             estimated=self.estimated or other.estimated,
+            models=list(dict.fromkeys([*self.models, *other.models])),
         )

@@ -39,10 +39,14 @@ class ToolContext:
     plan_attempt: int = 0
     economy: bool = False
     """Under budget pressure: what the tool writes, the provider's fallback model writes."""
+    model: str | None = None
+    """The run's worker model, when the run names one."""
 
     async def write(self, request: TextRequest) -> TextReply:
         if self.economy:
             request = request.model_copy(update={"economy": True})
+        if self.model and not request.model:
+            request = request.model_copy(update={"model": self.model})
         reply = await self.writer.write(request)
         self.usage = self.usage.plus(reply.usage)
         return reply

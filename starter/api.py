@@ -1,6 +1,7 @@
-"""The Python API, for applications: connect, start a run, follow it, deliver what it waits
-for, and read its result. The same runs as the CLI's (the same request, the same search
-attributes, the same id form) and the same receipts.
+"""The Python API, for applications, and the one way the `harness` CLI does each thing: connect,
+start a run, follow it, deliver what it waits for, and read its result. Runs started here carry
+the search attributes, static details and id form of the CLI's, and deliveries get the CLI's
+checks and receipts.
 
     harness = await Harness.connect()                 # or connect(address=..., profile=...)
     run = await harness.start("Compare Paris and Tokyo", session_id="s-1")
@@ -17,9 +18,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -29,21 +30,30 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
-from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.contracts import PROGRESS_QUERY
+from harness.deliveries import CancelRequest
+from harness.problems import describe_invalid
+from harness.progress_page import MAX_PAGE_EVENTS, ProgressPage
 from harness.run import RunRequest, RunResult, RunStatus
-from harness.trace import TraceEvent
-from harness.wait_book import Decision, DeliveryReceipt, Wait
+from harness.run_models import RunModels
+from harness.trace import TraceEvent, TraceKind
+from harness.wait_book import DeliveryReceipt, Wait
+from harness.work import TaskBinding
 from infra.settings import Settings, SettingsError
-from starter import runs
+from starter import deliveries, runs, signed_actors
 from starter.cli_connection import environment_with
 from starter.errors import CliError
-from starter.progress import new_events
 from starter.run_results import result_of
-from workflows import AgentRunWorkflow
 
-PROGRESS_POLL_SECONDS = 0.5
-"""How often `progress` asks the run for its trace: a query, which adds nothing to history."""
+if TYPE_CHECKING:
+    from starter.history import ReplayedRun
+
+PROGRESS_POLL_SECONDS = 1.0
+"""How often a follower reads the run's progress: one query (nothing in history) that carries
+only the events recorded since the last read."""
+CLOSED_CHECK_POLLS = 5
+"""Every this many reads, a follower also asks the server whether the workflow has closed (a
+run terminated from outside never reaches a final phase of its own)."""
 
 
 @dataclass(frozen=True)
@@ -68,12 +78,39 @@ class Harness:
             settings = Settings.from_env(env)
         except SettingsError as error:
             raise CliError(str(error)) from error
+        return await cls.with_settings(settings)
+
+    @classmethod
+    async def with_settings(cls, settings: Settings) -> Harness:
         return cls(await runs.client_for(settings), settings)
 
-    async def start(self, goal: str, *, run_id: str | None = None, **options: Any) -> Run:
+    async def start(
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        planner_model: str | None = None,
+        worker_model: str | None = None,
+        judge_model: str | None = None,
+        **options: Any,
+    ) -> Run:
         """Start a run; `options` are RunRequest's fields (scenario, plan, session_id, limits,
-        memory, provider, max_replans, ...). Refused in one line when out of range."""
-        request = runs.check_request(RunRequest(goal=goal, **options))
+        memory, provider, max_replans, ...), and the models per role those of `harness run`.
+        Refused in one line when out of range."""
+        models = RunModels(planner=planner_model, worker=worker_model, judge=judge_model)
+        try:
+            request = RunRequest(goal=goal, models=models, **options)
+        except ValidationError as error:
+            raise CliError(
+                f"cannot start this run: {describe_invalid(error, whole='run')}"
+            ) from error
+        return await self.start_request(request, run_id=run_id)
+
+    async def start_request(self, request: RunRequest, *, run_id: str | None = None) -> Run:
+        """Start the run `request` describes. A run bound to a task needs that task open."""
+        runs.check_request(request)
+        if request.task is not None:
+            await self._open_task(request.task)
         run_id = run_id or runs.new_run_id()
         await runs.start_run(self.client, self.settings, request, run_id)
         return self.run(run_id)
@@ -81,6 +118,24 @@ class Harness:
     def run(self, run_id: str) -> Run:
         """A run already started, by its id."""
         return Run(self, run_id)
+
+    async def pending_waits(self) -> dict[str, list[Wait]]:
+        """Every running run's pending waits, by run id (a visibility query)."""
+        return await deliveries.pending_waits(self.client, None)
+
+    async def has_worker(self) -> bool:
+        """Whether a worker polls this harness's task queue (a run waits for one)."""
+        return await runs.has_worker(self.client, self.settings.task_queue)
+
+    async def _open_task(self, binding: TaskBinding) -> None:
+        from starter import tasks
+
+        try:
+            task = (await tasks.ledger(self.client, binding.scope, binding.task_id)).task
+        except tasks.TaskRefused as error:
+            raise CliError(str(error)) from error
+        if task.status.is_terminal:
+            raise CliError(f"task '{task.id}' is {task.status.value}: a finished task is final")
 
 
 @dataclass(frozen=True)
@@ -101,37 +156,68 @@ class Run:
         try:
             return await result_of(self.harness.client, self._handle)
         except WorkflowFailureError as error:
-            raise CliError(f"run {self.run_id} failed inside Temporal: {error.cause}") from error
+            raise CliError(f"run {self.run_id} failed inside Temporal: {error.cause}", 1) from error
 
     async def status(self) -> RunStatus | RunResult:
         """The live status of a running run; the result of a finished one."""
         return await runs.run_status(self.harness.client, self.run_id)
 
     async def trace(self) -> list[TraceEvent]:
-        events: list[TraceEvent] = await self._handle.query(AgentRunWorkflow.trace)
-        return events
+        """Every event, rebuilt from the workflow's history (no worker needed)."""
+        return (await self.replayed()).trace
+
+    async def replayed(self) -> ReplayedRun:
+        """The run rebuilt from its workflow's history: its trace, status and result as they
+        stand (no worker needed)."""
+        from starter import history
+
+        return await history.trace_of(self.harness.client, self.run_id)
 
     async def waits(self) -> list[Wait]:
-        found: list[Wait] = await self._handle.query(AgentRunWorkflow.waits)
-        return found
+        """The run's pending waits."""
+        return (await deliveries.pending_waits(self.harness.client, self.run_id)).get(
+            self.run_id, []
+        )
 
-    async def progress(self) -> AsyncIterator[TraceEvent]:
-        """Each trace event once, as the run records it, until its workflow closes (however it
-        closes: finished, terminated, timed out). Polls a query (nothing in history) every
-        PROGRESS_POLL_SECONDS; a run not started yet, or a failing workflow task, is asked
+    async def follow(self) -> AsyncIterator[ProgressPage]:
+        """What the run recorded since the last page, every PROGRESS_POLL_SECONDS, until it
+        records `run.finish` (its last event) or its workflow closes however it closes
+        (terminated, timed out). A run not started yet, or a failing workflow task, is asked
         again."""
-        shown: set[str] = set()
+        after, polls = 0, 0
         while True:
-            closed = await self._closed()
-            try:
-                events = await self.trace()
-            except (RPCError, WorkflowQueryFailedError):
-                events = []
-            for event in new_events(events, shown):
-                yield event
-            if closed:
+            polls += 1
+            page = await self._page(after)
+            if page is not None:
+                after = page.next
+                yield page
+                if any(event.kind is TraceKind.RUN_FINISH for event in page.events):
+                    return
+                if len(page.events) == MAX_PAGE_EVENTS:
+                    continue  # behind: read on at once
+            if (page is None or polls % CLOSED_CHECK_POLLS == 0) and await self._closed():
+                last = await self._page(after)
+                if last is not None and last.events:
+                    yield last
                 return
             await asyncio.sleep(PROGRESS_POLL_SECONDS)
+
+    async def _page(self, after: int) -> ProgressPage | None:
+        try:
+            page: ProgressPage = await self._handle.query(
+                PROGRESS_QUERY, after, result_type=ProgressPage
+            )
+        except (RPCError, WorkflowQueryFailedError) as error:
+            if isinstance(error, RPCError) and error.status is RPCStatusCode.NOT_FOUND:
+                raise CliError(f"no run with id '{self.run_id}'") from error
+            return None
+        return page
+
+    async def progress(self) -> AsyncIterator[TraceEvent]:
+        """Each trace event once, in the order the run records it, until the run ends."""
+        async for page in self.follow():
+            for event in page.events:
+                yield event
 
     async def _closed(self) -> bool:
         try:
@@ -143,16 +229,23 @@ class Run:
         return description.status is not WorkflowExecutionStatus.RUNNING
 
     async def approve(
-        self, wait_id: str, actor: str, *, reject: bool = False, comment: str | None = None
+        self,
+        wait_id: str,
+        actor: str,
+        *,
+        reject: bool = False,
+        comment: str | None = None,
+        key_file: str | None = None,
     ) -> DeliveryReceipt:
-        decision = Decision.REJECT if reject else Decision.APPROVE
-        request = ApprovalRequest(wait_id=wait_id, decision=decision, actor=actor, comment=comment)
-        return await self._update(APPROVE_UPDATE, request)
-
-    async def answer(self, wait_id: str, text: str, actor: str = "human:api") -> DeliveryReceipt:
-        return await self._update(
-            ANSWER_UPDATE, AnswerRequest(wait_id=wait_id, text=text, actor=actor)
+        """Approve (or reject) an APPROVAL wait; `key_file` signs as the actor."""
+        return await self._signed_send(
+            deliveries.approval(wait_id, actor, reject, comment), key_file
         )
+
+    async def answer(
+        self, wait_id: str, text: str, actor: str = "human:api", *, key_file: str | None = None
+    ) -> DeliveryReceipt:
+        return await self._signed_send(deliveries.answer(wait_id, text, actor), key_file)
 
     async def deliver(
         self,
@@ -162,18 +255,29 @@ class Run:
         wait_id: str | None = None,
         operation_id: str | None = None,
         event: str | None = None,
+        key_file: str | None = None,
     ) -> DeliveryReceipt:
-        request = DeliverRequest(
-            wait_id=wait_id, operation_id=operation_id, event=event, data=data, actor=actor
-        )
-        return await self._update(DELIVER_UPDATE, request)
+        """An async result, an external event or a reconcile, by wait, operation or event."""
+        request = deliveries.delivery(wait_id, operation_id, event, data, actor)
+        return await self._signed_send(request, key_file)
 
-    async def cancel(self, reason: str = "cancelled through the API") -> None:
+    async def cancel(
+        self, reason: str = "cancelled through the API", actor: str = "human:api"
+    ) -> None:
         """Cancel through Temporal: the run ends Canceled, finished results kept."""
-        await self._handle.cancel(reason=reason)
+        await self.send_cancel(deliveries.cancellation(reason, actor))
 
-    async def _update(self, name: str, request: Any) -> DeliveryReceipt:
-        receipt: DeliveryReceipt = await self._handle.execute_update(
-            name, request, result_type=DeliveryReceipt
-        )
-        return receipt
+    async def send_cancel(self, request: CancelRequest) -> None:
+        """A cancellation already made (and checked) with `deliveries.cancellation`."""
+        await deliveries.cancel(self.harness.client, self.run_id, request)
+
+    async def send(self, request: deliveries.Request) -> DeliveryReceipt:
+        """A delivery already made (and checked) with `deliveries.approval`, `answer` or
+        `delivery`, and signed (`signed_actors.signed`) if the run asks for signatures."""
+        return await deliveries.send(self.harness.client, self.run_id, request)
+
+    async def _signed_send(
+        self, request: deliveries.Request, key_file: str | None
+    ) -> DeliveryReceipt:
+        """Signed with `key_file`, or $HARNESS_ACTOR_KEY_FILE, when either is given."""
+        return await self.send(signed_actors.signed(request, self.run_id, key_file))

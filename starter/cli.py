@@ -24,6 +24,7 @@ from infra.process import exit_now
 from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.cli_connection import OFFLINE_COMMANDS, add_connection_flags, each_command
+from starter.cli_handlers import handled
 from starter.errors import CliError
 from starter.memory_cli import add_memory_commands
 from starter.rules_cli import add_rules_commands
@@ -117,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     scenarios = ", ".join(scenario_names())
 
-    run = commands.add_parser("run", help="start a run for a goal and wait for its report")
+    run = handled(
+        commands.add_parser("run", help="start a run for a goal and wait for its report"),
+        "starter.commands:run",
+    )
     run.add_argument("goal", help='what to achieve, e.g. "Compare Paris, Tokyo and New York"')
     run.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
     run.add_argument("--id", dest="run_id", type=_RUN_ID, help="run id (default: a new run-… id)")
@@ -143,6 +147,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="LLM provider for this run: scripted, anthropic or openai "
         "(default: the worker's HARNESS_LLM_PROVIDER)",
     )
+    for role, does in (
+        ("planner", "plans"),
+        ("worker", "writes inside tools"),
+        ("judge", "judges"),
+    ):
+        run.add_argument(
+            f"--{role}-model",
+            metavar="MODEL",
+            help=f"the model that {does} in this run (default: the worker's HARNESS_"
+            f"{role.upper()}_MODEL); checked against what the provider serves",
+        )
     run.add_argument("--max-tokens", type=_positive, help="token budget (LLM input + output)")
     run.add_argument("--max-tool-calls", type=_positive, help="tool-call budget, retries included")
     run.add_argument("--max-seconds", type=_positive_float, help="wall-clock budget")
@@ -185,21 +200,33 @@ def build_parser() -> argparse.ArgumentParser:
         "async results must then be signed (default: $HARNESS_ACTOR_KEYS)",
     )
 
-    status = commands.add_parser("status", help="a run's phase and node statuses")
+    status = handled(
+        commands.add_parser("status", help="a run's phase and node statuses"),
+        "starter.commands:status",
+    )
     status.add_argument("run_id", type=_RUN_ID)
     status.add_argument("--json", action="store_true")
 
-    trace = commands.add_parser("trace", help="a run's trace, rebuilt from its workflow history")
+    trace = handled(
+        commands.add_parser("trace", help="a run's trace, rebuilt from its workflow history"),
+        "starter.commands:trace",
+    )
     trace.add_argument("run_id", type=_RUN_ID)
     trace_format = trace.add_mutually_exclusive_group()
     trace_format.add_argument("--json", action="store_true", help="one JSON array")
     trace_format.add_argument("--jsonl", action="store_true", help="one JSON object per line")
 
-    waits = commands.add_parser("waits", help="pending waits of a run, or of every run")
+    waits = handled(
+        commands.add_parser("waits", help="pending waits of a run, or of every run"),
+        "starter.commands:waits",
+    )
     waits.add_argument("run_id", nargs="?", type=_RUN_ID)
     waits.add_argument("--json", action="store_true")
 
-    approve = commands.add_parser("approve", help="approve (or --reject) an APPROVAL wait")
+    approve = handled(
+        commands.add_parser("approve", help="approve (or --reject) an APPROVAL wait"),
+        "starter.commands:deliver",
+    )
     approve.add_argument("run_id", type=_RUN_ID)
     approve.add_argument("wait_id", type=_WAIT_ID)
     approve.add_argument("--actor", required=True, help="human:NAME or system:NAME")
@@ -209,7 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--key", metavar="FILE", help="sign as the actor with this private key file"
     )
 
-    answer = commands.add_parser("answer", help="answer a USER_INPUT wait")
+    answer = handled(
+        commands.add_parser("answer", help="answer a USER_INPUT wait"), "starter.commands:deliver"
+    )
     answer.add_argument("run_id", type=_RUN_ID)
     answer.add_argument("wait_id", type=_WAIT_ID)
     answer.add_argument("text")
@@ -218,7 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--key", metavar="FILE", help="sign as the actor with this private key file"
     )
 
-    deliver = commands.add_parser("deliver", help="deliver an async result, event or reconcile")
+    deliver = handled(
+        commands.add_parser("deliver", help="deliver an async result, event or reconcile"),
+        "starter.commands:deliver",
+    )
     deliver.add_argument("run_id", type=_RUN_ID)
     target = deliver.add_mutually_exclusive_group(required=True)
     target.add_argument("wait_id", nargs="?", type=_WAIT_ID)
@@ -230,33 +262,50 @@ def build_parser() -> argparse.ArgumentParser:
         "--key", metavar="FILE", help="sign as the actor with this private key file"
     )
 
-    cancel = commands.add_parser("cancel", help="cancel a run; finished results are kept")
+    cancel = handled(
+        commands.add_parser("cancel", help="cancel a run; finished results are kept"),
+        "starter.commands:cancel",
+    )
     cancel.add_argument("run_id", type=_RUN_ID)
     cancel.add_argument("--reason", default="cancelled from the CLI")
     cancel.add_argument("--actor", default="human:cli")
 
-    report = commands.add_parser("report", help="charts and an HTML page for a run")
+    report = handled(
+        commands.add_parser("report", help="charts and an HTML page for a run"),
+        "starter.commands:report",
+    )
     report.add_argument("run_id", type=_RUN_ID)
     report.add_argument("--out", type=Path, required=True, help="output folder")
 
-    validate = commands.add_parser("validate", help="check a plan file offline")
+    validate = handled(
+        commands.add_parser("validate", help="check a plan file offline"),
+        "starter.commands:validate",
+    )
     validate.add_argument("plan_file")
     validate.add_argument("--scenario", required=True, help=f"tool pack ({scenarios})")
     validate.add_argument("--json", action="store_true")
 
-    tools = commands.add_parser("tools", help="a scenario's tool catalog")
+    tools = handled(
+        commands.add_parser("tools", help="a scenario's tool catalog"), "starter.commands:tools"
+    )
     tools.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
     tools.add_argument("--json", action="store_true")
 
-    server = commands.add_parser("server", help="run the embedded Temporal dev server")
+    server = handled(
+        commands.add_parser("server", help="run the embedded Temporal dev server"),
+        "starter.commands:server",
+    )
     server.add_argument("--port", type=_port, default=7233)
     server.add_argument(
         "--ui-port", type=_port, default=None, help="the Web UI's port (default: --port + 1000)"
     )
     server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
 
-    codec = commands.add_parser(
-        "codec-server", help="decode compressed payloads for the Temporal UI and CLI"
+    codec = handled(
+        commands.add_parser(
+            "codec-server", help="decode compressed payloads for the Temporal UI and CLI"
+        ),
+        "starter.commands:codec_server",
     )
     codec.add_argument("--port", type=_port, default=8888)
     codec.add_argument(

@@ -12,26 +12,25 @@ import subprocess
 import threading
 
 from pydantic import ValidationError
-from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.host_contract import DEFAULT_SCOPE
 from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.problems import describe_invalid
 from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
+from harness.run_models import RunModels
 from harness.validation import ValidationReport, validate_plan
 from harness.work import TaskBinding
 from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import UI_PORT_OFFSET, Settings, SettingsError
-from starter import deliveries, history, output, runs, signed_actors
+from starter import deliveries, history, output, progress, runs, signed_actors
+from starter.api import Harness
 from starter.cli_connection import connection_environment
+from starter.cli_handlers import call
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
-from starter.memory_cli import MEMORY_COMMANDS
 from starter.plan_files import load_plan, load_scenario
-from starter.rules_cli import RULES_COMMANDS
-from starter.task_cli import TASK_COMMANDS
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
@@ -55,6 +54,9 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             max_nodes=args.max_nodes,
             plan=plan,
             provider=args.provider,
+            models=RunModels(
+                planner=args.planner_model, worker=args.worker_model, judge=args.judge_model
+            ),
             limits=limits,
             faults=args.fault,
             ask_user=not args.no_ask,
@@ -73,35 +75,20 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
     return runs.check_request(request)
 
 
-async def _open_task(client: Client, binding: TaskBinding) -> None:
-    """A run works only on a task that exists and has not finished."""
-    from starter import tasks
-
-    try:
-        task = (await tasks.ledger(client, binding.scope, binding.task_id)).task
-    except tasks.TaskRefused as error:
-        raise CliError(str(error)) from error
-    if task.status.is_terminal:
-        raise CliError(f"task '{task.id}' is {task.status.value}: a finished task is final")
-
-
-async def _run(args: argparse.Namespace, settings: Settings) -> int:
+async def run(args: argparse.Namespace, settings: Settings) -> int:
     request = run_request(args, settings)
-    client = await runs.client_for(settings)
-    if request.task is not None:
-        await _open_task(client, request.task)
-    run_id = args.run_id or runs.new_run_id()
-    await runs.start_run(client, settings, request, run_id)
+    harness = await Harness.with_settings(settings)
+    started = await harness.start_request(request, run_id=args.run_id)
     if args.no_wait:
-        print(run_id)
+        print(started.run_id)
         return 0
-    output.note(f"run {run_id} started · {runs.ui_link(settings, run_id)}")
-    if not await runs.has_worker(client, settings.task_queue):
+    output.note(f"run {started.run_id} started · {started.ui_link}")
+    if not await harness.has_worker():
         output.note(
             f"no worker is polling task queue '{settings.task_queue}' yet; "
             "start one with `python -m worker` (the run waits for it)"
         )
-    result = await runs.wait_for_result(client, run_id, quiet=args.quiet)
+    result = await progress.watch(started, progress.view_for(started.run_id, quiet=args.quiet))
     if args.json:
         output.emit_json(result.model_dump(mode="json"))
     else:
@@ -109,9 +96,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if result.status is RunPhase.SUCCEEDED else EXIT_FAILED_RUN
 
 
-async def _status(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    found = await runs.run_status(client, args.run_id)
+async def status(args: argparse.Namespace, settings: Settings) -> int:
+    found = await (await Harness.with_settings(settings)).run(args.run_id).status()
     if args.json:
         output.emit_json(found.model_dump(mode="json"))
     elif isinstance(found, RunResult):
@@ -121,9 +107,8 @@ async def _status(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _trace(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    replayed = await history.trace_of(client, args.run_id)
+async def trace(args: argparse.Namespace, settings: Settings) -> int:
+    replayed = await (await Harness.with_settings(settings)).run(args.run_id).replayed()
     events = [event.model_dump(mode="json") for event in replayed.trace]
     if args.json:
         output.emit_json(events)
@@ -136,9 +121,12 @@ async def _trace(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _waits(args: argparse.Namespace, settings: Settings) -> int:
-    client = await runs.client_for(settings)
-    found = await deliveries.pending_waits(client, args.run_id)
+async def waits(args: argparse.Namespace, settings: Settings) -> int:
+    harness = await Harness.with_settings(settings)
+    if args.run_id:
+        found = {args.run_id: await harness.run(args.run_id).waits()}
+    else:
+        found = await harness.pending_waits()
     if args.json:
         output.emit_json(
             {rid: [w.model_dump(mode="json") for w in waits] for rid, waits in found.items()}
@@ -149,47 +137,47 @@ async def _waits(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _deliver(args: argparse.Namespace, settings: Settings) -> int:
+async def deliver(args: argparse.Namespace, settings: Settings) -> int:
+    """approve, answer and deliver: an update, answered with a receipt. The request is checked
+    before anything connects."""
     request: deliveries.Request
     if args.command == "approve":
         request = deliveries.approval(args.wait_id, args.actor, args.reject, args.comment)
     elif args.command == "answer":
         request = deliveries.answer(args.wait_id, args.text, args.actor)
     else:
-        request = deliveries.delivery(
-            args.wait_id, args.operation, args.event, args.data, args.actor
-        )
+        data = deliveries.read_data(args.data)
+        request = deliveries.delivery(args.wait_id, args.operation, args.event, data, args.actor)
     request = signed_actors.signed(request, args.run_id, args.key)
-    client = await runs.client_for(settings)
-    receipt = await deliveries.send(client, args.run_id, request)
+    run_ = (await Harness.with_settings(settings)).run(args.run_id)
+    receipt = await run_.send(request)
     verdict = "accepted" if receipt.accepted else "refused"
     duplicate = " (duplicate, ignored)" if receipt.duplicate else ""
     print(f"{verdict}{duplicate}: {receipt.reason}")
     return 0 if receipt.accepted else EXIT_FAILED_RUN
 
 
-async def _cancel(args: argparse.Namespace, settings: Settings) -> int:
+async def cancel(args: argparse.Namespace, settings: Settings) -> int:
     request = deliveries.cancellation(args.reason, args.actor)
-    client = await runs.client_for(settings)
-    await deliveries.cancel(client, args.run_id, request)
+    await (await Harness.with_settings(settings)).run(args.run_id).send_cancel(request)
     print(f"cancellation requested for run {args.run_id}")
     return 0
 
 
-async def _report(args: argparse.Namespace, settings: Settings) -> int:
+async def report(args: argparse.Namespace, settings: Settings) -> int:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise CliError(f"cannot write to {args.out}: {error.strerror or error}") from error
-    client = await runs.client_for(settings)
-    replayed = await history.trace_of(client, args.run_id)
+    run_ = (await Harness.with_settings(settings)).run(args.run_id)
+    replayed = await run_.replayed()
     from starter.charts import write_run_report  # matplotlib: only for this command
 
     files = write_run_report(
         args.out,
         replayed.result,
         phase=replayed.status.phase.value,
-        ui_link=runs.ui_link(settings, args.run_id),
+        ui_link=run_.ui_link,
     )
     for path in (files.timeline_png, files.pressure_png, files.tokens_png, files.plan_png):
         print(path)
@@ -197,7 +185,7 @@ async def _report(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _validate(args: argparse.Namespace) -> int:
+def validate(args: argparse.Namespace, settings: Settings) -> int:
     scenario = load_scenario(args.scenario)
     plan = load_plan(args.plan_file)
     issues = validate_plan(plan, scenario.catalog())
@@ -208,7 +196,7 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if not issues else EXIT_FAILED_RUN
 
 
-def _tools(args: argparse.Namespace) -> int:
+def tools(args: argparse.Namespace, settings: Settings) -> int:
     catalog = load_scenario(args.scenario).catalog()
     if args.json:
         output.emit_json(catalog.model_dump(mode="json"))
@@ -217,7 +205,7 @@ def _tools(args: argparse.Namespace) -> int:
     return 0
 
 
-def _server(args: argparse.Namespace, settings: Settings) -> int:
+def server(args: argparse.Namespace, settings: Settings) -> int:
     if args.ui_port is None:
         args.ui_port = args.port + UI_PORT_OFFSET
         if args.ui_port > 65535:
@@ -276,46 +264,15 @@ async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes])
 
 
 def dispatch(args: argparse.Namespace) -> int:
+    """Run the handler the command was declared with (starter.cli_handlers)."""
     try:
         settings = Settings.from_env(connection_environment(args))
     except SettingsError as error:
         raise CliError(str(error)) from error
-    if args.command == "run":
-        return asyncio.run(_run(args, settings))
-    if args.command == "status":
-        return asyncio.run(_status(args, settings))
-    if args.command == "trace":
-        return asyncio.run(_trace(args, settings))
-    if args.command == "waits":
-        return asyncio.run(_waits(args, settings))
-    if args.command in ("approve", "answer", "deliver"):
-        return asyncio.run(_deliver(args, settings))
-    if args.command == "cancel":
-        return asyncio.run(_cancel(args, settings))
-    if args.command == "report":
-        return asyncio.run(_report(args, settings))
-    if args.command == "validate":
-        return _validate(args)
-    if args.command == "tools":
-        return _tools(args)
-    if args.command == "codec-server":
-        return _codec_server(args)
-    if args.command in TASK_COMMANDS:
-        from starter.task_actions import dispatch_task
-
-        return dispatch_task(args, settings)
-    if args.command in MEMORY_COMMANDS:
-        from starter.memory_actions import dispatch_memory
-
-        return dispatch_memory(args, settings)
-    if args.command in RULES_COMMANDS:
-        from starter.rules_actions import dispatch_rules
-
-        return dispatch_rules(args, settings)
-    return _server(args, settings)
+    return call(args, settings)
 
 
-def _codec_server(args: argparse.Namespace) -> int:
+def codec_server(args: argparse.Namespace, settings: Settings) -> int:
     from starter.codec_server import serve
 
     try:

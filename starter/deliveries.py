@@ -93,10 +93,11 @@ def answer(wait_id: str, text: str, actor: str) -> AnswerRequest:
 
 
 def delivery(
-    wait_id: str | None, operation: str | None, event: str | None, data: str, actor: str
+    wait_id: str | None, operation: str | None, event: str | None, data: JsonValue, actor: str
 ) -> DeliverRequest:
+    """`data` as given (from a program), or read from `--data` with `read_data` first."""
     fields = {"wait_id": wait_id, "operation_id": operation, "event": event, "actor": actor}
-    return _checked(DeliverRequest, data=read_data(data), **fields)
+    return _checked(DeliverRequest, data=data, **fields)
 
 
 def _checked(model: type[RequestT], **fields: Any) -> RequestT:

@@ -1,4 +1,8 @@
-"""Rebuilding a run's trace from its workflow history alone.
+"""Rebuilding a run's trace from its workflow history alone, and its table.
+
+The table is fixed-width text, not a rich table, on purpose: one event is one line whatever
+the terminal's width (rich fits a table to the terminal and wraps long cells), so `harness
+trace RUN | grep node.fail` finds every failure whole.
 
 The history is replayed locally through the workflow code itself, so the trace it yields is the
 one the workflow held at the last recorded event: for finished, failed and running runs, and

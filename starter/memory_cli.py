@@ -8,9 +8,8 @@ from collections.abc import Callable
 
 from harness.memory_context import MemoryTier
 from harness.memory_records import DEFAULT_DEPTH, MAX_DEPTH
+from starter.cli_handlers import handled
 from starter.task_cli import scope_name, text_argument
-
-MEMORY_COMMANDS = ("memory",)
 
 
 def _count_to(most: int) -> Callable[[str], int]:
@@ -23,8 +22,9 @@ def _count_to(most: int) -> Callable[[str], int]:
 
 
 def add_memory_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    memory = commands.add_parser(
-        "memory", help="what runs remember: episodes of past runs and facts"
+    memory = handled(
+        commands.add_parser("memory", help="what runs remember: episodes of past runs and facts"),
+        "starter.memory_actions:dispatch_memory",
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = memory.add_parser("list", help="memories, newest first")
     listing.add_argument("--scope", type=scope_name, help="only this scope's (default: all)")

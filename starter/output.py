@@ -29,12 +29,24 @@ def summary_line(result: RunResult) -> str:
     )
 
 
+def models_line(result: RunResult) -> str | None:
+    """Which models did each role's work (a switch under pressure shows as two)."""
+    roles = [
+        f"{role} {', '.join(usage.models)}"
+        for role, usage in result.usage_by_role.items()
+        if usage.models
+    ]
+    return "models: " + " · ".join(roles) if roles else None
+
+
 def print_result(result: RunResult) -> None:
     if result.report:
         print(result.report)
         print()
     if result.error:
         print(f"error: {result.error}")
+    if models := models_line(result):
+        print(models)
     print(summary_line(result))
 
 

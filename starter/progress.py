@@ -1,23 +1,28 @@
-"""What `harness run` shows while a run runs: each node as it starts, finishes, fails, retries
-or is skipped, each wait as it opens (with the command that answers it) and is delivered, and
-the run's decisions, one plain line each on stderr, with the time since the run began and the
-budget pressure. It reads the run's trace with a query once a second: nothing is added to the
-run's history, and the load on the server is one query a second whatever the run's size."""
+"""What `harness run` shows while a run runs: each node as it starts, finishes, fails, retries or
+is skipped, each wait as it opens (with the command that answers it) and is delivered, and the
+run's decisions, one line each on stderr with the time since the run began and the budget
+pressure. On a terminal a live status line (rich) sits under them: phase, attempt, nodes done,
+failed and skipped, pressure and time; off a terminal (`harness run ... | cat`) only the plain
+lines are written.
+
+It reads the run with the API's follower (`Run.follow`): one query a second that carries only
+the events recorded since the last read. Nothing is added to the run's history."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import time
+from types import TracebackType
 
-from temporalio.client import Client, WorkflowQueryFailedError
-from temporalio.service import RPCError
-
+from harness.progress_page import ProgressPage
+from harness.run import RunResult
 from harness.trace import TraceEvent, TraceKind
-from harness.wait_book import WaitStatus
+from starter.api import Run
 from starter.deliveries import describe_wait
 from starter.output import note
-from workflows import AgentRunWorkflow
 
-POLL_SECONDS = 1.0
 SHOWN = frozenset(
     {
         TraceKind.MEMORY_RETRIEVE,
@@ -34,7 +39,7 @@ SHOWN = frozenset(
         TraceKind.VERIFICATION_FINISH,
     }
 )
-"""wait.create is shown from the waits query, with the command that answers it."""
+"""wait.create is shown from the page's open waits, with the command that answers it."""
 
 
 def progress_line(event: TraceEvent, began: TraceEvent) -> str:
@@ -50,45 +55,131 @@ def progress_line(event: TraceEvent, began: TraceEvent) -> str:
     return line
 
 
-class Progress:
-    """The lines shown so far of one run: polled while it runs, finished from its result."""
+def status_line(run_id: str, page: ProgressPage, seconds: float) -> str:
+    """The live line: where the run stands now."""
+    counts = page.counts
+    nodes = f"{counts.done}/{counts.nodes} nodes done" if counts.nodes else "planning"
+    parts = [f"run {run_id}", page.phase.value, f"attempt {page.attempt}", nodes]
+    parts += [f"{n} {what}" for n, what in ((counts.failed, "failed"), (counts.skipped, "skipped"))
+              if n]  # fmt: skip
+    if page.pending:
+        parts.append(f"{len(page.pending)} waiting")
+    parts += [f"pressure {page.pressure:.2f}", f"{seconds:.0f} s"]
+    return " · ".join(parts)
 
-    def __init__(self, client: Client, run_id: str, *, quiet: bool = False) -> None:
+
+class RunView:
+    """The lines shown of one run: fed each page while it runs, finished from its result. Each
+    event is shown once (by its whole content: the result's trace repeats those read)."""
+
+    def __init__(self, run_id: str, *, quiet: bool = False) -> None:
         """`quiet`: only the waits, no progress lines."""
-        self._handle = client.get_workflow_handle(run_id)
         self._run_id = run_id
         self._quiet = quiet
         self._shown: set[str] = set()
-        """Events already shown, by their whole content: the trace is kept in time order, so
-        an event (a retry, stamped when it began) can land before ones shown already."""
         self._announced: set[str] = set()
+        self._began: TraceEvent | None = None
 
-    async def follow(self) -> None:
-        """Print the run's progress until cancelled (the caller stops it when the run ends)."""
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
-            try:
-                if not self._quiet:
-                    self.show(await self._handle.query(AgentRunWorkflow.trace))
-                waits = await self._handle.query(AgentRunWorkflow.waits)
-            except (RPCError, WorkflowQueryFailedError):
-                continue  # not started yet, or a workflow task that failed: ask again
-            for wait in waits:
-                if wait.status is WaitStatus.PENDING and wait.id not in self._announced:
-                    self._announced.add(wait.id)
-                    note(f"waiting: {describe_wait(self._run_id, wait)}")
+    def __enter__(self) -> RunView:
+        return self
 
-    def show(self, events: list[TraceEvent]) -> None:
-        """The events not shown yet: after the last poll, the rest come from the result."""
-        if self._quiet:
-            return
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        return None
+
+    def page(self, page: ProgressPage) -> None:
+        self._events(page.events)
+        for wait in page.pending:
+            if wait.id not in self._announced:
+                self._announced.add(wait.id)
+                self.line(f"waiting: {describe_wait(self._run_id, wait)}")
+
+    def finish(self, result: RunResult) -> None:
+        """The events the last page did not carry, from the run's whole trace."""
+        self._events(result.trace)
+
+    def line(self, text: str) -> None:
+        note(text)
+
+    def _events(self, events: list[TraceEvent]) -> None:
         for event in new_events(events, self._shown):
-            if event.kind in SHOWN:
-                note(progress_line(event, events[0]))
+            self._began = self._began or event
+            if not self._quiet and event.kind in SHOWN:
+                self.line(progress_line(event, self._began))
+
+
+class LiveView(RunView):
+    """RunView on a terminal: the same lines, and a spinner with the run's status under them."""
+
+    def __init__(self, run_id: str, *, quiet: bool = False) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        super().__init__(run_id, quiet=quiet)
+        self._started = time.monotonic()
+        self._spinner = Spinner("dots", text=f"run {run_id} · starting")
+        self._live = Live(
+            self._spinner,
+            console=Console(stderr=True, highlight=False),
+            refresh_per_second=8,
+            transient=True,
+        )
+
+    def __enter__(self) -> LiveView:
+        self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._live.stop()
+
+    def page(self, page: ProgressPage) -> None:
+        super().page(page)
+        seconds = time.monotonic() - self._started
+        self._spinner.update(text=status_line(self._run_id, page, seconds))
+
+    def line(self, text: str) -> None:
+        self._live.console.print(text, markup=False, soft_wrap=True)
+
+
+def on_a_terminal() -> bool:
+    """Both streams on a terminal that draws (`| cat` or `2> log` get plain lines)."""
+    dumb = os.environ.get("TERM", "") in ("", "dumb")
+    return sys.stdout.isatty() and sys.stderr.isatty() and not dumb
+
+
+def view_for(run_id: str, *, quiet: bool = False) -> RunView:
+    return LiveView(run_id, quiet=quiet) if on_a_terminal() else RunView(run_id, quiet=quiet)
+
+
+async def watch(run: Run, view: RunView) -> RunResult:
+    """The run's result, with its progress shown in `view` until then."""
+
+    async def follow() -> None:
+        async for page in run.follow():
+            view.page(page)
+
+    follower = asyncio.create_task(follow())
+    try:
+        with view:
+            result = await run.result()
+    finally:
+        follower.cancel()
+    view.finish(result)
+    return result
 
 
 def new_events(events: list[TraceEvent], shown: set[str]) -> list[TraceEvent]:
-    """The events not in `shown`, in trace order; `shown` takes them."""
+    """The events not in `shown`, in the order given; `shown` takes them."""
     fresh = []
     for event in events:
         key = event.model_dump_json()

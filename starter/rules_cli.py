@@ -6,14 +6,18 @@ from __future__ import annotations
 import argparse
 
 from harness.host_contract import RuleKind
+from starter.cli_handlers import handled
 from starter.task_cli import common_arguments, text_argument
 
-RULES_COMMANDS = ("contract", "lesson")
+RULES = "starter.rules_actions:dispatch_rules"
 
 
 def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    contract = commands.add_parser(
-        "contract", help="a scope's contract: which tools need a task or an approval, the gates"
+    contract = handled(
+        commands.add_parser(
+            "contract", help="a scope's contract: which tools need a task or an approval, the gates"
+        ),
+        RULES,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     show = contract.add_parser("show", help="the scope's contract (and, with --preset, in force)")
     show.add_argument("--preset", help="the contract a task of this preset is held to")
@@ -22,8 +26,11 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     put.add_argument("--file", required=True, metavar="FILE", help="a contract, as JSON")
     common_arguments(put, writes=True)
 
-    lesson = commands.add_parser(
-        "lesson", help="lessons: a fact, a decision from it, the rule it becomes"
+    lesson = handled(
+        commands.add_parser(
+            "lesson", help="lessons: a fact, a decision from it, the rule it becomes"
+        ),
+        RULES,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     propose = lesson.add_parser("propose", help="propose a lesson from what went wrong (anyone)")
     propose.add_argument("--fact", type=text_argument, required=True, help="what went wrong")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
@@ -14,10 +13,9 @@ from harness.bounds import request_problems
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
 from infra.client import connect
 from infra.settings import Settings
-from starter import progress
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from starter.output import note
-from starter.run_results import result_of, run_result
+from starter.run_results import run_result
 from workflows import AgentRunWorkflow, search_attributes
 
 
@@ -119,10 +117,20 @@ def static_details(request: RunRequest, run_id: str) -> str:
         f"- provider: {request.provider or 'the worker default'}; "
         f"{'a fixed plan' if request.plan is not None else 'planned by the planner'}; "
         f"signed actors: {', '.join(sorted(request.actor_keys)) or 'none'}",
+        f"- models: {_models(request)}",
         f"- `harness status {run_id}` · `harness trace {run_id}` · `harness waits {run_id}` · "
         f"`harness report {run_id} --out DIR`",
     ]
     return "\n".join(lines)
+
+
+def _models(request: RunRequest) -> str:
+    named = request.models.named()
+    roles = ", ".join(f"{role} {named.get(role, 'the worker default')}" for role in _ROLES)
+    return roles
+
+
+_ROLES = ("planner", "worker", "judge")
 
 
 async def has_worker(client: Client, task_queue: str) -> bool:
@@ -140,22 +148,6 @@ async def has_worker(client: Client, task_queue: str) -> bool:
         )
     )
     return len(response.pollers) > 0
-
-
-async def wait_for_result(client: Client, run_id: str, *, quiet: bool = False) -> RunResult:
-    """Wait for the run's result, showing its progress meanwhile (starter.progress), or with
-    `quiet` only the waits it opens."""
-    handle = client.get_workflow_handle(run_id, result_type=RunResult)
-    shown = progress.Progress(client, run_id, quiet=quiet)
-    watcher = asyncio.create_task(shown.follow())
-    try:
-        result = await result_of(client, handle)
-    except WorkflowFailureError as error:
-        raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
-    finally:
-        watcher.cancel()
-    shown.show(result.trace)
-    return result
 
 
 RUN_ENDED = frozenset(

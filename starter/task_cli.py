@@ -11,8 +11,9 @@ import argparse
 from harness.actors import parse_actor
 from harness.task_graph import scope_problem
 from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
+from starter.cli_handlers import handled
 
-TASK_COMMANDS = ("task", "fact", "evidence", "decision", "context", "submit", "review")
+TASKS = "starter.task_actions:dispatch_task"
 MAX_KEY_CHARS = 200
 
 
@@ -64,9 +65,9 @@ def common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
 
 
 def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    task = commands.add_parser("task", help="tasks that many runs work on").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
+    task = handled(
+        commands.add_parser("task", help="tasks that many runs work on"), TASKS
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
     create = task.add_parser("create", help="a new task in a scope; prints its id")
     create.add_argument("title", type=text_argument)
     create.add_argument("--parent", help="the task this one is part of")
@@ -98,7 +99,7 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     runnable = task.add_parser("runnable", help="ACTIVE tasks whose dependencies are DONE")
     common_arguments(runnable, writes=False)
 
-    fact = commands.add_parser("fact", help="facts of a task").add_subparsers(
+    fact = handled(commands.add_parser("fact", help="facts of a task"), TASKS).add_subparsers(
         dest="action", required=True, metavar="ACTION"
     )
     record = fact.add_parser("record", help="record what is believed, with source and confidence")
@@ -113,9 +114,9 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     invalidate.add_argument("--reason", type=text_argument, required=True)
     common_arguments(invalidate, writes=True)
 
-    evidence = commands.add_parser("evidence", help="evidence of a task").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
+    evidence = handled(
+        commands.add_parser("evidence", help="evidence of a task"), TASKS
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
     listed = evidence.add_parser("list", help="every evidence record of a task")
     listed.add_argument("task_id")
     common_arguments(listed, writes=False)
@@ -127,9 +128,9 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     add.add_argument("--content-ref", type=text_argument)
     common_arguments(add, writes=True)
 
-    decision = commands.add_parser("decision", help="decisions of a task").add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
+    decision = handled(
+        commands.add_parser("decision", help="decisions of a task"), TASKS
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
     propose = decision.add_parser("propose", help="a question with a proposed answer")
     propose.add_argument("task_id")
     propose.add_argument("question", type=text_argument)
@@ -142,14 +143,16 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     resolve.add_argument("--reason", type=text_argument, required=True)
     common_arguments(resolve, writes=True)
 
-    submit = commands.add_parser("submit", help="submit a task's result for review")
+    submit = handled(commands.add_parser("submit", help="submit a task's result for review"), TASKS)
     submit.add_argument("task_id")
     submit.add_argument("--summary", type=text_argument, required=True)
     submit.add_argument(
         "--evidence", action="append", default=[], metavar="ID", help="evidence it rests on"
     )
     common_arguments(submit, writes=True)
-    review = commands.add_parser("review", help="approve a submission, or request changes")
+    review = handled(
+        commands.add_parser("review", help="approve a submission, or request changes"), TASKS
+    )
     review.add_argument("task_id")
     review.add_argument("submission_id")
     verdict = review.add_mutually_exclusive_group(required=True)
@@ -158,6 +161,8 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     review.add_argument("--comment")
     common_arguments(review, writes=True)
 
-    context = commands.add_parser("context", help="a task with what is believed and why")
+    context = handled(
+        commands.add_parser("context", help="a task with what is believed and why"), TASKS
+    )
     context.add_argument("task_id")
     common_arguments(context, writes=False)

@@ -25,6 +25,7 @@ from harness.contracts import (
     CANCEL_SIGNAL,
     DELIVER_SIGNAL,
     DELIVER_UPDATE,
+    PROGRESS_QUERY,
     RESULT_QUERY,
     RUN_WORKFLOW,
     STATUS_QUERY,
@@ -32,6 +33,7 @@ from harness.contracts import (
     WAITS_QUERY,
 )
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.progress_page import ProgressPage
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
 from harness.signatures import signature_problem
@@ -142,6 +144,14 @@ class AgentRunWorkflow:
     @workflow.query(name=TRACE_QUERY, description="Every trace event the run has recorded.")
     def trace(self) -> list[TraceEvent]:
         return self._ctx.trace.events
+
+    @workflow.query(
+        name=PROGRESS_QUERY,
+        description="Trace events recorded after the first AFTER, with phase, counts, pressure "
+        "and the open waits: what `harness run` and the API's progress poll.",
+    )
+    def progress(self, after: int) -> ProgressPage:
+        return self._ctx.progress(after)
 
     @workflow.query(
         name=WAITS_QUERY, description="Every wait of the run: pending, delivered or closed."

@@ -47,6 +47,7 @@ class NodeBatchWorkflow:
                         tool=call.tool,
                         arguments=call.arguments,
                         provider=request.provider,
+                        worker_model=request.worker_model if call.uses_llm else None,
                         fault=call.fault,
                         task=request.task,
                         plan_attempt=request.plan_attempt,

@@ -144,6 +144,7 @@ class RunPhases:
             carried_tools=state.work.carried_tools() if state.work else [],
             memory=context,
             economy=self._ctx.economy and self._ctx.degradation() is not Degradation.FULL,
+            model=state.request.models.planner,
         )
         try:
             response = await activity_calls.make_plan(request)

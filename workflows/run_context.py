@@ -12,6 +12,7 @@ from temporalio import workflow
 
 from harness.budget import Budget, Degradation
 from harness.node_ledger import NodeLedger
+from harness.progress_page import ProgressPage, page_after
 from harness.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
 from harness.run_state import RunState
 from harness.trace import TraceLog
@@ -84,6 +85,18 @@ class RunContext:
             counts=self.counts(),
             budget=self.budget.snapshot(),
             waits=list(self.desk.book.waits.values()),
+        )
+
+    def progress(self, after: int) -> ProgressPage:
+        events, following = page_after(self.trace.recorded, after)
+        return ProgressPage(
+            events=events,
+            next=following,
+            phase=self.display_phase(),
+            attempt=len(self.state.attempts),
+            counts=self.counts(),
+            pressure=round(self.budget.pressure(), 4),
+            pending=self.desk.book.pending(),
         )
 
     def result(self) -> RunResult:

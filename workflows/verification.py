@@ -75,6 +75,7 @@ async def _judge(
         report=report,
         results=results,
         provider=state.request.provider,
+        model=state.request.models.judge,
     )
     try:
         judged = await activity_calls.judge(request)

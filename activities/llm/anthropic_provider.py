@@ -49,7 +49,7 @@ class AnthropicProvider:
         return cls(ProviderSettings.from_env(ANTHROPIC))
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        model = self._settings.models.planning(request.economy)
+        model = self._settings.planner_model(request.model, request.economy)
         system: TextBlockParam = {
             "type": "text",
             "text": planner_system(request.catalog),
@@ -68,7 +68,7 @@ class AnthropicProvider:
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{message.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.models.writing(request.economy)
+        model = self._settings.worker_model(request.model, request.economy)
         message = await self._create(
             model,
             system=[{"type": "text", "text": request.system}],
@@ -80,7 +80,7 @@ class AnthropicProvider:
         return TextReply(text=text, model=message.model, usage=self._usage(message, model))
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.models.judge
+        model = self._settings.judge_model(request.model)
         message = await self._create(
             model,
             system=[{"type": "text", "text": JUDGE_ROLE}],

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from activities.llm.base import ProviderConfigError
 from activities.llm.http_errors import Endpoint
 from activities.llm.pricing import PRICING_FILE_VARIABLE, PricingTable, load_pricing
+from harness.run_models import family_problem
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,34 @@ class ProviderSettings:
             base_url_variable=self.vendor.base_url_variable,
             secret=self.api_key,
         )
+
+    def planner_model(self, asked: str | None, economy: bool) -> str:
+        """The run's planner model if it names one (under pressure: the fallback)."""
+        if economy:
+            return self.models.planning(True)
+        return self.served(asked) if asked else self.models.planner
+
+    def worker_model(self, asked: str | None, economy: bool) -> str:
+        """The run's worker model if it names one (under pressure: the fallback, if set)."""
+        chosen = self.served(asked) if asked else self.models.worker
+        return (self.models.fallback or chosen) if economy else chosen
+
+    def judge_model(self, asked: str | None) -> str:
+        return self.served(asked) if asked else self.models.judge
+
+    def served(self, model: str) -> str:
+        """`model`, if this provider serves it to a run that asks: one of its family that the
+        price table lists, so that the run's cost budget holds."""
+        problem = family_problem(self.vendor.name, model)
+        if problem is None and self.pricing.price_of(model) is None:
+            problem = (
+                f"{self.vendor.name} serves a run only the models it can price "
+                f"({', '.join(self.pricing.models())}); add {model} to the file named by "
+                f"{PRICING_FILE_VARIABLE}"
+            )
+        if problem is not None:
+            raise ProviderConfigError(problem)
+        return model
 
     @classmethod
     def from_env(cls, vendor: Vendor, env: Mapping[str, str] | None = None) -> ProviderSettings:

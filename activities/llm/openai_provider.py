@@ -50,7 +50,7 @@ class OpenAIProvider:
         return cls(ProviderSettings.from_env(OPENAI))
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        model = self._settings.models.planning(request.economy)
+        model = self._settings.planner_model(request.model, request.economy)
         system, prompt = planner_system(request.catalog), planner_user(request)
         completion = await self._create(
             model,
@@ -66,7 +66,7 @@ class OpenAIProvider:
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{completion.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.models.writing(request.economy)
+        model = self._settings.worker_model(request.model, request.economy)
         completion = await self._create(
             model,
             system=request.system,
@@ -79,7 +79,7 @@ class OpenAIProvider:
         return TextReply(text=text, model=completion.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.models.judge
+        model = self._settings.judge_model(request.model)
         prompt = judge_user(request)
         completion = await self._create(
             model,

@@ -6,8 +6,10 @@ are estimates (about four characters a token) and marked as such.
 
 from __future__ import annotations
 
+from activities.llm.base import ProviderConfigError
 from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.messages import PlanRequest, PlanResponse
+from harness.run_models import family_problem
 from harness.usage import TokenUsage
 from harness.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningInput, Scenario
@@ -45,7 +47,8 @@ class ScriptedProvider:
             output_tokens=estimate_tokens(plan.model_dump_json()),
             estimated=True,
         )
-        model = FALLBACK_MODEL_NAME if request.economy else MODEL_NAME
+        model = FALLBACK_MODEL_NAME if request.economy else served(request.model)
+        usage.models = [model]
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
@@ -54,7 +57,8 @@ class ScriptedProvider:
             output_tokens=estimate_tokens(request.draft),
             estimated=True,
         )
-        model = FALLBACK_MODEL_NAME if request.economy else MODEL_NAME
+        model = FALLBACK_MODEL_NAME if request.economy else served(request.model)
+        usage.models = [model]
         return TextReply(text=request.draft, model=model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
@@ -88,15 +92,27 @@ def judge_offline(request: JudgeRequest) -> JudgeReply:
         reasons.append("missing: " + ", ".join(missing[:5]))
     if not report.strip():
         score, reasons = 0.0, ["the report is empty"]
+    model = served(request.model)
     usage = TokenUsage(
         input_tokens=estimate_tokens(request.report + " ".join(request.criteria)),
         output_tokens=estimate_tokens(" ".join(reasons)),
         estimated=True,
+        models=[model],
     )
     return JudgeReply(
         passed=score >= PASS_SCORE,
         score=round(score, 3),
         reasons=reasons,
-        model=MODEL_NAME,
+        model=model,
         usage=usage,
     )
+
+
+def served(asked: str | None) -> str:
+    """The model a run asks for, if of the offline family (its name labels the replies)."""
+    if asked is None:
+        return MODEL_NAME
+    problem = family_problem("scripted", asked)
+    if problem is not None:
+        raise ProviderConfigError(problem)
+    return asked

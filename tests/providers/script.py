@@ -40,6 +40,11 @@ def expected_cost(model: str, usage: Usage) -> float:
     ) / 1_000_000
 
 
+def counted(usage: TokenUsage) -> dict[str, object]:
+    """The counts and cost, to compare approximately (the models are compared apart)."""
+    return usage.model_dump(exclude={"models"})
+
+
 def expected_usage(model: str, usage: Usage) -> TokenUsage:
     return TokenUsage(
         input_tokens=usage.input,
@@ -47,6 +52,7 @@ def expected_usage(model: str, usage: Usage) -> TokenUsage:
         cached_tokens=usage.cache_read,
         cache_write_tokens=usage.cache_write,
         cost_usd=expected_cost(model, usage),
+        models=[model],
     )
 
 

@@ -25,13 +25,16 @@ PRICING = PricingTable(
         for model, rate in RATES.items()
     }
 )
+PRICE = ModelPrice(input=1.0, output=2.0, cached_input=0.1, cache_write=1.25)
 APIS: dict[str, FakeApi] = {"anthropic": AnthropicApi(), "openai": OpenAIApi()}
 
 
-def build_provider(api: FakeApi, base_url: str, key: str = TEST_KEY) -> LLMProvider:
+def build_provider(
+    api: FakeApi, base_url: str, key: str = TEST_KEY, pricing: PricingTable = PRICING
+) -> LLMProvider:
     vendor = ANTHROPIC if api.name == "anthropic" else OPENAI
     settings = ProviderSettings(
-        vendor=vendor, api_key=key, models=MODELS, pricing=PRICING, base_url=base_url
+        vendor=vendor, api_key=key, models=MODELS, pricing=pricing, base_url=base_url
     )
     if api.name == "anthropic":
         return AnthropicProvider(settings)

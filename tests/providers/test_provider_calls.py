@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from activities.llm import LLMProvider, ProviderError
+from activities.llm import LLMProvider, ProviderConfigError, ProviderError
+from activities.llm.pricing import PricingTable
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, PlanDraft
 from harness.errors import ErrorCode, FailureContext
 from harness.llm import JudgeRequest, TextRequest
@@ -15,8 +16,8 @@ from harness.messages import PlanRequest
 from scenarios import get_scenario
 from tests.fakes import FakeApi, FakeServer, Recorded, Usage
 from tests.fakes.server import Reply
-from tests.providers.script import PLAN_USAGE, cities_plan_json, expected_usage
-from tests.providers.support import MODELS, TEST_KEY, build_provider
+from tests.providers.script import PLAN_USAGE, cities_plan_json, counted, expected_usage
+from tests.providers.support import MODELS, PRICE, PRICING, TEST_KEY, build_provider
 
 CITIES = get_scenario("cities")
 GOAL = "Compare Paris and Tokyo"
@@ -117,8 +118,8 @@ async def test_a_plan_is_returned_with_its_model_and_the_priced_reported_usage(
     response = await provider.plan(plan_request(), CITIES)
     assert response.plan == PlanDraft.model_validate_json(cities_plan_json(GOAL)).plan()
     assert response.planned_by == f"{api.name}:{MODELS.planner}"
-    assert response.usage.model_dump() == pytest.approx(
-        expected_usage(MODELS.planner, PLAN_USAGE).model_dump()
+    assert counted(response.usage) == pytest.approx(
+        counted(expected_usage(MODELS.planner, PLAN_USAGE))
     )
     assert response.usage.estimated is False
 
@@ -131,9 +132,7 @@ async def test_the_writer_returns_the_models_text_and_its_priced_usage(
     reply = await provider.write(text_request())
     assert reply.text == "Paris is the capital of France."
     assert reply.model == MODELS.worker
-    assert reply.usage.model_dump() == pytest.approx(
-        expected_usage(MODELS.worker, usage).model_dump()
-    )
+    assert counted(reply.usage) == pytest.approx(counted(expected_usage(MODELS.worker, usage)))
     assert "Describe Paris." in api.user_text(server.requests[0])
     assert "You write." in api.system_text(server.requests[0])
 
@@ -254,3 +253,34 @@ async def test_a_server_that_reports_no_usage_gets_estimated_token_counts(
     reply = await provider.write(text_request())
     assert reply.usage.estimated is True
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+
+
+async def test_a_runs_own_models_are_asked_for_by_role_and_named_in_the_usage(
+    api: FakeApi, server: FakeServer
+) -> None:
+    family = "claude-" if api.name == "anthropic" else "gpt-"
+    run_models = {role: f"{family}run-{role}" for role in ("planner", "worker", "judge")}
+    pricing = PricingTable({**PRICING.prices(), **{m: PRICE for m in run_models.values()}})
+    provider = build_provider(api, api.base_url(server.url), pricing=pricing)
+    server.enqueue(api.text_reply(cities_plan_json(GOAL), PLAN_USAGE))
+    server.enqueue(api.text_reply("Paris.", Usage(input=3, output=2)))
+    planned = await provider.plan(plan_request(model=run_models["planner"]), CITIES)
+    written = await provider.write(
+        text_request().model_copy(update={"model": run_models["worker"]})
+    )
+    asked = [request.body["model"] for request in server.requests]
+    assert asked == [run_models["planner"], run_models["worker"]]
+    assert planned.usage.models == [run_models["planner"]]
+    assert written.model == run_models["worker"] and written.usage.models == [run_models["worker"]]
+
+
+async def test_a_run_model_the_provider_cannot_serve_or_price_is_refused_before_any_call(
+    api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    other = "gpt-4.1" if api.name == "anthropic" else "claude-sonnet-4-6"
+    with pytest.raises(ProviderConfigError, match=f"{other}"):
+        await provider.plan(plan_request(model=other), CITIES)
+    unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
+    with pytest.raises(ProviderConfigError, match="HARNESS_PRICING_FILE"):
+        await provider.write(text_request().model_copy(update={"model": unpriced}))
+    assert server.requests == []

@@ -1,0 +1,42 @@
+"""A run's models per role are checked by their provider's family before the run starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.bounds import request_problems
+from harness.run import RunRequest
+from harness.run_models import RunModels, model_problems
+
+
+def test_models_of_the_providers_family_are_accepted() -> None:
+    assert model_problems(RunModels(planner="claude-sonnet-4-6"), "anthropic") == []
+    assert model_problems(RunModels(worker="gpt-4.1-mini", judge="llama3:70b"), "openai") == []
+    assert model_problems(RunModels(planner="scripted-large"), "scripted") == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "models", "said"),
+    [
+        ("anthropic", RunModels(planner="gpt-4.1"), "planner_model: provider anthropic serves"),
+        ("openai", RunModels(judge="claude-haiku-4-5"), "judge_model: claude-haiku-4-5 is a"),
+        ("scripted", RunModels(worker="gpt-4.1"), "worker_model: provider scripted serves"),
+        (None, RunModels(planner="a model"), "planner_model: a model name has"),
+    ],
+)
+def test_a_model_the_provider_cannot_serve_is_named_with_its_role(
+    provider: str | None, models: RunModels, said: str
+) -> None:
+    (problem,) = model_problems(models, provider)
+    assert problem.startswith(said)
+
+
+def test_without_a_provider_only_the_name_is_checked_and_the_worker_judges_the_rest() -> None:
+    assert model_problems(RunModels(planner="claude-sonnet-4-6", judge="gpt-4.1"), None) == []
+
+
+def test_a_request_with_a_wrong_family_is_out_of_bounds() -> None:
+    request = RunRequest(goal="g", provider="scripted", models=RunModels(planner="claude-x"))
+    assert request_problems(request) == [
+        "planner_model: provider scripted serves scripted-* models, not claude-x"
+    ]
