@@ -1,6 +1,6 @@
 """`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo]`: skew | fanout [N] | chain [N] |
-runs [M] | replay | task-context [N] | retrieval [N] | memory | all. JSON lines (one per
-measurement) and a table on stdout; progress on stderr."""
+runs [M] | replay | task-context [N] | retrieval [N] | memory | progress [N] | all. JSON lines
+(one per measurement) and a table on stdout; progress on stderr."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from bench import chain, fanout, memory, replay, retrieval, runs, skew, task_context
+from bench import chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
 from bench.env import BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
@@ -20,6 +20,7 @@ DEFAULTS = {
     "runs": runs.DEFAULT_RUNS,
     "task-context": task_context.DEFAULT_RECORDS,
     "retrieval": retrieval.DEFAULT_MEMORIES,
+    "progress": progress.DEFAULT_NODES,
 }
 
 
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
             "task-context",
             "retrieval",
             "memory",
+            "progress",
             "all",
         ],
     )
@@ -85,6 +87,8 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return retrieval.run(size)
     if args.name == "memory":
         return memory.run()
+    if args.name == "progress":
+        return progress.run(size)
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 
@@ -104,6 +108,7 @@ async def _all(repeat: int) -> int:
     failures += await _guarded(task_context.run())
     failures += await _guarded(retrieval.run())
     failures += await _guarded(memory.run())
+    failures += await _guarded(progress.run())
     return failures
 
 

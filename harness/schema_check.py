@@ -2,6 +2,11 @@
 
 It lets the pure validator say INVALID_ARGUMENT before anything runs; the tool's own pydantic model
 still validates every call at run time, so an unsupported keyword here only means a later error.
+
+Why not the `jsonschema` library: the pure domain imports nothing but pydantic, this runs in
+workflow code on every plan (a sandboxed import, replayed), and the subset pydantic emits for
+tool arguments is small; every problem is reported at once with its argument's path, in the
+validator's own words.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""Configuration from the environment, read in one place, with defaults that work on a laptop."""
+"""Configuration from the environment, read in one place, with defaults that work on a laptop.
+
+Why not pydantic-settings: the Temporal connection is not ours to parse. It comes from the
+SDK's own `temporalio.envconfig` (a profile of the config file, then the TEMPORAL_* variables),
+which pydantic-settings cannot read; what is left is a dozen HARNESS_* values, each checked here
+with a message that names the variable and the form it expects (tests/test_settings.py), which
+is what pydantic-settings would give, less the dependency."""
 
 from __future__ import annotations
 

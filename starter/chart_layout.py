@@ -1,6 +1,9 @@
 """What the run report draws, as plain numbers: node spans, pressure steps, token bars, plan layers.
 
 No matplotlib here, so every rule about the data (fallbacks, depth, ordering) is tested cheaply.
+The plan's layered layout is our own rather than graphviz or networkx: a plan is a DAG whose
+layers are its depths, a few dozen lines place it, and neither a system binary (graphviz) nor
+a second graph library is worth installing for that.
 """
 
 from __future__ import annotations

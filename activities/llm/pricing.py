@@ -2,6 +2,9 @@
 
 Prices are list prices for standard processing (no batch discount, no long-context surcharge);
 the cost they give is an estimate of the bill, computed from the token counts the API reported.
+A table of our own rather than a pricing package (litellm's, say): the run's cost budget must
+be computed the same way on every worker and replay, from prices pinned in the repository and
+overridden only by the operator's file, never by a download.
 """
 
 from __future__ import annotations
@@ -76,6 +79,12 @@ class PricingTable:
         self._prices = dict(prices)
         self._unpriced: set[str] = set()
 
+    def models(self) -> list[str]:
+        return sorted(self._prices)
+
+    def prices(self) -> dict[str, ModelPrice]:
+        return dict(self._prices)
+
     def price_of(self, model: str) -> ModelPrice | None:
         """The price of `model`, or of the model it is a dated snapshot of
         (`claude-haiku-4-5-20251001` as `claude-haiku-4-5`, `gpt-4.1-2025-04-14` as `gpt-4.1`)."""
@@ -90,8 +99,8 @@ class PricingTable:
         price = next(filter(None, (self.price_of(model) for model in models)), None)
         if price is None:
             self._warn_unpriced(models[0] if models else "?")
-            return usage.model_copy(update={"cost_usd": 0.0})
-        return usage.model_copy(update={"cost_usd": price.cost(usage)})
+            return usage.model_copy(update={"cost_usd": 0.0, "models": list(models[:1])})
+        return usage.model_copy(update={"cost_usd": price.cost(usage), "models": list(models[:1])})
 
     def _warn_unpriced(self, model: str) -> None:
         if model not in self._unpriced:

@@ -2,6 +2,10 @@
 
 A test queues replies (a status, a JSON body, headers), or functions that build a reply from the
 request; requests beyond the queue go to `fallback`. Every request is recorded, in arrival order.
+
+Why not respx or a mocking library: those patch the SDK's transport inside the process, so the
+SDK's own HTTP stack, retries and timeouts would not run. A real socket on 127.0.0.1 is what the
+worker talks to in production, only closer.
 """
 
 from __future__ import annotations

@@ -1,0 +1,113 @@
+"""`python -m bench progress [N]`: what following a run costs. The same N-node fan-out runs twice
+on one in-memory dev server and worker, once alone and once followed as `harness run` follows
+it (`starter.api.Run.follow`, one progress query a second plus a closed check every fifth), and
+the two are set side by side: wall time, history events (a query writes none), and the queries
+and bytes the follower asked for, against what polling the whole trace each second would carry.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from bench import plans
+from bench.drive import synthetic_request
+from bench.env import HARNESS_WORKER, dev_server, log, worker_process
+from bench.history import chain_histories
+from bench.report import Measurement, measure
+from harness.run import RunRequest
+from infra.settings import Settings
+from starter.api import CLOSED_CHECK_POLLS, Harness, Run
+from starter.run_results import result_of
+from workflows import AgentRunWorkflow
+
+DEFAULT_NODES = 1000
+
+
+async def run(count: int = DEFAULT_NODES) -> list[Measurement]:
+    dag = plans.fanout(count)
+    bench = f"progress{count}"
+    request = synthetic_request(dag.to_plan())
+    async with dev_server() as server, worker_process(server, HARNESS_WORKER, "progress") as w:
+        settings = Settings(temporal_address=server.address, task_queue=w.task_queue)
+        harness = Harness(server.client, settings)
+        await _alone(harness, synthetic_request(plans.fanout(10).to_plan()), "warmup")
+        log(f"{bench}: the run alone")
+        alone_s, alone_events = await _alone(harness, request, "alone")
+        log(f"{bench}: the run followed")
+        followed = await _followed(harness, request)
+    polls = followed.pages + followed.pages // CLOSED_CHECK_POLLS
+    return [
+        measure(bench, "wall.followed", followed.seconds, "s", baseline=alone_s, vs="alone"),
+        measure(
+            bench,
+            "history.events",
+            followed.events,
+            "events",
+            baseline=alone_events,
+            vs="alone",
+            target="equal",
+            met=followed.events == alone_events,
+        ),
+        measure(
+            bench,
+            "follower.requests_per_s",
+            polls / followed.seconds,
+            "req/s",
+            note="progress queries and closed checks",
+        ),
+        measure(
+            bench,
+            "follower.kib_per_poll",
+            followed.page_bytes / followed.pages / 1024,
+            "KiB",
+            baseline=followed.whole_trace_bytes / followed.pages / 1024,
+            vs="whole trace per poll",
+        ),
+    ]
+
+
+async def _alone(harness: Harness, request: RunRequest, label: str) -> tuple[float, int]:
+    run = await _start(harness, request, label)
+    started = time.perf_counter()
+    await result_of(harness.client, harness.client.get_workflow_handle(run.run_id))
+    seconds = time.perf_counter() - started
+    return seconds, await _events(harness, run)
+
+
+class Followed:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.events = 0
+        self.pages = 0
+        self.page_bytes = 0
+        self.whole_trace_bytes = 0
+
+
+async def _followed(harness: Harness, request: RunRequest) -> Followed:
+    followed = Followed()
+    run = await _start(harness, request, "followed")
+    started = time.perf_counter()
+    sizes: list[int] = []  # the bytes of each event, in the order recorded
+    async for page in run.follow():
+        followed.pages += 1
+        followed.page_bytes += len(page.model_dump_json())
+        sizes += [len(event.model_dump_json()) for event in page.events]
+        followed.whole_trace_bytes += sum(sizes)  # what a poll of the whole trace carried
+    await result_of(harness.client, harness.client.get_workflow_handle(run.run_id))
+    followed.seconds = time.perf_counter() - started
+    followed.events = await _events(harness, run)
+    return followed
+
+
+async def _start(harness: Harness, request: RunRequest, label: str) -> Run:
+    workflow_id = f"bench-progress-{label}-{uuid.uuid4().hex[:8]}"
+    await harness.client.start_workflow(
+        AgentRunWorkflow.run, request, id=workflow_id, task_queue=harness.settings.task_queue
+    )
+    return harness.run(workflow_id)
+
+
+async def _events(harness: Harness, run: Run) -> int:
+    histories = await chain_histories(harness.client, run.run_id, "")
+    return sum(len(history.events) for history in histories)
