@@ -88,7 +88,7 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
     if args.name == "memory":
         return memory.run()
     if args.name == "progress":
-        return progress.run(size)
+        return progress.run(size, max(args.repeat, 3))
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 

@@ -24,21 +24,38 @@ from workflows import AgentRunWorkflow
 DEFAULT_NODES = 1000
 
 
-async def run(count: int = DEFAULT_NODES) -> list[Measurement]:
+async def run(count: int = DEFAULT_NODES, repeat: int = 3) -> list[Measurement]:
+    """`repeat` times each, alternating (alone, followed, alone, ...): the medians are shown."""
     dag = plans.fanout(count)
     bench = f"progress{count}"
     request = synthetic_request(dag.to_plan())
+    alone: list[tuple[float, int]] = []
+    follows: list[Followed] = []
     async with dev_server() as server, worker_process(server, HARNESS_WORKER, "progress") as w:
         settings = Settings(temporal_address=server.address, task_queue=w.task_queue)
         harness = Harness(server.client, settings)
         await _alone(harness, synthetic_request(plans.fanout(10).to_plan()), "warmup")
-        log(f"{bench}: the run alone")
-        alone_s, alone_events = await _alone(harness, request, "alone")
-        log(f"{bench}: the run followed")
-        followed = await _followed(harness, request)
+        for index in range(repeat):
+            log(f"{bench} ({index + 1}/{repeat}): the run alone, then followed")
+            alone.append(await _alone(harness, request, "alone"))
+            follows.append(await _followed(harness, request))
+    alone_s, alone_events = sorted(alone)[len(alone) // 2]
+    followed = sorted(follows, key=lambda f: f.seconds)[len(follows) // 2]
+    spread = (
+        f"alone {min(a for a, _ in alone):.2f}-{max(a for a, _ in alone):.2f} s, followed "
+        f"{min(f.seconds for f in follows):.2f}-{max(f.seconds for f in follows):.2f} s"
+    )
     polls = followed.pages + followed.pages // CLOSED_CHECK_POLLS
     return [
-        measure(bench, "wall.followed", followed.seconds, "s", baseline=alone_s, vs="alone"),
+        measure(
+            bench,
+            "wall.followed",
+            followed.seconds,
+            "s",
+            baseline=alone_s,
+            vs="alone",
+            note=f"median of {repeat}; {spread}",
+        ),
         measure(
             bench,
             "history.events",
@@ -46,8 +63,8 @@ async def run(count: int = DEFAULT_NODES) -> list[Measurement]:
             "events",
             baseline=alone_events,
             vs="alone",
-            target="equal",
-            met=followed.events == alone_events,
+            note="a query writes no event; the count varies from run to run with how "
+            "completions batch into workflow tasks",
         ),
         measure(
             bench,
