@@ -116,6 +116,8 @@ class ToolActivities:
         except ProviderError as error:
             logger.warning("tool.provider_error", code=error.code.value, reason=error.message)
             raise provider_failure(error, attempt) from error
+        except ProviderConfigError as error:  # e.g. a run's worker model this worker cannot serve
+            raise config_failure(error, attempt) from error
         except Exception as error:
             logger.exception("tool.crash")
             message = f"{request.tool} failed unexpectedly: {type(error).__name__}: {error}"

@@ -29,7 +29,7 @@ class RunModels(BaseModel):
 
     def named(self) -> dict[str, str]:
         """The roles given, with their models."""
-        return {role: model for role, model in self.model_dump().items() if model}
+        return {role: model for role, model in self.model_dump().items() if model is not None}
 
 
 def model_problems(models: RunModels, provider: str | None) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue, ValidationError
@@ -44,6 +45,7 @@ from starter import deliveries, runs, signed_actors
 from starter.cli_connection import environment_with
 from starter.errors import CliError
 from starter.run_results import result_of
+from workflows import AgentRunWorkflow
 
 if TYPE_CHECKING:
     from starter.history import ReplayedRun
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 PROGRESS_POLL_SECONDS = 1.0
 """How often a follower reads the run's progress: one query (nothing in history) that carries
 only the events recorded since the last read."""
+QUERY_TIMEOUT = timedelta(seconds=5)
+"""A progress query unanswered this long (no worker holds the run) counts as not read."""
 CLOSED_CHECK_POLLS = 5
 """Every this many reads, a follower also asks the server whether the workflow has closed (a
 run terminated from outside never reaches a final phase of its own)."""
@@ -174,7 +178,12 @@ class Run:
         return await history.trace_of(self.harness.client, self.run_id)
 
     async def waits(self) -> list[Wait]:
-        """The run's pending waits."""
+        """Every wait of the run: pending, delivered or closed (a query)."""
+        found: list[Wait] = await self._handle.query(AgentRunWorkflow.waits)
+        return found
+
+    async def pending_waits(self) -> list[Wait]:
+        """The run's pending waits, or one line that says why they cannot be read."""
         return (await deliveries.pending_waits(self.harness.client, self.run_id)).get(
             self.run_id, []
         )
@@ -196,16 +205,18 @@ class Run:
                 if len(page.events) == MAX_PAGE_EVENTS:
                     continue  # behind: read on at once
             if (page is None or polls % CLOSED_CHECK_POLLS == 0) and await self._closed():
-                last = await self._page(after)
-                if last is not None and last.events:
+                while (last := await self._page(after)) is not None and last.events:
+                    after = last.next  # what the run recorded before it closed
                     yield last
+                    if len(last.events) < MAX_PAGE_EVENTS:
+                        break
                 return
             await asyncio.sleep(PROGRESS_POLL_SECONDS)
 
     async def _page(self, after: int) -> ProgressPage | None:
         try:
             page: ProgressPage = await self._handle.query(
-                PROGRESS_QUERY, after, result_type=ProgressPage
+                PROGRESS_QUERY, after, result_type=ProgressPage, rpc_timeout=QUERY_TIMEOUT
             )
         except (RPCError, WorkflowQueryFailedError) as error:
             if isinstance(error, RPCError) and error.status is RPCStatusCode.NOT_FOUND:

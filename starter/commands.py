@@ -124,7 +124,7 @@ async def trace(args: argparse.Namespace, settings: Settings) -> int:
 async def waits(args: argparse.Namespace, settings: Settings) -> int:
     harness = await Harness.with_settings(settings)
     if args.run_id:
-        found = {args.run_id: await harness.run(args.run_id).waits()}
+        found = {args.run_id: await harness.run(args.run_id).pending_waits()}
     else:
         found = await harness.pending_waits()
     if args.json:

@@ -21,6 +21,7 @@ from harness.run import RunResult
 from harness.trace import TraceEvent, TraceKind
 from starter.api import Run
 from starter.deliveries import describe_wait
+from starter.errors import CliError
 from starter.output import note
 
 SHOWN = frozenset(
@@ -165,8 +166,12 @@ async def watch(run: Run, view: RunView) -> RunResult:
     """The run's result, with its progress shown in `view` until then."""
 
     async def follow() -> None:
-        async for page in run.follow():
-            view.page(page)
+        try:
+            async for page in run.follow():
+                view.page(page)
+        except Exception as error:  # progress stops; the run and the wait for it go on
+            message = error.message if isinstance(error, CliError) else repr(error)
+            view.line(f"progress stopped: {message}; the result follows when the run ends")
 
     follower = asyncio.create_task(follow())
     try:
@@ -174,6 +179,7 @@ async def watch(run: Run, view: RunView) -> RunResult:
             result = await run.result()
     finally:
         follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
     view.finish(result)
     return result
 

@@ -122,12 +122,15 @@ class ProviderSettings:
         if problem is None and self.pricing.price_of(model) is None:
             problem = (
                 f"{self.vendor.name} serves a run only the models it can price "
-                f"({', '.join(self.pricing.models())}); add {model} to the file named by "
+                f"({', '.join(self._priced_of_family())}); add {model} to the file named by "
                 f"{PRICING_FILE_VARIABLE}"
             )
         if problem is not None:
             raise ProviderConfigError(problem)
         return model
+
+    def _priced_of_family(self) -> list[str]:
+        return [m for m in self.pricing.models() if family_problem(self.vendor.name, m) is None]
 
     @classmethod
     def from_env(cls, vendor: Vendor, env: Mapping[str, str] | None = None) -> ProviderSettings:

@@ -148,11 +148,18 @@ async def check_refund_policy(args: PolicyArgs, ctx: ToolContext) -> JsonValue:
     # idempotency key, and that pays nothing.
     earlier = [p for p in await _paid_through_service(record, ctx) if p.run_id != ctx.run_id]
     refundable = record.amount_cents - record.refunded_cents - _total(earlier)
-    if refundable <= 0 and earlier:
+    paid = [p for p in earlier if p.status is PaymentStatus.PAID]
+    if refundable <= 0 and earlier and not paid:
+        raise ToolError(
+            ErrorCode.POLICY_VIOLATION,
+            f"a refund of order {record.order_id} is being paid by run {earlier[-1].run_id} "
+            f"(operation {earlier[-1].operation_id}); run again once it has settled",
+        )
+    if refundable <= 0 and paid:
         raise ToolError(
             ErrorCode.ALREADY_DONE,
             f"order {record.order_id} was refunded in full through the payment service "
-            f"({money(_total(earlier))}, operation {earlier[-1].operation_id}); look the "
+            f"({money(_total(paid))}, operation {paid[-1].operation_id}); look the "
             "payment up instead of paying again",
             {"order_id": record.order_id},
         )

@@ -22,6 +22,7 @@ def test_models_of_the_providers_family_are_accepted() -> None:
         ("openai", RunModels(judge="claude-haiku-4-5"), "judge_model: claude-haiku-4-5 is a"),
         ("scripted", RunModels(worker="gpt-4.1"), "worker_model: provider scripted serves"),
         (None, RunModels(planner="a model"), "planner_model: a model name has"),
+        (None, RunModels(worker=""), "worker_model: a model name has"),
     ],
 )
 def test_a_model_the_provider_cannot_serve_is_named_with_its_role(

@@ -201,7 +201,7 @@ async def test_a_refund_is_paid_once_however_often_the_same_node_submits_it(
 
 
 async def test_an_order_refunded_by_an_earlier_run_is_not_refunded_again(
-    shop: PaymentsClient,
+    shop: PaymentsClient, ledger: PaymentLedger
 ) -> None:
     await call_tool(
         "submit_refund",
@@ -211,6 +211,10 @@ async def test_an_order_refunded_by_an_earlier_run_is_not_refunded_again(
         reason="damaged",
     )
     context = tool_context(shop)
+    paying = await refused("check_refund_policy", context, order_id="A-1001", reason="damaged")
+    assert paying.code is ErrorCode.POLICY_VIOLATION  # not yet paid: nothing to report on
+    assert "is being paid by run run-0" in paying.message
+    ledger.settle_due(time.time() + 3600)
     policy = await refused("check_refund_policy", context, order_id="A-1001", reason="damaged")
     submit = await refused(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"

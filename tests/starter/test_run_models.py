@@ -57,3 +57,15 @@ async def test_a_model_the_worker_cannot_serve_fails_the_run_with_the_reason(
     result = json.loads(out)
     assert code == 1 and result["status"] == "FAILED_VALIDATION"  # as any planner CONFIG_INVALID
     assert "provider scripted serves scripted-* models, not gpt-4.1" in result["error"]
+
+
+async def test_a_worker_model_the_worker_cannot_serve_fails_its_first_writing_tool_config_invalid(
+    client: Client, task_queue: str
+) -> None:
+    args = ("run", "Compare Paris and Tokyo", "--json", "--quiet", "--worker-model", "gpt-4.1")
+    async with running_worker(client, task_queue):
+        code, out, _ = await harness(*args, client=client, task_queue=task_queue)
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "FAILED_EXECUTION"
+    failed = [node for node in result["nodes"] if node["status"] == "FAILED"]
+    assert failed and {node["error_code"] for node in failed} == {"CONFIG_INVALID"}
