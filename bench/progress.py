@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 
 from bench import plans
 from bench.drive import synthetic_request
@@ -92,13 +93,13 @@ async def _alone(harness: Harness, request: RunRequest, label: str) -> tuple[flo
     return seconds, await _events(harness, run)
 
 
+@dataclass
 class Followed:
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.events = 0
-        self.pages = 0
-        self.page_bytes = 0
-        self.whole_trace_bytes = 0
+    seconds: float = 0.0
+    events: int = 0
+    pages: int = 0
+    page_bytes: int = 0
+    whole_trace_bytes: int = 0
 
 
 async def _followed(harness: Harness, request: RunRequest) -> Followed:

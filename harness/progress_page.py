@@ -24,10 +24,6 @@ class ProgressPage(BaseModel):
     pressure: float
     pending: list[Wait] = Field(description="The waits open now.")
 
-    @property
-    def ended(self) -> bool:
-        return self.phase.is_terminal
-
 
 def page_after(recorded: list[TraceEvent], after: int) -> tuple[list[TraceEvent], int]:
     """The events recorded after the first `after` (at most MAX_PAGE_EVENTS), and the next

@@ -82,6 +82,7 @@ class RunView:
         self._began: TraceEvent | None = None
 
     def __enter__(self) -> RunView:
+        self.start()
         return self
 
     def __exit__(
@@ -90,7 +91,13 @@ class RunView:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        return None
+        self.stop()
+
+    def start(self) -> None:
+        """Before the first page: nothing to draw off a terminal."""
+
+    def stop(self) -> None:
+        """After the result: nothing to take down off a terminal."""
 
     def page(self, page: ProgressPage) -> None:
         self._events(page.events)
@@ -131,16 +138,10 @@ class LiveView(RunView):
             transient=True,
         )
 
-    def __enter__(self) -> LiveView:
+    def start(self) -> None:
         self._live.start()
-        return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def stop(self) -> None:
         self._live.stop()
 
     def page(self, page: ProgressPage) -> None:

@@ -11,6 +11,7 @@ from temporalio.service import RPCError
 
 from harness.bounds import request_problems
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus
+from harness.run_models import RunModels
 from infra.client import connect
 from infra.settings import Settings
 from starter.errors import EXIT_UNAVAILABLE, CliError
@@ -126,11 +127,9 @@ def static_details(request: RunRequest, run_id: str) -> str:
 
 def _models(request: RunRequest) -> str:
     named = request.models.named()
-    roles = ", ".join(f"{role} {named.get(role, 'the worker default')}" for role in _ROLES)
-    return roles
-
-
-_ROLES = ("planner", "worker", "judge")
+    return ", ".join(
+        f"{role} {named.get(role, 'the worker default')}" for role in RunModels.model_fields
+    )
 
 
 async def has_worker(client: Client, task_queue: str) -> bool:
