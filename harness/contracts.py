@@ -82,3 +82,10 @@ def task_workflow_id(scope: str, task_id: str) -> str:
 PROVIDER_NAMES: Final = ("anthropic", "openai", "scripted")
 """The LLM providers a worker can build (activities.llm.registry), named here so the CLI can
 refuse another name without loading any SDK."""
+
+EVAL_WORKFLOW: Final = "HarnessEval"
+"""An eval suite: its cases run as child AgentRun workflows."""
+EVAL_CASE_ACTIVITY: Final = "harness.eval_case"
+"""Drives one eval case's run (its scripted answers and approvals) to its end and scores it."""
+EVAL_ACTOR: Final = "system:eval"
+"""Who cancels a case's run that waits for what its case does not script, or runs too long."""

@@ -12,7 +12,13 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from infra.converter import DATA_CONVERTER
-from workflows import AgentRunWorkflow, NodeBatchWorkflow, ScopeWorkflow, TaskWorkflow
+from workflows import (
+    AgentRunWorkflow,
+    EvalSuiteWorkflow,
+    NodeBatchWorkflow,
+    ScopeWorkflow,
+    TaskWorkflow,
+)
 
 PLUGIN_NAME = "durable-harness"
 PASSTHROUGH_MODULES = (
@@ -43,6 +49,12 @@ class HarnessPlugin(SimplePlugin):
         super().__init__(
             PLUGIN_NAME,
             data_converter=DATA_CONVERTER,
-            workflows=[AgentRunWorkflow, NodeBatchWorkflow, ScopeWorkflow, TaskWorkflow],
+            workflows=[
+                AgentRunWorkflow,
+                NodeBatchWorkflow,
+                ScopeWorkflow,
+                TaskWorkflow,
+                EvalSuiteWorkflow,
+            ],
             workflow_runner=_workflow_runner,
         )

@@ -112,6 +112,27 @@ class CheckInput:
 
 
 @dataclass(frozen=True)
+class OutcomeInput:
+    """What an eval's outcome check sees of a finished run."""
+
+    run_id: str
+    goal: str
+    status: str
+    report: str | None
+    results: dict[str, JsonValue]
+    """The results of the run's DONE nodes, by node id."""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "SUCCEEDED"
+
+
+OutcomeCheck = Callable[[OutcomeInput, Mapping[str, object]], Awaitable[list[str]]]
+"""An eval's check of a finished run against the scenario's own truth (its data, or the external
+system it acted on), with the worker's services: the problems it finds."""
+
+
+@dataclass(frozen=True)
 class Rubric:
     """What the critic judges a report by: criteria in words, and facts it should repeat."""
 
@@ -164,10 +185,23 @@ class Scenario:
     facts: tuple[str, ...] = ()
     """Background facts of the scenario's domain: semantic memory, retrieved by similarity."""
 
+    outcome_check: OutcomeCheck | None = None
+    """The eval's check of a finished run; none: a run that SUCCEEDED passes `check` again."""
+
     def __post_init__(self) -> None:
         reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]
         if reserved:
             raise ValueError(f"scenario {self.name}: tool names {reserved} are reserved")
+
+    async def outcome_problems(
+        self, outcome: OutcomeInput, services: Mapping[str, object]
+    ) -> list[str]:
+        """What the eval's outcome check finds wrong with a finished run."""
+        if self.outcome_check is not None:
+            return await self.outcome_check(outcome, services)
+        if not outcome.succeeded:
+            return []
+        return self.check(CheckInput(outcome.goal, outcome.report or "", outcome.results))
 
     def catalog(self) -> ToolCatalog:
         """The scenario's tools, then the ones every catalog has."""

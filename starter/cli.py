@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.bounds import MAX_NAME_CHARS
 from harness.contracts import PROVIDER_NAMES
+from harness.eval_report import DEFAULT_CASE_TIMEOUT_SECONDS, DEFAULT_EVAL_CONCURRENCY
 from harness.faults import FaultSpec
 from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.run import (
@@ -311,6 +312,57 @@ def build_parser() -> argparse.ArgumentParser:
     codec.add_argument(
         "--ui-origin", default="http://localhost:8233", help="the UI's address, for CORS"
     )
+    evaluate = handled(
+        commands.add_parser(
+            "eval", help="run eval cases as real runs and report pass rates, cost and latency"
+        ),
+        "starter.eval_actions:eval_suite",
+    )
+    evaluate.add_argument(
+        "targets",
+        nargs="*",
+        metavar="CASE_FILE|SCENARIO",
+        help="case files, or scenarios whose own cases to run (default: every scenario's)",
+    )
+    evaluate.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only cases named so (scenario/id, shell patterns: 'cities/*budget*')",
+    )
+    evaluate.add_argument("--repeat", type=_positive, default=1, help="runs of each case (k)")
+    evaluate.add_argument(
+        "--concurrency", type=_positive, default=DEFAULT_EVAL_CONCURRENCY, help="cases at once"
+    )
+    evaluate.add_argument(
+        "--provider", metavar="NAME", type=_provider, help="every case's LLM provider"
+    )
+    evaluate.add_argument(
+        "--case-timeout",
+        type=_positive_float,
+        default=DEFAULT_CASE_TIMEOUT_SECONDS,
+        metavar="S",
+        help="cancel a case's run still going after S seconds (the case fails)",
+    )
+    evaluate.add_argument("--baseline", metavar="FILE", help="fail on a case that passed there")
+    evaluate.add_argument("--save-baseline", metavar="FILE", help="write this eval's baseline")
+    evaluate.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where report.json and report.html go (default: .harness/evals/EVAL_ID)",
+    )
+    evaluate.add_argument("--id", dest="eval_id", type=_RUN_ID, help="the eval's workflow id")
+    evaluate.add_argument(
+        "--resume", metavar="ID", type=_RUN_ID, help="follow a suite already started to its end"
+    )
+    evaluate.add_argument(
+        "--no-start",
+        action="store_true",
+        help="do not start a local dev server, payment service or worker that is missing",
+    )
+    evaluate.add_argument("--quiet", action="store_true", help="no line per case as it finishes")
+
     add_task_commands(commands)
     add_rules_commands(commands)
     add_memory_commands(commands)

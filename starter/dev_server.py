@@ -67,17 +67,28 @@ async def register_search_attributes(client: Client, namespace: str) -> list[str
     `--search-attribute` flags only take effect on a fresh database, so a dev server started on
     an existing `--db-filename` (or any other server) is brought up to date here.
     """
-    existing = await client.operator_service.list_search_attributes(
-        ListSearchAttributesRequest(namespace=namespace)
-    )
-    known = set(existing.custom_attributes) | set(existing.system_attributes)
-    missing = {
-        key.name: IndexedValueType.ValueType(key.indexed_value_type.value)
-        for key in search_attributes.ALL_KEYS
-        if key.name not in known
-    }
+    missing = await _missing_search_attributes(client, namespace)
     if missing:
         await client.operator_service.add_search_attributes(
             AddSearchAttributesRequest(namespace=namespace, search_attributes=missing)
         )
     return sorted(missing)
+
+
+async def has_search_attributes(client: Client, namespace: str) -> bool:
+    """Whether runs started on this server may carry the Harness* search attributes."""
+    return not await _missing_search_attributes(client, namespace)
+
+
+async def _missing_search_attributes(
+    client: Client, namespace: str
+) -> dict[str, IndexedValueType.ValueType]:
+    existing = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=namespace)
+    )
+    known = set(existing.custom_attributes) | set(existing.system_attributes)
+    return {
+        key.name: IndexedValueType.ValueType(key.indexed_value_type.value)
+        for key in search_attributes.ALL_KEYS
+        if key.name not in known
+    }

@@ -21,6 +21,7 @@ from activities import (
     check_report,
     list_tools,
 )
+from activities.eval_cases import EvalActivities
 from activities.llm import ProviderRegistry
 from activities.memory import MemoryActivities
 from activities.task_contract import TaskContractActivities
@@ -111,6 +112,7 @@ def build_worker(
     ledger = TaskLedgerActivities(task_ledger)
     contracts = TaskContractActivities(task_ledger, acceptance_checks(), tool_services)
     critic = JudgeActivities(providers)
+    evals = EvalActivities(client, tool_services)
     opened = None
     if memory is None:
         settings = Settings.from_env()
@@ -131,6 +133,7 @@ def build_worker(
             contracts.work_context,
             remembering.retrieve,
             remembering.record,
+            evals.run_case,
         ],
         max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         graceful_shutdown_timeout=grace or timedelta(),

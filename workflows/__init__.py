@@ -1,8 +1,15 @@
 """Temporal workflows: the orchestrator state machine and its handlers."""
 
 from workflows.agent_run import AgentRunWorkflow
+from workflows.eval_suite import EvalSuiteWorkflow
 from workflows.node_batch import NodeBatchWorkflow
 from workflows.scope_graph import ScopeWorkflow
 from workflows.task_entity import TaskWorkflow
 
-__all__ = ["AgentRunWorkflow", "NodeBatchWorkflow", "ScopeWorkflow", "TaskWorkflow"]
+__all__ = [
+    "AgentRunWorkflow",
+    "EvalSuiteWorkflow",
+    "NodeBatchWorkflow",
+    "ScopeWorkflow",
+    "TaskWorkflow",
+]

@@ -4,6 +4,7 @@ likely root cause, with its evidence and a confidence."""
 from scenarios.base import Scenario
 from scenarios.incidents.check import check_incident_report, incidents_rubric
 from scenarios.incidents.data import DEPENDENCIES
+from scenarios.incidents.outcome import incident_outcome
 from scenarios.incidents.planning import plan_incidents
 from scenarios.incidents.tools import TOOLS
 
@@ -16,6 +17,7 @@ SCENARIO = Scenario(
     check=check_incident_report,
     offline_plan=plan_incidents,
     rubric=incidents_rubric,
+    outcome_check=incident_outcome,
     facts=tuple(
         f"{service} calls {', '.join(calls)}: its errors and latency can come from them."
         if calls

@@ -31,7 +31,7 @@ def check_incident_report(check: CheckInput) -> list[str]:
     if symptom is None:
         return ["the goal names no service with telemetry, so no report can answer it"]
     assessment = assess(evidence_in(check.results), symptom.service, symptom.since)
-    named = _named_cause(check.report)
+    named = named_cause(check.report)
     if named is None:
         problems = [f"the report names no root cause ('{CAUSE} <service> ...')"]
     else:
@@ -73,7 +73,7 @@ def _line_after(report: str, label: str) -> str | None:
     return None
 
 
-def _named_cause(report: str) -> str | None:
+def named_cause(report: str) -> str | None:
     line = _line_after(report, CAUSE)
     if line is None:
         return None

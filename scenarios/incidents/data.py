@@ -30,6 +30,9 @@ DEPENDENCIES: dict[str, tuple[str, ...]] = {
     INVENTORY: (),
     SEARCH: (),
 }
+PLANTED_CAUSE: dict[str, str] = {GATEWAY: PAYMENTS, CHECKOUT: PAYMENTS, PAYMENTS: PAYMENTS}
+"""The cause the data plants behind a symptom of each service on the checkout path (the
+payments-service deploy); the decoys are never it."""
 ALIASES: dict[str, str] = {
     "api gateway": GATEWAY,
     "gateway": GATEWAY,

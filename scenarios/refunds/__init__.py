@@ -7,6 +7,7 @@ from scenarios.base import Environment, Scenario
 from scenarios.refunds.acceptance import ACCEPTANCE_CHECKS
 from scenarios.refunds.check import check_refund_report, refunds_rubric
 from scenarios.refunds.data import WINDOW_DAYS
+from scenarios.refunds.outcome import refund_outcome
 from scenarios.refunds.planning import plan_refund
 from scenarios.refunds.tools import PAYMENTS, TOOLS
 
@@ -29,6 +30,7 @@ SCENARIO = Scenario(
     rubric=refunds_rubric,
     services=_services,
     acceptance_checks=ACCEPTANCE_CHECKS,
+    outcome_check=refund_outcome,
     facts=(
         *(
             f"A refund for the reason '{reason.value}' may be asked within {days} days of delivery."

@@ -1,0 +1,187 @@
+"""The eval activity: drive one case's run to its end and score it.
+
+While the run goes, the activity answers its waits as the case scripts them (approvals and
+answers, by wait id or in the order the waits open), through the run's own updates, so an eval
+speaks to a run exactly as a person would. A wait the case does not script, or a run still going
+at the case's time limit, cancels the run and fails the case with the reason. A retried attempt
+(the worker died) picks the run up where it stands: it answers only waits still pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from pydantic import BaseModel
+from temporalio import activity
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+
+from harness.contracts import (
+    ANSWER_UPDATE,
+    APPROVE_UPDATE,
+    EVAL_ACTOR,
+    EVAL_CASE_ACTIVITY,
+    RESULT_QUERY,
+    WAITS_QUERY,
+)
+from harness.dag import NodeStatus
+from harness.deliveries import AnswerRequest, ApprovalRequest
+from harness.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
+from harness.eval_report import CaseResult, CaseRunRequest
+from harness.eval_scoring import CaseObservation, observe, unmet
+from harness.run import RunResult
+from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
+from scenarios import get_scenario
+from scenarios.base import OutcomeInput
+
+log = structlog.get_logger()
+
+POLL_SECONDS = 0.25
+SCRIPTED_KINDS = (WaitKind.APPROVAL, WaitKind.USER_INPUT)
+
+
+class EvalActivities:
+    def __init__(self, client: Client, services: Mapping[str, object]) -> None:
+        self._client = client
+        self._services = services
+
+    @activity.defn(name=EVAL_CASE_ACTIVITY)
+    async def run_case(self, request: CaseRunRequest) -> CaseResult:
+        handle = self._client.get_workflow_handle(request.run_id)
+        problems = await self._drive(handle, request.case, request.timeout_seconds)
+        result: RunResult = await handle.query(RESULT_QUERY, result_type=RunResult)
+        seen = observe(result, await self._scenario_problems(request.case, result), problems)
+        return _case_result(request, seen, unmet(request.case.expect, seen))
+
+    async def _drive(
+        self, handle: WorkflowHandle[Any, Any], case: EvalCase, timeout_seconds: float
+    ) -> list[str]:
+        """Answer the run's waits as the case scripts them until the run's workflow closes."""
+        problems: list[str] = []
+        deadline = time.monotonic() + timeout_seconds
+        while not await _closed(handle):
+            activity.heartbeat()
+            if problems:
+                await asyncio.sleep(POLL_SECONDS)
+                continue
+            waits: list[Wait] = await handle.query(WAITS_QUERY, result_type=list[Wait])
+            for wait, scripted in _responses(case, waits):
+                if scripted is None:
+                    problems.append(
+                        f"the run waits for {wait.kind.value} '{wait.id}' ({wait.prompt[:200]}) "
+                        "and the case scripts no response for it"
+                    )
+                    break
+                await _send(handle, wait, scripted)
+            if not problems and time.monotonic() > deadline:
+                problems.append(f"the run did not end within {timeout_seconds:g} s")
+            if problems:
+                await _cancel(handle, problems[0])
+                continue
+            await asyncio.sleep(POLL_SECONDS)
+        return problems
+
+    async def _scenario_problems(self, case: EvalCase, result: RunResult) -> list[str]:
+        outcome = OutcomeInput(
+            run_id=result.run_id,
+            goal=result.goal,
+            status=result.status.value,
+            report=result.report,
+            results={n.id: n.result for n in result.nodes if n.status is NodeStatus.DONE},
+        )
+        try:
+            return await get_scenario(case.scenario).outcome_problems(outcome, self._services)
+        except Exception as error:  # a check that breaks fails the case, and says why
+            log.warning("eval.check_failed", case=case.key, error=str(error))
+            return [f"the check failed to run: {error}"[:500]]
+
+
+Scripted = ScriptedApproval | ScriptedAnswer
+
+
+def _responses(case: EvalCase, waits: list[Wait]) -> list[tuple[Wait, Scripted | None]]:
+    """Each pending approval or question with its scripted response (None: none is scripted).
+    A wait takes the response that names it, else the next unnamed one of its kind in the
+    order the waits opened, counting the waits already settled, so a retry answers the same."""
+    scripts: dict[WaitKind, list[Scripted]] = {
+        WaitKind.APPROVAL: list(case.options.approvals),
+        WaitKind.USER_INPUT: list(case.options.answers),
+    }
+    pending: list[tuple[Wait, Scripted | None]] = []
+    for kind, scripted in scripts.items():
+        named = {item.wait: item for item in scripted if item.wait}
+        unnamed = [item for item in scripted if not item.wait]
+        opened = sorted(
+            (wait for wait in waits if wait.kind is kind and wait.id not in named),
+            key=lambda wait: (wait.created_at, wait.id),
+        )
+        order = {wait.id: index for index, wait in enumerate(opened)}
+        for wait in waits:
+            if wait.kind is not kind or wait.status is not WaitStatus.PENDING:
+                continue
+            index = order.get(wait.id, len(unnamed))
+            pending.append((wait, named.get(wait.id) or _at(unnamed, index)))
+    return pending
+
+
+def _at(items: list[Scripted], index: int) -> Scripted | None:
+    return items[index] if index < len(items) else None
+
+
+async def _send(handle: WorkflowHandle[Any, Any], wait: Wait, scripted: Scripted) -> None:
+    update: str
+    message: BaseModel
+    if isinstance(scripted, ScriptedApproval):
+        update = APPROVE_UPDATE
+        message = ApprovalRequest(
+            wait_id=wait.id,
+            decision=Decision(scripted.decision.value),
+            actor=scripted.actor,
+            comment=scripted.comment,
+        )
+    else:
+        update = ANSWER_UPDATE
+        message = AnswerRequest(wait_id=wait.id, text=scripted.text, actor=scripted.actor)
+    try:
+        await handle.execute_update(update, message)
+    except WorkflowUpdateFailedError as error:  # settled meanwhile, or the run has ended
+        log.info("eval.delivery_refused", wait=wait.id, error=str(error.cause))
+
+
+async def _cancel(handle: WorkflowHandle[Any, Any], reason: str) -> None:
+    """Temporal's own cancellation, so the run ends Canceled, with the reason recorded."""
+    await handle.cancel(reason=f"{reason[:2000]} (by {EVAL_ACTOR})")
+
+
+async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
+    description = await handle.describe()
+    return description.status is not WorkflowExecutionStatus.RUNNING
+
+
+def _case_result(request: CaseRunRequest, seen: CaseObservation, problems: list[str]) -> CaseResult:
+    case = request.case
+    return CaseResult(
+        case=case.key,
+        scenario=case.scenario,
+        repeat=request.repeat,
+        run_id=request.run_id,
+        tags=case.tags,
+        passed=not problems,
+        unmet=problems,
+        status=seen.status,
+        attempts=seen.attempts,
+        replans=seen.replans,
+        tool_calls=seen.tool_calls,
+        tokens=seen.tokens,
+        cost_usd=seen.cost_usd,
+        latency_seconds=seen.wall_seconds,
+        judge_score=seen.judge_score,
+    )

@@ -1,0 +1,183 @@
+"""An eval's messages and its report: each case's result, the pass rates, latency percentiles,
+tokens and cost per scenario and overall, and the comparison with a baseline."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from harness.eval_case import EvalCase
+from harness.run import RunPhase
+
+MAX_REPEAT = 20
+MAX_EVAL_CONCURRENCY = 64
+DEFAULT_EVAL_CONCURRENCY = 4
+DEFAULT_CASE_TIMEOUT_SECONDS = 600.0
+
+
+class EvalRequest(BaseModel):
+    """The EvalSuite workflow's input: the cases (plans already read from their files)."""
+
+    cases: list[EvalCase] = Field(min_length=1)
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+    concurrency: int = Field(default=DEFAULT_EVAL_CONCURRENCY, ge=1, le=MAX_EVAL_CONCURRENCY)
+    provider: str | None = Field(default=None, description="Every case's provider (--provider).")
+    search_attributes: bool = Field(
+        default=False, description="Start the case runs with the Harness* search attributes."
+    )
+    case_timeout_seconds: float = Field(
+        default=DEFAULT_CASE_TIMEOUT_SECONDS,
+        gt=0,
+        le=24 * 3600,
+        description="A case's run still going after this long is cancelled, and the case fails.",
+    )
+
+
+class CaseRunRequest(BaseModel):
+    """The eval activity's input: drive one case's run to its end and score it."""
+
+    case: EvalCase
+    run_id: str
+    repeat: int = Field(ge=1)
+    timeout_seconds: float = Field(default=DEFAULT_CASE_TIMEOUT_SECONDS, gt=0)
+
+
+class CaseResult(BaseModel):
+    case: str = Field(description="scenario/id")
+    scenario: str
+    repeat: int = 1
+    run_id: str
+    tags: list[str] = Field(default_factory=list)
+    passed: bool
+    unmet: list[str] = Field(default_factory=list)
+    status: RunPhase | None = Field(default=None, description="None: the run never ended.")
+    attempts: int = 0
+    replans: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    latency_seconds: float = 0.0
+    judge_score: float | None = None
+
+
+class EvalProgress(BaseModel):
+    """What the `progress` query of an eval answers: the cases finished so far."""
+
+    total: int
+    finished: list[CaseResult]
+
+
+class PassSummary(BaseModel):
+    """One scenario's figures (or the whole eval's, under the name `all`)."""
+
+    scenario: str
+    cases: int
+    runs: int
+    passed_runs: int
+    pass_rate: float = Field(description="Passed runs over runs.")
+    pass_at_k: float = Field(description="Cases with at least one of their K runs passed.")
+    pass_all_k: float = Field(description="pass^k: cases with all K runs passed.")
+    p50_seconds: float
+    p95_seconds: float
+    tokens: int
+    cost_usd: float
+
+
+class EvalReport(BaseModel):
+    eval_id: str
+    repeat: int
+    provider: str | None = None
+    started_at: datetime
+    finished_at: datetime
+    results: list[CaseResult]
+    scenarios: list[PassSummary]
+    overall: PassSummary
+
+    def case_passed(self) -> dict[str, bool]:
+        """Each case's verdict across its repeats: passed only if every run passed."""
+        verdicts: dict[str, bool] = {}
+        for result in self.results:
+            verdicts[result.case] = verdicts.get(result.case, True) and result.passed
+        return verdicts
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100), linear between the closest ranks; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarise(name: str, results: Sequence[CaseResult]) -> PassSummary:
+    by_case: dict[str, list[bool]] = {}
+    for result in results:
+        by_case.setdefault(result.case, []).append(result.passed)
+    cases = len(by_case) or 1
+    latencies = [result.latency_seconds for result in results]
+    return PassSummary(
+        scenario=name,
+        cases=len(by_case),
+        runs=len(results),
+        passed_runs=sum(result.passed for result in results),
+        pass_rate=sum(result.passed for result in results) / (len(results) or 1),
+        pass_at_k=sum(any(runs) for runs in by_case.values()) / cases,
+        pass_all_k=sum(all(runs) for runs in by_case.values()) / cases,
+        p50_seconds=percentile(latencies, 50),
+        p95_seconds=percentile(latencies, 95),
+        tokens=sum(result.tokens for result in results),
+        cost_usd=sum(result.cost_usd for result in results),
+    )
+
+
+def build_report(
+    eval_id: str,
+    request: EvalRequest,
+    results: Sequence[CaseResult],
+    started_at: datetime,
+    finished_at: datetime,
+) -> EvalReport:
+    ordered = sorted(results, key=lambda result: (result.case, result.repeat))
+    scenarios = sorted({result.scenario for result in ordered})
+    return EvalReport(
+        eval_id=eval_id,
+        repeat=request.repeat,
+        provider=request.provider,
+        started_at=started_at,
+        finished_at=finished_at,
+        results=ordered,
+        scenarios=[
+            summarise(name, [r for r in ordered if r.scenario == name]) for name in scenarios
+        ],
+        overall=summarise("all", ordered),
+    )
+
+
+class Baseline(BaseModel):
+    """Which cases passed in a run of the suite kept for comparison (`--save-baseline`)."""
+
+    eval_id: str
+    provider: str | None = None
+    made_at: datetime
+    cases: dict[str, bool]
+
+    @classmethod
+    def of(cls, report: EvalReport) -> Baseline:
+        return cls(
+            eval_id=report.eval_id,
+            provider=report.provider,
+            made_at=report.finished_at,
+            cases=dict(sorted(report.case_passed().items())),
+        )
+
+
+def regressions(report: EvalReport, baseline: Baseline) -> list[str]:
+    """The cases that passed in the baseline and fail now (cases it lacks are new, not
+    regressions)."""
+    now = report.case_passed()
+    return sorted(case for case, passed in now.items() if not passed and baseline.cases.get(case))

@@ -1,0 +1,170 @@
+"""`harness eval`: start an eval suite (or take up one already started), show each case as it
+finishes, then the report as a table, in JSON and as an HTML page, and hold it against a
+baseline. The suite is a workflow, so the CLI can die and `--resume ID` reads the same suite."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from harness.contracts import PROGRESS_QUERY
+from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest, regressions
+from harness.problems import describe_invalid
+from infra.settings import Settings
+from starter import runs
+from starter.errors import EXIT_FAILED_RUN, CliError
+from starter.eval_files import load_cases
+from starter.eval_output import case_line, report_table
+from starter.output import note
+from workflows import EvalSuiteWorkflow
+
+POLL_SECONDS = 1.0
+
+
+async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
+    baseline = read_baseline(Path(args.baseline)) if args.baseline else None
+    if args.resume:
+        if args.targets:
+            raise CliError("--resume takes up a suite already started: give no case files")
+        client = await runs.client_for(settings)
+        eval_id = args.resume
+    else:
+        request = eval_request(args)
+        if not args.no_start:
+            from starter.demo import ensure_services
+
+            await ensure_services(settings)
+        client = await runs.client_for(settings)
+        eval_id = args.eval_id or f"eval-{uuid.uuid4().hex[:8]}"
+        await start_eval(client, settings, request, eval_id)
+        note(f"eval {eval_id}: {len(request.cases)} case(s) x {request.repeat}")
+    report = await follow(client, eval_id, quiet=args.quiet)
+    return finish(report, args, baseline)
+
+
+def eval_request(args: argparse.Namespace) -> EvalRequest:
+    cases = load_cases(args.targets, args.case)
+    try:
+        return EvalRequest(
+            cases=cases,
+            repeat=args.repeat,
+            concurrency=args.concurrency,
+            provider=args.provider,
+            case_timeout_seconds=args.case_timeout,
+        )
+    except ValidationError as error:
+        raise CliError(
+            f"cannot start this eval: {describe_invalid(error, whole='eval')}"
+        ) from error
+
+
+async def start_eval(
+    client: Client, settings: Settings, request: EvalRequest, eval_id: str
+) -> None:
+    from starter.dev_server import has_search_attributes
+
+    request.search_attributes = await has_search_attributes(client, settings.temporal_namespace)
+    try:
+        await client.start_workflow(
+            EvalSuiteWorkflow.run,
+            request,
+            id=eval_id,
+            task_queue=settings.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            static_summary=f"eval: {len(request.cases)} case(s) x {request.repeat}",
+        )
+    except WorkflowAlreadyStartedError as error:
+        raise CliError(f"an eval with id '{eval_id}' already exists; pick another --id") from error
+
+
+async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalReport:
+    """Each case's line as it finishes (stderr), then the suite's report."""
+    handle: WorkflowHandle[Any, EvalReport] = client.get_workflow_handle(
+        eval_id, result_type=EvalReport
+    )
+    shown = 0
+    while True:
+        closed = await _closed(handle)
+        progress = await _progress(handle)
+        if progress is not None:
+            for result in progress.finished[shown:]:
+                if not quiet:
+                    note(case_line(result, progress.total))
+            shown = max(shown, len(progress.finished))
+        if closed:
+            break
+        await asyncio.sleep(POLL_SECONDS)
+    try:
+        return await handle.result()
+    except WorkflowFailureError as error:
+        raise CliError(f"eval {eval_id} failed inside Temporal: {error.cause}", 1) from error
+
+
+async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
+    try:
+        description = await handle.describe()
+    except RPCError as error:
+        if error.status is RPCStatusCode.NOT_FOUND:
+            raise CliError(f"no eval with id '{handle.id}'") from error
+        raise
+    return description.status is not WorkflowExecutionStatus.RUNNING
+
+
+async def _progress(handle: WorkflowHandle[Any, Any]) -> EvalProgress | None:
+    try:
+        progress: EvalProgress = await handle.query(PROGRESS_QUERY, result_type=EvalProgress)
+    except RPCError:
+        return None  # no worker holds the suite right now: asked again
+    return progress
+
+
+def finish(report: EvalReport, args: argparse.Namespace, baseline: Baseline | None) -> int:
+    print(report_table(report))
+    out = Path(args.out) if args.out else Path(".harness") / "evals" / report.eval_id
+    write_report(report, out)
+    if args.save_baseline:
+        path = Path(args.save_baseline)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(Baseline.of(report).model_dump_json(indent=2) + "\n", encoding="utf-8")
+        note(f"baseline saved: {path}")
+    if baseline is None:
+        return 0 if all(result.passed for result in report.results) else EXIT_FAILED_RUN
+    regressed = regressions(report, baseline)
+    if regressed:
+        note(f"REGRESSION: {len(regressed)} case(s) passed in the baseline and fail now:")
+        for case in regressed:
+            note(f"  {case}")
+        return EXIT_FAILED_RUN
+    note(f"no regression against {args.baseline}")
+    return 0
+
+
+def write_report(report: EvalReport, out: Path) -> None:
+    from starter.eval_page import eval_page
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (out / "report.html").write_text(eval_page(report), encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot write the report to '{out}': {error.strerror or error}") from error
+    note(f"report: {out / 'report.json'} and {out / 'report.html'}")
+
+
+def read_baseline(path: Path) -> Baseline:
+    try:
+        return Baseline.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise CliError(f"cannot read baseline '{path}': {error.strerror or error}") from error
+    except (ValidationError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CliError(f"'{path}' is not a baseline saved by --save-baseline") from error

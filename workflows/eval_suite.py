@@ -1,0 +1,118 @@
+"""EvalSuiteWorkflow: an eval suite as one durable workflow. Each case runs as a child AgentRun,
+driven and scored by one activity, at most `concurrency` cases at once; a case's repeats run one
+after another (a side effect they share, such as a refund, is seen in order). A finished case is
+in the history, so a worker or a CLI that dies loses none of them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ChildWorkflowError
+
+from harness.bounds import request_problems
+from harness.contracts import EVAL_CASE_ACTIVITY, EVAL_WORKFLOW, PROGRESS_QUERY, RUN_WORKFLOW
+from harness.eval_case import EvalCase
+from harness.eval_report import (
+    CaseResult,
+    CaseRunRequest,
+    EvalProgress,
+    EvalReport,
+    EvalRequest,
+    build_report,
+)
+from harness.run import RunPhase
+from workflows import search_attributes
+
+CASE_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+CASE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10)
+"""A worker that dies while it drives a case is seen within the heartbeat timeout, and another
+attempt picks the case's run up where it stands."""
+
+
+def case_run_id(eval_id: str, case: EvalCase, repeat: int) -> str:
+    return f"{eval_id}.{case.scenario}.{case.id}.{repeat}"
+
+
+@workflow.defn(name=EVAL_WORKFLOW)
+class EvalSuiteWorkflow:
+    def __init__(self) -> None:
+        self._finished: list[CaseResult] = []
+        self._total = 0
+
+    @workflow.run
+    async def run(self, request: EvalRequest) -> EvalReport:
+        started = workflow.now()
+        self._total = len(request.cases) * request.repeat
+        waiting = deque(request.cases)
+
+        async def lane() -> None:
+            while waiting:
+                case = waiting.popleft()
+                for repeat in range(1, request.repeat + 1):
+                    self._finished.append(await self._run_case(request, case, repeat))
+
+        await asyncio.gather(*(lane() for _ in range(min(request.concurrency, len(waiting)))))
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        eval_id = workflow.info().workflow_id
+        return build_report(eval_id, request, self._finished, started, workflow.now())
+
+    @workflow.query(name=PROGRESS_QUERY, description="The cases finished so far.")
+    def progress(self) -> EvalProgress:
+        return EvalProgress(total=self._total, finished=list(self._finished))
+
+    async def _run_case(self, request: EvalRequest, case: EvalCase, repeat: int) -> CaseResult:
+        run_id = case_run_id(workflow.info().workflow_id, case, repeat)
+        run_request = case.run_request(request.provider)
+        refused = request_problems(run_request)
+        if refused:
+            return _unrun(case, run_id, repeat, "the run was refused: " + "; ".join(refused))
+        handle = await workflow.start_child_workflow(
+            RUN_WORKFLOW,
+            run_request,
+            id=run_id,
+            parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+            static_summary=f"eval {case.key}: {case.goal}"[:200],
+            search_attributes=(
+                search_attributes.initial(case.scenario, RunPhase.CREATED.value)
+                if request.search_attributes
+                else None
+            ),
+        )
+        try:
+            result: CaseResult = await workflow.execute_activity(
+                EVAL_CASE_ACTIVITY,
+                CaseRunRequest(
+                    case=case,
+                    run_id=run_id,
+                    repeat=repeat,
+                    timeout_seconds=request.case_timeout_seconds,
+                ),
+                result_type=CaseResult,
+                start_to_close_timeout=timedelta(seconds=request.case_timeout_seconds + 120),
+                heartbeat_timeout=CASE_HEARTBEAT_TIMEOUT,
+                retry_policy=CASE_RETRY,
+                summary=case.key,
+            )
+        except ActivityError as error:
+            handle.cancel()
+            return _unrun(case, run_id, repeat, f"the case could not be driven: {error.cause}")
+        with contextlib.suppress(ChildWorkflowError):
+            await handle  # a run that ends Failed or Canceled: its result is in the case's
+        return result
+
+
+def _unrun(case: EvalCase, run_id: str, repeat: int, why: str) -> CaseResult:
+    return CaseResult(
+        case=case.key,
+        scenario=case.scenario,
+        repeat=repeat,
+        run_id=run_id,
+        tags=case.tags,
+        passed=False,
+        unmet=[why],
+    )
