@@ -18,33 +18,6 @@ DEFAULT_EVAL_CONCURRENCY = 4
 DEFAULT_CASE_TIMEOUT_SECONDS = 600.0
 
 
-class EvalRequest(BaseModel):
-    """The EvalSuite workflow's input: the cases (plans already read from their files)."""
-
-    cases: list[EvalCase] = Field(min_length=1)
-    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
-    concurrency: int = Field(default=DEFAULT_EVAL_CONCURRENCY, ge=1, le=MAX_EVAL_CONCURRENCY)
-    provider: str | None = Field(default=None, description="Every case's provider (--provider).")
-    search_attributes: bool = Field(
-        default=False, description="Start the case runs with the Harness* search attributes."
-    )
-    case_timeout_seconds: float = Field(
-        default=DEFAULT_CASE_TIMEOUT_SECONDS,
-        gt=0,
-        le=24 * 3600,
-        description="A case's run still going after this long is cancelled, and the case fails.",
-    )
-
-
-class CaseRunRequest(BaseModel):
-    """The eval activity's input: drive one case's run to its end and score it."""
-
-    case: EvalCase
-    run_id: str
-    repeat: int = Field(ge=1)
-    timeout_seconds: float = Field(default=DEFAULT_CASE_TIMEOUT_SECONDS, gt=0)
-
-
 class CaseResult(BaseModel):
     case: str = Field(description="scenario/id")
     scenario: str
@@ -61,6 +34,47 @@ class CaseResult(BaseModel):
     cost_usd: float = 0.0
     latency_seconds: float = 0.0
     judge_score: float | None = None
+
+
+class EvalRequest(BaseModel):
+    """The EvalSuite workflow's input: the cases (plans already read from their files)."""
+
+    cases: list[EvalCase] = Field(min_length=1)
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+    concurrency: int = Field(default=DEFAULT_EVAL_CONCURRENCY, ge=1, le=MAX_EVAL_CONCURRENCY)
+    provider: str | None = Field(default=None, description="Every case's provider (--provider).")
+    search_attributes: bool = Field(
+        default=False, description="Start the case runs with the Harness* search attributes."
+    )
+    case_timeout_seconds: float = Field(
+        default=DEFAULT_CASE_TIMEOUT_SECONDS,
+        gt=0,
+        le=24 * 3600,
+        description="A case's run still going after this long is cancelled, and the case fails.",
+    )
+    history_events_before_new_run: int = Field(
+        default=10_000,
+        ge=20,
+        le=40_000,
+        description="Past this many events the suite starts no new case and, once the cases "
+        "under way finish, continues as new with what it finished.",
+    )
+    finished: list[CaseResult] = Field(
+        default_factory=list,
+        description="Cases finished before the suite continued as new (it carries them on).",
+    )
+    started_at: datetime | None = Field(
+        default=None, description="When the suite began, carried over a continue-as-new."
+    )
+
+
+class CaseRunRequest(BaseModel):
+    """The eval activity's input: drive one case's run to its end and score it."""
+
+    case: EvalCase
+    run_id: str
+    repeat: int = Field(ge=1)
+    timeout_seconds: float = Field(default=DEFAULT_CASE_TIMEOUT_SECONDS, gt=0)
 
 
 class EvalProgress(BaseModel):

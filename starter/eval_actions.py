@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -22,6 +28,7 @@ from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest,
 from harness.problems import describe_invalid
 from infra.settings import Settings
 from starter import runs
+from starter.api import QUERY_TIMEOUT
 from starter.errors import EXIT_FAILED_RUN, CliError
 from starter.eval_files import load_cases
 from starter.eval_output import case_line, report_table
@@ -29,6 +36,8 @@ from starter.output import note
 from workflows import EvalSuiteWorkflow
 
 POLL_SECONDS = 1.0
+SILENT_POLLS = 15
+"""After this many unanswered progress queries in a row, the CLI says what may be wrong."""
 
 
 async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
@@ -92,10 +101,17 @@ async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalRe
     handle: WorkflowHandle[Any, EvalReport] = client.get_workflow_handle(
         eval_id, result_type=EvalReport
     )
-    shown = 0
+    shown, unanswered = 0, 0
     while True:
         closed = await _closed(handle)
         progress = await _progress(handle)
+        unanswered = 0 if progress is not None else unanswered + 1
+        if unanswered == SILENT_POLLS:
+            note(
+                f"no worker has answered for eval {eval_id} yet: is a worker of this version "
+                "running on the task queue (one that knows the HarnessEval workflow)? "
+                "`make stop && make demo` restarts the local ones"
+            )
         if progress is not None:
             for result in progress.finished[shown:]:
                 if not quiet:
@@ -122,8 +138,10 @@ async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
 
 async def _progress(handle: WorkflowHandle[Any, Any]) -> EvalProgress | None:
     try:
-        progress: EvalProgress = await handle.query(PROGRESS_QUERY, result_type=EvalProgress)
-    except RPCError:
+        progress: EvalProgress = await handle.query(
+            PROGRESS_QUERY, result_type=EvalProgress, rpc_timeout=QUERY_TIMEOUT
+        )
+    except (RPCError, WorkflowQueryFailedError):
         return None  # no worker holds the suite right now: asked again
     return progress
 

@@ -34,6 +34,14 @@ CASE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts
 attempt picks the case's run up where it stands."""
 
 
+def _history_full(most_events: int) -> bool:
+    """Each case's child run costs the suite about 14 events and its result (tens of KiB): past
+    `most_events`, no new case starts, and when the ones under way have finished the suite
+    continues as new with what it has finished, far below Temporal's 51,200 events and 50 MB."""
+    info = workflow.info()
+    return info.is_continue_as_new_suggested() or info.get_current_history_length() >= most_events
+
+
 def case_run_id(eval_id: str, case: EvalCase, repeat: int) -> str:
     return f"{eval_id}.{case.scenario}.{case.id}.{repeat}"
 
@@ -46,18 +54,28 @@ class EvalSuiteWorkflow:
 
     @workflow.run
     async def run(self, request: EvalRequest) -> EvalReport:
-        started = workflow.now()
+        started = request.started_at or workflow.now()
         self._total = len(request.cases) * request.repeat
-        waiting = deque(request.cases)
+        self._finished = list(request.finished)
+        done = {(result.case, result.repeat) for result in self._finished}
+        left = [
+            (case, [r for r in range(1, request.repeat + 1) if (case.key, r) not in done])
+            for case in request.cases
+        ]
+        waiting = deque((case, repeats) for case, repeats in left if repeats)
 
         async def lane() -> None:
-            while waiting:
-                case = waiting.popleft()
-                for repeat in range(1, request.repeat + 1):
+            while waiting and not _history_full(request.history_events_before_new_run):
+                case, repeats = waiting.popleft()
+                for repeat in repeats:
                     self._finished.append(await self._run_case(request, case, repeat))
 
         await asyncio.gather(*(lane() for _ in range(min(request.concurrency, len(waiting)))))
         await workflow.wait_condition(workflow.all_handlers_finished)
+        if waiting:  # every case under way has finished: the rest go on in a fresh history
+            workflow.continue_as_new(
+                request.model_copy(update={"finished": self._finished, "started_at": started})
+            )
         eval_id = workflow.info().workflow_id
         return build_report(eval_id, request, self._finished, started, workflow.now())
 

@@ -89,6 +89,118 @@ ORDERS: tuple[OrderRecord, ...] = (
         ordered_on=date(2025, 3, 6),
         delivered_on=date(2025, 3, 10),
     ),
+    # Orders of the eval suite (scenarios/refunds/eval_cases.yaml): a case that pays a refund
+    # has an order of its own, since the payment service never pays an order twice.
+    OrderRecord(
+        order_id="A-2001",
+        customer="Hugo Marchetti",
+        items=[
+            OrderItem(name="Cast iron skillet, 26 cm", quantity=1, unit_price_cents=3990),
+        ],
+        ordered_on=date(2025, 2, 28),
+        delivered_on=date(2025, 3, 4),
+    ),
+    OrderRecord(
+        order_id="A-2002",
+        customer="Aiko Tanaka",
+        items=[
+            OrderItem(name="Merino wool scarf", quantity=1, unit_price_cents=4500),
+        ],
+        ordered_on=date(2025, 3, 5),
+        delivered_on=date(2025, 3, 8),
+    ),
+    OrderRecord(
+        order_id="A-2003",
+        customer="Samuel Okafor",
+        items=[
+            OrderItem(name="Bluetooth speaker", quantity=1, unit_price_cents=7999),
+        ],
+        ordered_on=date(2025, 2, 18),
+        delivered_on=date(2025, 2, 21),
+    ),
+    OrderRecord(
+        order_id="A-2004",
+        customer="Freya Lindqvist",
+        items=[
+            OrderItem(name="Hiking backpack, 40 L", quantity=1, unit_price_cents=11900),
+        ],
+        ordered_on=date(2025, 3, 1),
+        delivered_on=date(2025, 3, 5),
+    ),
+    OrderRecord(
+        order_id="A-2005",
+        customer="Rafael Duarte",
+        items=[
+            OrderItem(name="Stainless steel water bottle", quantity=2, unit_price_cents=2450),
+        ],
+        ordered_on=date(2025, 3, 2),
+        delivered_on=date(2025, 3, 6),
+    ),
+    OrderRecord(
+        order_id="A-2006",
+        customer="Noor Haddad",
+        items=[
+            OrderItem(name="Yoga mat", quantity=1, unit_price_cents=3200),
+            OrderItem(name="Yoga blocks, pair", quantity=1, unit_price_cents=1800),
+        ],
+        ordered_on=date(2025, 3, 4),
+        delivered_on=date(2025, 3, 9),
+    ),
+    OrderRecord(
+        order_id="A-2007",
+        customer="Ines Carvalho",
+        items=[
+            OrderItem(name="Electric milk frother", quantity=1, unit_price_cents=2999),
+        ],
+        ordered_on=date(2025, 3, 7),
+        delivered_on=date(2025, 3, 11),
+    ),
+    OrderRecord(
+        order_id="A-2008",
+        customer="Oliver Brandt",
+        items=[
+            OrderItem(name="Mechanical keyboard", quantity=1, unit_price_cents=10950),
+        ],
+        ordered_on=date(2025, 2, 27),
+        delivered_on=date(2025, 3, 3),
+    ),
+    OrderRecord(
+        order_id="A-2009",
+        customer="Chiara Bellini",
+        items=[
+            OrderItem(name="Ceramic planter set", quantity=1, unit_price_cents=5400),
+        ],
+        ordered_on=date(2025, 3, 3),
+        delivered_on=date(2025, 3, 7),
+    ),
+    OrderRecord(
+        order_id="A-2010",
+        customer="Kwame Asante",
+        items=[
+            OrderItem(name="Cordless drill", quantity=1, unit_price_cents=8900),
+            OrderItem(name="Drill bit set", quantity=1, unit_price_cents=1499),
+        ],
+        ordered_on=date(2025, 2, 24),
+        delivered_on=date(2025, 2, 27),
+    ),
+    OrderRecord(
+        order_id="A-2011",
+        customer="Wei Zhang",
+        items=[
+            OrderItem(name="Bamboo desk organiser", quantity=1, unit_price_cents=2750),
+        ],
+        ordered_on=date(2025, 3, 4),
+        delivered_on=date(2025, 3, 8),
+    ),
+    OrderRecord(
+        order_id="A-2015",
+        customer="Mateo Rossi",
+        items=[
+            OrderItem(name="Pour-over coffee stand", quantity=1, unit_price_cents=3600),
+        ],
+        ordered_on=date(2025, 2, 17),
+        delivered_on=date(2025, 2, 20),
+    ),
 )
 
 

@@ -249,3 +249,20 @@ async def test_the_offline_suite_holds_the_baseline_committed_in_the_repository(
         "refunds",
     }
     assert json.loads((out / "report.json").read_text())["overall"]["runs"] >= 80
+
+
+async def test_a_suite_past_its_history_limit_continues_as_new_and_loses_no_case(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    cases = load_cases([write(tmp_path, "cases.yaml", SMALL_SUITE)])
+    request = EvalRequest(cases=cases, concurrency=1, history_events_before_new_run=20)
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow(
+            EvalSuiteWorkflow.run, request, id=f"eval-long-{task_queue}", task_queue=task_queue
+        )
+        report = await handle.result()
+    assert sorted(result.case for result in report.results) == sorted(c.key for c in cases)
+    first = client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
+    events = [event async for event in first.fetch_history_events()]
+    assert events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    assert report.started_at < report.finished_at
