@@ -97,12 +97,15 @@ def read_case_file(path: Path) -> CaseFile:
 
 
 def _read_plan(case: EvalCase, folder: Path) -> None:
+    """The case's plan file, read into the case: the plan travels with it (a worker need not
+    see the file)."""
     plan_file = case.options.plan_file
     if plan_file is not None:
         try:
-            case.options.plan = load_plan(str(folder / plan_file))
+            plan = load_plan(str(folder / plan_file))
         except CliError as error:
             raise CliError(f"case '{case.id}': {error.message}") from error
+        case.options = case.options.model_copy(update={"plan": plan, "plan_file": None})
 
 
 def _first_problem(error: ValidationError, data: Any) -> str:

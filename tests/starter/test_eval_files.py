@@ -97,6 +97,7 @@ def test_a_plan_file_is_read_relative_to_its_case_file(tmp_path: Path) -> None:
     )
     (case,) = read_case_file(path).cases
     assert case.options.plan is not None and case.options.plan.nodes[0].id == "r"
+    assert EvalCase.model_validate_json(case.model_dump_json()) == case  # as a worker reads it
     assert case.run_request().plan == case.options.plan
 
 
