@@ -14,7 +14,7 @@ from scenarios.games.data import GameFacts, Genre, Pacing, Tag, dollars
 
 SHORT_SESSION_MINUTES = 45
 
-_RELAXED = re.compile(r"\b(relax\w*|chill\w*|calm\w*|cos?y|laid[- ]back|unwind\w*)\b", re.I)
+_RELAXED = re.compile(r"\b(relax\w*|chill\w*|calm\w*|co[sz]y|laid[- ]back|unwind\w*)\b", re.I)
 _STORY = re.compile(r"\b(story|stories|narrative\w*|plot|story-driven)\b", re.I)
 _TACTICAL = re.compile(r"\b(tactic\w*|strategic depth)\b", re.I)
 _LOW_STRESS = re.compile(

@@ -402,3 +402,9 @@ async def test_preferences_no_game_meets_stop_after_one_replan_with_advice_to_re
 )
 def test_a_run_of_more_than_seven_digits_is_not_a_budget(goal: str) -> None:
     assert parse_preferences(goal).max_price is None
+
+
+@pytest.mark.parametrize("word", ["cosy", "cozy", "relaxing", "laid-back"])
+def test_cosy_in_either_spelling_asks_for_relaxed_pacing(word: str) -> None:
+    assert parse_preferences(f"{word} simulation games under $12").relaxed
+    assert not parse_preferences("coy simulation games").relaxed
