@@ -18,6 +18,10 @@ DEFAULT_EVAL_CONCURRENCY = 4
 DEFAULT_CASE_TIMEOUT_SECONDS = 600.0
 
 
+class UnreadableEvalRequestError(ValueError):
+    """A workflow input that does not decode as an EvalRequest: the eval fails (not its task)."""
+
+
 class CaseResult(BaseModel):
     case: str = Field(description="scenario/id")
     scenario: str

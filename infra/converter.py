@@ -19,6 +19,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
 
+from harness.eval_report import EvalRequest, UnreadableEvalRequestError
 from harness.problems import describe_invalid
 from harness.run import RunRequest, UnreadableRunRequestError
 
@@ -57,10 +58,17 @@ class CompressLargePayloads(PayloadCodec):
         return original
 
 
+UNREADABLE: dict[type, type[ValueError]] = {
+    RunRequest: UnreadableRunRequestError,
+    EvalRequest: UnreadableEvalRequestError,
+}
+"""The workflow inputs whose workflows fail, with the reason, when the input does not decode."""
+
+
 class HarnessPayloadConverter(PydanticPayloadConverter):
-    """Pydantic JSON; a run's input that is not a RunRequest is named as such, so the workflow
-    fails the run with the reason (its `failure_exception_types`) instead of failing its first
-    task forever. Every other decoding error is left as it is."""
+    """Pydantic JSON; a run's (or an eval's) input that is not a RunRequest (an EvalRequest) is
+    named as such, so the workflow fails with the reason (its `failure_exception_types`) instead
+    of failing its first task forever. Every other decoding error is left as it is."""
 
     def from_payloads(
         self, payloads: Sequence[Payload], type_hints: list[type] | None = None
@@ -68,10 +76,13 @@ class HarnessPayloadConverter(PydanticPayloadConverter):
         try:
             return super().from_payloads(payloads, type_hints)
         except ValidationError as error:
-            if type_hints is None or RunRequest not in type_hints:
+            model = next((hint for hint in type_hints or [] if hint in UNREADABLE), None)
+            if model is None:
                 raise
-            reason = describe_invalid(error, whole="RunRequest")
-            raise UnreadableRunRequestError(f"not a RunRequest: {reason}") from None
+            name = model.__name__
+            reason = describe_invalid(error, whole=name)
+            article = "an" if name[0] in "AEIOU" else "a"
+            raise UNREADABLE[model](f"not {article} {name}: {reason}") from None
 
 
 DATA_CONVERTER: DataConverter = dataclasses.replace(

@@ -23,6 +23,7 @@ from harness.eval_report import (
     EvalProgress,
     EvalReport,
     EvalRequest,
+    UnreadableEvalRequestError,
     build_report,
 )
 from harness.run import RunPhase
@@ -46,7 +47,7 @@ def case_run_id(eval_id: str, case: EvalCase, repeat: int) -> str:
     return f"{eval_id}.{case.scenario}.{case.id}.{repeat}"
 
 
-@workflow.defn(name=EVAL_WORKFLOW)
+@workflow.defn(name=EVAL_WORKFLOW, failure_exception_types=[UnreadableEvalRequestError])
 class EvalSuiteWorkflow:
     def __init__(self) -> None:
         self._finished: list[CaseResult] = []

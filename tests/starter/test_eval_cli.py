@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.contracts import PROGRESS_QUERY
+from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
 from harness.eval_report import Baseline, CaseResult, EvalProgress, EvalReport, EvalRequest
 from harness.wait_book import Wait
 from starter.eval_files import load_cases
@@ -266,3 +266,15 @@ async def test_a_suite_past_its_history_limit_continues_as_new_and_loses_no_case
     events = [event async for event in first.fetch_history_events()]
     assert events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
     assert report.started_at < report.finished_at
+
+
+async def test_an_eval_started_with_an_input_that_is_not_an_eval_request_fails_with_the_reason(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow(
+            EVAL_WORKFLOW, {"cases": []}, id=f"eval-bad-{task_queue}", task_queue=task_queue
+        )
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+    assert "not an EvalRequest: cases: List should have at least 1 item" in str(failed.value.cause)
