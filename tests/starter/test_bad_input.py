@@ -46,7 +46,17 @@ def _files(tmp: Path) -> dict[str, str]:
     typo.write_text('{"requires_aproved_review": false}')
     unknown_check = tmp / "unknown_check.json"
     unknown_check.write_text('{"presets": {"refund": {"required_checks": ["paymnt-verified"]}}}')
+    eval_typo = tmp / "cases.yaml"
+    eval_typo.write_text(
+        "scenario: cities\ncases:\n  - id: a\n    goal: Compare Paris and Tokyo\n"
+        "    expect: {max_replan: 1}\n"
+    )
+    not_yaml = tmp / "broken.yaml"
+    not_yaml.write_text("scenario: cities\ncases: [\n")
     return {
+        "eval_typo": str(eval_typo),
+        "not_yaml": str(not_yaml),
+        "missing_yaml": str(tmp / "missing.yaml"),
         "typo": str(typo),
         "unknown_check": str(unknown_check),
         "not_utf8": str(not_utf8),
@@ -277,6 +287,17 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("memory bad tier", ("memory", "list", "--tier", "dreams"), "invalid choice: 'dreams'"),
     ("memory search blank", ("memory", "search", " "), "the text has 1 to"),
     ("memory search scenario", ("memory", "search", "x", "--scenario", "nope"), "unknown scenario"),
+    # eval
+    ("eval typo in a case", ("eval", "{eval_typo}"), "did you mean 'max_replans'?"),
+    ("eval case file not yaml", ("eval", "{not_yaml}"), "is not valid YAML (line 3"),
+    ("eval missing case file", ("eval", "{missing_yaml}"), "cannot read case file"),
+    ("eval unknown scenario", ("eval", "citys"), "did you mean 'cities'?"),
+    ("eval repeat zero", ("eval", "cities", "--repeat", "0"), "must be at least 1"),
+    ("eval concurrency too high", ("eval", "cities", "--concurrency", "65"), "less than or equal"),
+    ("eval bad baseline", ("eval", "cities", "--baseline", "{list}"), "is not a baseline"),
+    ("eval missing baseline", ("eval", "cities", "--baseline", "{missing}"), "cannot read"),
+    ("eval resume with files", ("eval", "cities", "--resume", "e-1"), "give no case files"),
+    ("eval no case matches", ("eval", "cities", "--case", "games/*"), "no case matches"),
 ]
 
 
