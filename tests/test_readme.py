@@ -82,3 +82,26 @@ def test_the_readme_signing_snippet_signs_a_delivery_the_run_would_take(
     keys = {"system:payments": public_key(key)}
     assert signature_problem("run-1", request, WaitKind.ASYNC_OPERATION, keys, verify) is None
     assert signature_problem("run-2", request, WaitKind.ASYNC_OPERATION, keys, verify)
+
+
+def test_the_readme_plan_json_is_a_valid_cities_plan() -> None:
+    from harness.plan import Plan
+    from harness.validation import validate_plan
+    from scenarios import get_scenario
+
+    block = README.split("### Plan JSON", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    plan = Plan.model_validate_json(block)
+    assert validate_plan(plan, get_scenario("cities").catalog()) == []
+
+
+def test_the_readme_case_file_example_is_a_valid_case_file(tmp_path: Path) -> None:
+    from starter.eval_files import read_case_file
+
+    block = README.split("### Writing a case file", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    (tmp_path / "eval_plans").mkdir()
+    (tmp_path / "eval_plans" / "unknown-tool.json").write_text(
+        '{"nodes": [{"id": "r", "tool": "nope", "arguments": [], "deps": []}]}'
+    )
+    (tmp_path / "cases.yaml").write_text(block)
+    (case,) = read_case_file(tmp_path / "cases.yaml").cases
+    assert case.options.plan is not None and case.expect.mentions == ["Paris", "Tokyo"]
