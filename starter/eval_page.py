@@ -11,27 +11,15 @@ from html import escape
 from matplotlib.figure import Figure
 
 from harness.eval_report import CaseResult, EvalReport, PassSummary
+from starter.report_page import page_head
 
 
 def eval_page(report: EvalReport) -> str:
     title = f"eval {report.eval_id}: {report.overall.pass_rate:.0%} passed"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{escape(title)}</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }}
-img {{ max-width: 100%; border: 1px solid #ddd; }}
-table {{ border-collapse: collapse; margin-bottom: 1em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }}
-td.n {{ text-align: right; }}
-.fail {{ color: #b00020; }}
-</style>
-</head>
+    return f"""{page_head(title)}
 <body>
 <h1>{escape(title)}</h1>
-<p>{len(report.results)} run(s) of {report.overall.cases} case(s), each run {report.repeat}
+<p>{len(report.results)} run(s) of {report.overall.cases} case(s), each case run {report.repeat}
 time(s); provider: {escape(report.provider or "each case's, else the worker's")};
 from {report.started_at:%Y-%m-%d %H:%M:%S} to {report.finished_at:%H:%M:%S} UTC.</p>
 <img src="data:image/png;base64,{_chart(report)}" alt="pass rate and latency per scenario">
@@ -66,7 +54,7 @@ def _case_table(results: list[CaseResult]) -> str:
     )
     rows = []
     for r in results:
-        verdict = "PASS" if r.passed else '<span class="fail">FAIL</span>'
+        verdict = "PASS" if r.passed else '<span class="failed">FAIL</span>'
         unmet = "<br>".join(escape(reason) for reason in r.unmet)
         rows.append(
             f"<tr><td>{escape(r.case)}</td><td>{r.repeat}</td><td>{verdict}</td>"

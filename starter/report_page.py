@@ -29,6 +29,26 @@ workflow's, from admission to settling, with queueing, retries and waits."""
 ROLE_ORDER = ("planner", "worker", "critic")
 
 
+def page_head(title: str) -> str:
+    """The start of every page the harness writes, to its <head>'s end: one look, no outside
+    file."""
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }}
+img {{ max-width: 100%; border: 1px solid #ddd; }}
+table {{ border-collapse: collapse; margin-bottom: 1em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }}
+td.n {{ text-align: right; }}
+pre {{ background: #f6f6f6; padding: 1em; white-space: pre-wrap; }}
+.failed {{ color: #b00020; }}
+</style>
+</head>"""
+
+
 def report_page(
     result: RunResult,
     charts: Sequence[tuple[str, str]],
@@ -43,20 +63,7 @@ def report_page(
         f'<h2>{escape(caption)}</h2>\n<img src="{escape(name)}" alt="{escape(caption)}">'
         for caption, name in charts
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{escape(title)}</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }}
-img {{ max-width: 100%; border: 1px solid #ddd; }}
-table {{ border-collapse: collapse; margin-bottom: 1em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }}
-pre {{ background: #f6f6f6; padding: 1em; white-space: pre-wrap; }}
-.failed {{ color: #b00020; }}
-</style>
-</head>
+    return f"""{page_head(title)}
 <body>
 <h1>{escape(title)}</h1>
 {_summary(result, phase, ui_link)}

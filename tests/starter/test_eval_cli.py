@@ -54,7 +54,7 @@ cases:
   - id: approved
     goal: change prod
     options:
-      plan: {nodes: [
+      plan: &change-prod {nodes: [
         {id: change, tool: side_effect, arguments: [{name: target, kind: LITERAL, value: prod}]},
         {id: final, tool: collect, deps: [change],
          arguments: [{name: inputs, kind: NODE_RESULT, node_id: change}]}]}
@@ -63,19 +63,12 @@ cases:
   - id: rejected
     goal: change prod
     options:
-      plan: {nodes: [
-        {id: change, tool: side_effect, arguments: [{name: target, kind: LITERAL, value: prod}]},
-        {id: final, tool: collect, deps: [change],
-         arguments: [{name: inputs, kind: NODE_RESULT, node_id: change}]}]}
+      plan: *change-prod
       approvals: [{decision: reject, actor: "system:eval"}]
     expect: {status: FAILED_EXECUTION, error_codes: [POLICY_VIOLATION]}
   - id: unscripted
     goal: change prod
-    options:
-      plan: {nodes: [
-        {id: change, tool: side_effect, arguments: [{name: target, kind: LITERAL, value: prod}]},
-        {id: final, tool: collect, deps: [change],
-         arguments: [{name: inputs, kind: NODE_RESULT, node_id: change}]}]}
+    options: {plan: *change-prod}
     expect: {}
 """
 
