@@ -10,8 +10,8 @@ at the case's time limit, cancels the run and fails the case with the reason. A 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -23,6 +23,8 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from harness.contracts import (
     ANSWER_UPDATE,
@@ -38,14 +40,16 @@ from harness.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
 from harness.eval_report import CaseResult, CaseRunRequest
 from harness.eval_scoring import CaseObservation, observe, unmet
 from harness.run import RunResult
-from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
+from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from scenarios import get_scenario
 from scenarios.base import OutcomeInput
 
 log = structlog.get_logger()
 
-POLL_SECONDS = 0.25
-SCRIPTED_KINDS = (WaitKind.APPROVAL, WaitKind.USER_INPUT)
+POLL_SECONDS = 0.5
+RPC_TIMEOUT = timedelta(seconds=10)
+"""Well inside the heartbeat timeout: a call that hangs fails this attempt, never a second
+attempt driving the same run beside it."""
 
 
 class EvalActivities:
@@ -57,35 +61,33 @@ class EvalActivities:
     async def run_case(self, request: CaseRunRequest) -> CaseResult:
         handle = self._client.get_workflow_handle(request.run_id)
         problems = await self._drive(handle, request.case, request.timeout_seconds)
-        result: RunResult = await handle.query(RESULT_QUERY, result_type=RunResult)
+        result: RunResult = await handle.query(
+            RESULT_QUERY, result_type=RunResult, rpc_timeout=RPC_TIMEOUT
+        )
         seen = observe(result, await self._scenario_problems(request.case, result), problems)
         return _case_result(request, seen, unmet(request.case.expect, seen))
 
     async def _drive(
         self, handle: WorkflowHandle[Any, Any], case: EvalCase, timeout_seconds: float
     ) -> list[str]:
-        """Answer the run's waits as the case scripts them until the run's workflow closes."""
-        problems: list[str] = []
-        deadline = time.monotonic() + timeout_seconds
+        """Answer the run's waits as the case scripts them until the run's workflow closes.
+        What went wrong is carried in the heartbeat, so an attempt after a dead worker still
+        says why it cancelled the run; the time limit counts from the run's start."""
+        details = activity.info().heartbeat_details
+        problems: list[str] = list(details[0]) if details else []
+        started = (await handle.describe(rpc_timeout=RPC_TIMEOUT)).start_time
+        deadline = started + timedelta(seconds=timeout_seconds)
+        cancelled = False
         while not await _closed(handle):
-            activity.heartbeat()
-            if problems:
-                await asyncio.sleep(POLL_SECONDS)
-                continue
-            waits: list[Wait] = await handle.query(WAITS_QUERY, result_type=list[Wait])
-            for wait, scripted in _responses(case, waits):
-                if scripted is None:
-                    problems.append(
-                        f"the run waits for {wait.kind.value} '{wait.id}' ({wait.prompt[:200]}) "
-                        "and the case scripts no response for it"
-                    )
-                    break
-                await _send(handle, wait, scripted)
-            if not problems and time.monotonic() > deadline:
-                problems.append(f"the run did not end within {timeout_seconds:g} s")
-            if problems:
+            activity.heartbeat(problems)
+            if not problems:
+                problems = await _answer_waits(handle, case)
+            if not problems and datetime.now(UTC) > deadline:
+                problems = [await _overdue(handle, timeout_seconds)]
+            if problems and not cancelled:
+                activity.heartbeat(problems)
                 await _cancel(handle, problems[0])
-                continue
+                cancelled = True
             await asyncio.sleep(POLL_SECONDS)
         return problems
 
@@ -105,6 +107,34 @@ class EvalActivities:
 
 
 Scripted = ScriptedApproval | ScriptedAnswer
+
+
+async def _answer_waits(handle: WorkflowHandle[Any, Any], case: EvalCase) -> list[str]:
+    """Send each pending question and approval its scripted response; the problem, if a wait
+    has none or the run refuses the one it has."""
+    waits: list[Wait] = await handle.query(
+        WAITS_QUERY, result_type=list[Wait], rpc_timeout=RPC_TIMEOUT
+    )
+    for wait, scripted in _responses(case, waits):
+        if scripted is None:
+            return [
+                f"the run waits for {wait.kind.value} '{wait.id}' ({wait.prompt[:200]}) "
+                "and the case scripts no response for it"
+            ]
+        refused = await _send(handle, wait, scripted)
+        if refused is not None:
+            return [f"the run refused the scripted response to '{wait.id}': {refused}"]
+    return []
+
+
+async def _overdue(handle: WorkflowHandle[Any, Any], timeout_seconds: float) -> str:
+    """Why a run still going at the case's limit is cancelled, with what it waits for."""
+    waits: list[Wait] = await handle.query(
+        WAITS_QUERY, result_type=list[Wait], rpc_timeout=RPC_TIMEOUT
+    )
+    pending = [f"{w.kind.value} '{w.id}'" for w in waits if w.status is WaitStatus.PENDING]
+    waiting = f"; it waits for {', '.join(pending)}" if pending else ""
+    return f"the run did not end within {timeout_seconds:g} s{waiting}"
 
 
 def _responses(case: EvalCase, waits: list[Wait]) -> list[tuple[Wait, Scripted | None]]:
@@ -136,7 +166,9 @@ def _at(items: list[Scripted], index: int) -> Scripted | None:
     return items[index] if index < len(items) else None
 
 
-async def _send(handle: WorkflowHandle[Any, Any], wait: Wait, scripted: Scripted) -> None:
+async def _send(handle: WorkflowHandle[Any, Any], wait: Wait, scripted: Scripted) -> str | None:
+    """Deliver through the run's update; why the run refused it, or None. A run that ends
+    meanwhile is seen at the next poll."""
     update: str
     message: BaseModel
     if isinstance(scripted, ScriptedApproval):
@@ -151,18 +183,31 @@ async def _send(handle: WorkflowHandle[Any, Any], wait: Wait, scripted: Scripted
         update = ANSWER_UPDATE
         message = AnswerRequest(wait_id=wait.id, text=scripted.text, actor=scripted.actor)
     try:
-        await handle.execute_update(update, message)
-    except WorkflowUpdateFailedError as error:  # settled meanwhile, or the run has ended
-        log.info("eval.delivery_refused", wait=wait.id, error=str(error.cause))
+        receipt: DeliveryReceipt = await handle.execute_update(
+            update, message, result_type=DeliveryReceipt, rpc_timeout=RPC_TIMEOUT
+        )
+    except WorkflowUpdateFailedError as error:
+        if await _closed(handle):
+            return None
+        cause = error.cause
+        return str(cause.message if isinstance(cause, ApplicationError) else cause)
+    except RPCError as error:
+        log.info("eval.delivery_not_sent", wait=wait.id, error=error.message)
+        return None
+    return None if receipt.accepted else receipt.reason or "refused"
 
 
 async def _cancel(handle: WorkflowHandle[Any, Any], reason: str) -> None:
-    """Temporal's own cancellation, so the run ends Canceled, with the reason recorded."""
-    await handle.cancel(reason=f"{reason[:2000]} (by {EVAL_ACTOR})")
+    """Temporal's own cancellation, so the run ends Canceled, with the reason recorded (once:
+    a cancel asked again changes nothing; a run that ended meanwhile is not an error)."""
+    try:
+        await handle.cancel(reason=f"{reason[:2000]} (by {EVAL_ACTOR})", rpc_timeout=RPC_TIMEOUT)
+    except RPCError as error:
+        log.info("eval.cancel_not_sent", run_id=handle.id, error=error.message)
 
 
 async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
-    description = await handle.describe()
+    description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
     return description.status is not WorkflowExecutionStatus.RUNNING
 
 

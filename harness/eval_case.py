@@ -14,8 +14,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.actors import ActorKind, parse_actor
+from harness.bounds import MAX_ANSWER_CHARS, MAX_COMMENT_CHARS, MAX_NAME_CHARS
 from harness.budget import BudgetLimits
-from harness.contracts import PROVIDER_NAMES
+from harness.contracts import EVAL_ACTOR, PROVIDER_NAMES
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
 from harness.plan import Plan
@@ -30,7 +31,8 @@ from harness.validation import IssueCode
 from harness.wait_book import WaitKind
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
-DEFAULT_EVAL_ACTOR = "human:eval"
+DEFAULT_EVAL_ACTOR = EVAL_ACTOR
+"""An eval's scripted responses come from a system unless a case names a person."""
 
 
 class _Strict(BaseModel):
@@ -54,9 +56,11 @@ class ScriptedApproval(_Strict):
     """The decision for the run's next APPROVAL wait (or the one named by `wait`)."""
 
     decision: ScriptedDecision = ScriptedDecision.APPROVE
-    actor: str = DEFAULT_EVAL_ACTOR
-    comment: str | None = None
-    wait: str | None = Field(default=None, description="Only the wait with this id.")
+    actor: str = Field(default=DEFAULT_EVAL_ACTOR, max_length=MAX_NAME_CHARS)
+    comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
+    wait: str | None = Field(
+        default=None, max_length=MAX_NAME_CHARS, description="Only the wait with this id."
+    )
 
     _actor = field_validator("actor")(_speaking_actor)
 
@@ -64,9 +68,9 @@ class ScriptedApproval(_Strict):
 class ScriptedAnswer(_Strict):
     """The answer to the run's next USER_INPUT wait (or the one named by `wait`)."""
 
-    text: str = Field(min_length=1)
-    actor: str = DEFAULT_EVAL_ACTOR
-    wait: str | None = None
+    text: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+    actor: str = Field(default=DEFAULT_EVAL_ACTOR, max_length=MAX_NAME_CHARS)
+    wait: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
     _actor = field_validator("actor")(_speaking_actor)
 

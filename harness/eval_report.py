@@ -82,9 +82,11 @@ class CaseRunRequest(BaseModel):
 
 
 class EvalProgress(BaseModel):
-    """What the `progress` query of an eval answers: the cases finished so far."""
+    """What the `progress` query of an eval answers: the cases finished after the follower's
+    last read, and how many have finished in all."""
 
     total: int
+    done: int = 0
     finished: list[CaseResult]
 
 
@@ -137,7 +139,7 @@ def summarise(name: str, results: Sequence[CaseResult]) -> PassSummary:
     for result in results:
         by_case.setdefault(result.case, []).append(result.passed)
     cases = len(by_case) or 1
-    latencies = [result.latency_seconds for result in results]
+    latencies = [result.latency_seconds for result in results if result.status is not None]
     return PassSummary(
         scenario=name,
         cases=len(by_case),

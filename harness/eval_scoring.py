@@ -123,10 +123,15 @@ def _bound_problems(expect: CaseExpectations, seen: CaseObservation) -> list[str
     problems = []
     for name, value, low, high in bounds:
         if low is not None and value < low:
-            problems.append(f"{name} {value:g}, expected at least {low:g}")
+            problems.append(f"{name} {_number(value)}, expected at least {_number(low)}")
         if high is not None and value > high:
-            problems.append(f"{name} {value:g}, expected at most {high:g}")
+            problems.append(f"{name} {_number(value)}, expected at most {_number(high)}")
     return problems
+
+
+def _number(value: float) -> str:
+    """12,345 for a count, 0.0123 for money."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
 
 
 def _missing(what: str, wanted: Sequence[str], seen: Sequence[str]) -> list[str]:

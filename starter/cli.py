@@ -383,7 +383,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"harness: {error.message}", file=sys.stderr)
         code = error.exit_code
     except KeyboardInterrupt:
-        print("harness: interrupted; the run goes on in Temporal", file=sys.stderr)
+        what = "the eval (`harness eval --resume ID`)" if args.command == "eval" else "the run"
+        print(f"harness: interrupted; {what} goes on in Temporal", file=sys.stderr)
         code = 130
     except BrokenPipeError:  # the reader stopped reading (`| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,10 @@ from temporalio.client import (
     WorkflowQueryFailedError,
 )
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import CancelledError, TerminatedError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import PROGRESS_QUERY
+from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
 from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest, regressions
 from harness.problems import describe_invalid
 from infra.settings import Settings
@@ -42,9 +43,12 @@ SILENT_POLLS = 15
 
 async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
     baseline = read_baseline(Path(args.baseline)) if args.baseline else None
+    for flag, path in (("--out", args.out), ("--save-baseline", args.save_baseline)):
+        if path is not None:
+            check_writable(flag, Path(path))
     if args.resume:
-        if args.targets:
-            raise CliError("--resume takes up a suite already started: give no case files")
+        if args.targets or args.case:
+            raise CliError("--resume takes up a suite already started: give no cases")
         client = await runs.client_for(settings)
         eval_id = args.resume
     else:
@@ -101,10 +105,11 @@ async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalRe
     handle: WorkflowHandle[Any, EvalReport] = client.get_workflow_handle(
         eval_id, result_type=EvalReport
     )
+    await _check_is_eval(handle)
     shown, unanswered = 0, 0
     while True:
         closed = await _closed(handle)
-        progress = await _progress(handle)
+        progress = await _progress(handle, shown)
         unanswered = 0 if progress is not None else unanswered + 1
         if unanswered == SILENT_POLLS:
             note(
@@ -113,17 +118,37 @@ async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalRe
                 "`make stop && make demo` restarts the local ones"
             )
         if progress is not None:
-            for result in progress.finished[shown:]:
+            for result in progress.finished:
                 if not quiet:
                     note(case_line(result, progress.total))
-            shown = max(shown, len(progress.finished))
+            shown += len(progress.finished)
         if closed:
             break
         await asyncio.sleep(POLL_SECONDS)
     try:
         return await handle.result()
     except WorkflowFailureError as error:
-        raise CliError(f"eval {eval_id} failed inside Temporal: {error.cause}", 1) from error
+        if isinstance(error.cause, CancelledError):
+            raise CliError(f"eval {eval_id} was cancelled", EXIT_FAILED_RUN) from error
+        if isinstance(error.cause, TerminatedError):
+            raise CliError(f"eval {eval_id} was terminated", EXIT_FAILED_RUN) from error
+        raise CliError(f"eval {eval_id} failed: {error.cause}", EXIT_FAILED_RUN) from error
+
+
+async def _check_is_eval(handle: WorkflowHandle[Any, Any]) -> None:
+    """`--resume` of a run's id (or any other workflow's) is one line, not a wait for ever."""
+    try:
+        description = await handle.describe()
+    except RPCError as error:
+        if error.status is RPCStatusCode.NOT_FOUND:
+            raise CliError(f"no eval with id '{handle.id}'") from error
+        raise CliError(f"cannot read eval '{handle.id}': {error.message}") from error
+    if description.workflow_type != EVAL_WORKFLOW:
+        raise CliError(
+            f"'{handle.id}' is {_article(description.workflow_type)} {description.workflow_type} "
+            "workflow, not an eval "
+            "(a case's run is followed with `harness status`)"
+        )
 
 
 async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
@@ -136,10 +161,11 @@ async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
     return description.status is not WorkflowExecutionStatus.RUNNING
 
 
-async def _progress(handle: WorkflowHandle[Any, Any]) -> EvalProgress | None:
+async def _progress(handle: WorkflowHandle[Any, Any], after: int) -> EvalProgress | None:
+    """The cases finished after the first `after`, or None when no worker answers."""
     try:
         progress: EvalProgress = await handle.query(
-            PROGRESS_QUERY, result_type=EvalProgress, rpc_timeout=QUERY_TIMEOUT
+            PROGRESS_QUERY, after, result_type=EvalProgress, rpc_timeout=QUERY_TIMEOUT
         )
     except (RPCError, WorkflowQueryFailedError):
         return None  # no worker holds the suite right now: asked again
@@ -152,8 +178,11 @@ def finish(report: EvalReport, args: argparse.Namespace, baseline: Baseline | No
     write_report(report, out)
     if args.save_baseline:
         path = Path(args.save_baseline)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(Baseline.of(report).model_dump_json(indent=2) + "\n", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(Baseline.of(report).model_dump_json(indent=2) + "\n", "utf-8")
+        except OSError as error:
+            raise CliError(f"cannot write baseline '{path}': {error.strerror or error}") from error
         note(f"baseline saved: {path}")
     if baseline is None:
         return 0 if all(result.passed for result in report.results) else EXIT_FAILED_RUN
@@ -177,6 +206,18 @@ def write_report(report: EvalReport, out: Path) -> None:
     except OSError as error:
         raise CliError(f"cannot write the report to '{out}': {error.strerror or error}") from error
     note(f"report: {out / 'report.json'} and {out / 'report.html'}")
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].upper() in "AEIOU" else "a"
+
+
+def check_writable(flag: str, path: Path) -> None:
+    """Before anything starts: a place the report or the baseline could not be written to."""
+    folder = path if flag == "--out" else path.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise CliError(f"{flag} {path}: cannot write there ({existing} is not a writable folder)")
 
 
 def read_baseline(path: Path) -> Baseline:

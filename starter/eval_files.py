@@ -66,7 +66,7 @@ def load_cases(targets: Sequence[str], only: Sequence[str] = ()) -> list[EvalCas
 
 def _file_of(target: str) -> Path:
     path = Path(target)
-    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.exists():
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or path.is_file():
         return path
     load_scenario(target)  # an unknown name says so, with the closest one
     file = scenario_case_file(target)
@@ -90,9 +90,12 @@ def read_case_file(path: Path) -> CaseFile:
         loaded = CaseFile.model_validate(data)
     except ValidationError as error:
         raise CliError(f"case file '{path}': {_first_problem(error, data)}") from error
-    load_scenario(loaded.scenario)
-    for case in loaded.cases:
-        _read_plan(case, path.parent)
+    try:
+        load_scenario(loaded.scenario)
+        for case in loaded.cases:
+            _read_plan(case, path.parent)
+    except CliError as error:
+        raise CliError(f"case file '{path}': {error.message}") from error
     return loaded
 
 

@@ -39,20 +39,21 @@ def report_table(report: EvalReport) -> str:
 
 def summary_table(report: EvalReport) -> str:
     repeated = report.repeat > 1
-    header = f"{'scenario':<10}  cases  passed  pass rate"
+    width = max([len(summary.scenario) for summary in report.scenarios] + [10])
+    header = f"{'scenario':<{width}}  cases  passed  pass rate"
     header += "  pass@k  pass^k" if repeated else ""
     header += f"  {'p50':>7}  {'p95':>7}  {'tokens':>8}  {'cost USD':>8}"
     lines = [header, "-" * len(header)]
     for summary in [*report.scenarios, report.overall]:
-        lines.append(_summary_row(summary, repeated))
+        lines.append(_summary_row(summary, repeated, width))
     if repeated:
         lines.append(f"(k = {report.repeat}: pass@k, one of k runs passed; pass^k, all k passed)")
     return "\n".join(lines)
 
 
-def _summary_row(summary: PassSummary, repeated: bool) -> str:
+def _summary_row(summary: PassSummary, repeated: bool, width: int) -> str:
     row = (
-        f"{summary.scenario:<10}  {summary.cases:>5}  {summary.passed_runs:>6}  "
+        f"{summary.scenario:<{width}}  {summary.cases:>5}  {summary.passed_runs:>6}  "
         f"{summary.pass_rate:>9.0%}"
     )
     if repeated:

@@ -43,6 +43,11 @@ def _history_full(most_events: int) -> bool:
     return info.is_continue_as_new_suggested() or info.get_current_history_length() >= most_events
 
 
+def _cancelled() -> bool:
+    """The suite was asked to cancel (an event in its history, so replay sees it too)."""
+    return workflow.cancellation_reason() is not None
+
+
 def case_run_id(eval_id: str, case: EvalCase, repeat: int) -> str:
     return f"{eval_id}.{case.scenario}.{case.id}.{repeat}"
 
@@ -64,14 +69,28 @@ class EvalSuiteWorkflow:
             for case in request.cases
         ]
         waiting = deque((case, repeats) for case, repeats in left if repeats)
+        limit = request.history_events_before_new_run
+        begun = 0
+
+        def may_start() -> bool:
+            """No new case once the suite is cancelled, nor (once this run has begun one) when
+            its history is full: those go on in the next run."""
+            return not _cancelled() and not (begun and _history_full(limit))
 
         async def lane() -> None:
-            while waiting and not _history_full(request.history_events_before_new_run):
+            nonlocal begun
+            while waiting and may_start():
                 case, repeats = waiting.popleft()
-                for repeat in repeats:
+                for index, repeat in enumerate(repeats):
+                    if index and not may_start():
+                        waiting.appendleft((case, repeats[index:]))
+                        break
+                    begun += 1
                     self._finished.append(await self._run_case(request, case, repeat))
 
         await asyncio.gather(*(lane() for _ in range(min(request.concurrency, len(waiting)))))
+        if _cancelled():
+            raise asyncio.CancelledError  # the suite ends Canceled; each case under way ended
         await workflow.wait_condition(workflow.all_handlers_finished)
         if waiting:  # every case under way has finished: the rest go on in a fresh history
             workflow.continue_as_new(
@@ -80,9 +99,13 @@ class EvalSuiteWorkflow:
         eval_id = workflow.info().workflow_id
         return build_report(eval_id, request, self._finished, started, workflow.now())
 
-    @workflow.query(name=PROGRESS_QUERY, description="The cases finished so far.")
-    def progress(self) -> EvalProgress:
-        return EvalProgress(total=self._total, finished=list(self._finished))
+    @workflow.query(
+        name=PROGRESS_QUERY, description="The cases finished after the first AFTER, and how many."
+    )
+    def progress(self, after: int = 0) -> EvalProgress:
+        return EvalProgress(
+            total=self._total, done=len(self._finished), finished=self._finished[after:]
+        )
 
     async def _run_case(self, request: EvalRequest, case: EvalCase, repeat: int) -> CaseResult:
         run_id = case_run_id(workflow.info().workflow_id, case, repeat)
@@ -119,7 +142,8 @@ class EvalSuiteWorkflow:
             )
         except ActivityError as error:
             handle.cancel()
-            return _unrun(case, run_id, repeat, f"the case could not be driven: {error.cause}")
+            why = "the eval was cancelled" if _cancelled() else f"not driven: {error.cause}"
+            return _unrun(case, run_id, repeat, why)
         with contextlib.suppress(ChildWorkflowError):
             await handle  # a run that ends Failed or Canceled: its result is in the case's
         return result

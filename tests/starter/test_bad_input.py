@@ -55,6 +55,7 @@ def _files(tmp: Path) -> dict[str, str]:
     not_yaml.write_text("scenario: cities\ncases: [\n")
     return {
         "eval_typo": str(eval_typo),
+        "in_file": str(a_list / "baseline.json"),
         "not_yaml": str(not_yaml),
         "missing_yaml": str(tmp / "missing.yaml"),
         "typo": str(typo),
@@ -298,6 +299,8 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("eval missing baseline", ("eval", "cities", "--baseline", "{missing}"), "cannot read"),
     ("eval resume with files", ("eval", "cities", "--resume", "e-1"), "give no case files"),
     ("eval no case matches", ("eval", "cities", "--case", "games/*"), "no case matches"),
+    ("eval out is a file", ("eval", "cities", "--out", "{list}"), "cannot write there"),
+    ("eval baseline in a file", ("eval", "cities", "--save-baseline", "{in_file}"), "cannot"),
 ]
 
 

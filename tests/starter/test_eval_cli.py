@@ -19,11 +19,12 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 from activities.llm import ProviderRegistry, ScriptedProvider
 from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
 from harness.eval_report import Baseline, CaseResult, EvalProgress, EvalReport, EvalRequest
+from harness.run import RunRequest
 from harness.wait_book import Wait
 from starter.eval_files import load_cases
 from tests.payment_service import payment_service
 from tests.starter.test_cli import harness
-from tests.support import history_events, running_worker
+from tests.support import execute_run, history_events, running_worker
 from tests.worker_processes import workers
 from worker.app import build_worker
 from workflows import EvalSuiteWorkflow
@@ -64,7 +65,7 @@ cases:
     goal: change prod
     options:
       plan: *change-prod
-      approvals: [{decision: reject, actor: "system:eval"}]
+      approvals: [{decision: reject, actor: "human:ops", comment: not today}]
     expect: {status: FAILED_EXECUTION, error_codes: [POLICY_VIOLATION]}
   - id: unscripted
     goal: change prod
@@ -134,7 +135,7 @@ async def test_scripted_approvals_reach_the_run_and_an_unscripted_wait_fails_its
     assert "scripts no response" in unscripted.unmet[0]
     run = await client.get_workflow_handle(unscripted.run_id).describe()
     assert run.status is WorkflowExecutionStatus.CANCELED
-    assert approved[0].delivered_by == "human:eval"
+    assert approved[0].delivered_by == "system:eval"
 
 
 async def test_a_regression_against_a_baseline_exits_non_zero_and_names_the_case(
@@ -271,3 +272,65 @@ async def test_an_eval_started_with_an_input_that_is_not_an_eval_request_fails_w
         with pytest.raises(WorkflowFailureError) as failed:
             await handle.result()
     assert "not an EvalRequest: cases: List should have at least 1 item" in str(failed.value.cause)
+
+
+SLOW = """
+scenario: synthetic
+cases:
+  - id: slow-1
+    goal: wait a while
+    options:
+      plan: &slow {nodes: [
+        {id: wait, tool: delay, arguments: [{name: ms, kind: LITERAL, value: 20000}]},
+        {id: final, tool: collect, deps: [wait],
+         arguments: [{name: inputs, kind: NODE_RESULT, node_id: wait}]}]}
+  - {id: slow-2, goal: wait a while, options: {plan: *slow}}
+  - {id: slow-3, goal: wait a while, options: {plan: *slow}}
+"""
+
+
+async def test_a_cancelled_eval_ends_canceled_and_starts_no_new_case(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    cases = load_cases([write(tmp_path, "slow.yaml", SLOW)])
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow(
+            EvalSuiteWorkflow.run,
+            EvalRequest(cases=cases, concurrency=1),
+            id=f"eval-cancel-{task_queue}",
+            task_queue=task_queue,
+        )
+        child_started = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+        for _ in range(200):
+            events = await history_events(client, handle.id)
+            if any(event.event_type == child_started for event in events):
+                break
+            await asyncio.sleep(0.1)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        run = client.get_workflow_handle(f"{handle.id}.synthetic.slow-1.1")
+        for _ in range(300):  # the run under way is cancelled too, through its heartbeats
+            if (await run.describe()).status is not WorkflowExecutionStatus.RUNNING:
+                break
+            await asyncio.sleep(0.1)
+        assert (await run.describe()).status is WorkflowExecutionStatus.CANCELED
+    assert (await handle.describe()).status is WorkflowExecutionStatus.CANCELED
+    events = await history_events(client, handle.id)
+    assert sum(event.event_type == child_started for event in events) == 1
+
+
+async def test_resume_of_a_run_or_of_nothing_is_one_line(client: Client, task_queue: str) -> None:
+    async with running_worker(client, task_queue):
+        run = await execute_run(client, task_queue, RunRequest(goal="Compare Paris and Tokyo"))
+        of_run = await harness(
+            "eval", "--resume", run.run_id, "--no-start", client=client, task_queue=task_queue
+        )
+        of_nothing = await harness(
+            "eval", "--resume", "eval-none", "--no-start", client=client, task_queue=task_queue
+        )
+    assert of_run[0] == 2 and of_run[2].strip() == (
+        f"harness: '{run.run_id}' is an AgentRun workflow, not an eval "
+        "(a case's run is followed with `harness status`)"
+    )
+    assert of_nothing[0] == 2 and of_nothing[2].strip() == "harness: no eval with id 'eval-none'"
