@@ -297,7 +297,7 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("eval concurrency too high", ("eval", "cities", "--concurrency", "65"), "less than or equal"),
     ("eval bad baseline", ("eval", "cities", "--baseline", "{list}"), "is not a baseline"),
     ("eval missing baseline", ("eval", "cities", "--baseline", "{missing}"), "cannot read"),
-    ("eval resume with files", ("eval", "cities", "--resume", "e-1"), "give no case files"),
+    ("eval resume with files", ("eval", "cities", "--resume", "e-1"), "give no cases"),
     ("eval no case matches", ("eval", "cities", "--case", "games/*"), "no case matches"),
     ("eval out is a file", ("eval", "cities", "--out", "{list}"), "cannot write there"),
     ("eval baseline in a file", ("eval", "cities", "--save-baseline", "{in_file}"), "cannot"),
