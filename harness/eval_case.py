@@ -130,7 +130,7 @@ class CaseExpectations(_Strict):
 
     status: RunPhase | list[RunPhase] = RunPhase.SUCCEEDED
     mentions: list[str] = Field(
-        default_factory=list, description="Text the report must contain (any case)."
+        default_factory=list, description="Text the report must contain, ignoring case."
     )
     not_mentions: list[str] = Field(default_factory=list)
     min_replans: int | None = Field(default=None, ge=0)
