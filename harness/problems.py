@@ -13,3 +13,8 @@ def describe_invalid(error: ValidationError, *, whole: str, limit: int | None = 
     return "; ".join(
         f"{'.'.join(str(part) for part in item['loc']) or whole}: {item['msg']}" for item in shown
     )
+
+
+def article(word: str) -> str:
+    """'an' before AgentRun or EvalRequest, 'a' before RunRequest."""
+    return "an" if word[:1].upper() in "AEIOU" else "a"

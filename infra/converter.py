@@ -20,7 +20,7 @@ from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_
 from temporalio.converter import DataConverter, PayloadCodec
 
 from harness.eval_report import EvalRequest, UnreadableEvalRequestError
-from harness.problems import describe_invalid
+from harness.problems import article, describe_invalid
 from harness.run import RunRequest, UnreadableRunRequestError
 
 COMPRESS_ABOVE_BYTES = 128 * 1024
@@ -81,8 +81,7 @@ class HarnessPayloadConverter(PydanticPayloadConverter):
                 raise
             name = model.__name__
             reason = describe_invalid(error, whole=name)
-            article = "an" if name[0] in "AEIOU" else "a"
-            raise UNREADABLE[model](f"not {article} {name}: {reason}") from None
+            raise UNREADABLE[model](f"not {article(name)} {name}: {reason}") from None
 
 
 DATA_CONVERTER: DataConverter = dataclasses.replace(

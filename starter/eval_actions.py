@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -26,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
 from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest, regressions
-from harness.problems import describe_invalid
+from harness.problems import article, describe_invalid
 from infra.settings import Settings
 from starter import runs
 from starter.api import QUERY_TIMEOUT
@@ -140,28 +141,25 @@ async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalRe
 
 async def _check_is_eval(handle: WorkflowHandle[Any, Any]) -> None:
     """`--resume` of a run's id (or any other workflow's) is one line, not a wait for ever."""
-    try:
-        description = await handle.describe()
-    except RPCError as error:
-        if error.status is RPCStatusCode.NOT_FOUND:
-            raise CliError(f"no eval with id '{handle.id}'") from error
-        raise CliError(f"cannot read eval '{handle.id}': {error.message}") from error
-    if description.workflow_type != EVAL_WORKFLOW:
+    kind = (await _describe(handle)).workflow_type
+    if kind != EVAL_WORKFLOW:
         raise CliError(
-            f"'{handle.id}' is {_article(description.workflow_type)} {description.workflow_type} "
-            "workflow, not an eval "
+            f"'{handle.id}' is {article(kind)} {kind} workflow, not an eval "
             "(a case's run is followed with `harness status`)"
         )
 
 
 async def _closed(handle: WorkflowHandle[Any, Any]) -> bool:
+    return (await _describe(handle)).status is not WorkflowExecutionStatus.RUNNING
+
+
+async def _describe(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutionDescription:
     try:
-        description = await handle.describe()
+        return await handle.describe()
     except RPCError as error:
         if error.status is RPCStatusCode.NOT_FOUND:
             raise CliError(f"no eval with id '{handle.id}'") from error
-        raise
-    return description.status is not WorkflowExecutionStatus.RUNNING
+        raise CliError(f"cannot read eval '{handle.id}': {error.message}") from error
 
 
 async def _progress(handle: WorkflowHandle[Any, Any], after: int) -> EvalProgress | None:
@@ -209,10 +207,6 @@ def write_report(report: EvalReport, out: Path) -> None:
     except OSError as error:
         raise CliError(f"cannot write the report to '{out}': {error.strerror or error}") from error
     note(f"report: {out / 'report.json'} and {out / 'report.html'}")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].upper() in "AEIOU" else "a"
 
 
 def check_writable(flag: str, path: Path) -> None:

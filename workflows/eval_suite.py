@@ -28,19 +28,12 @@ from harness.eval_report import (
 )
 from harness.run import RunPhase
 from workflows import search_attributes
+from workflows.history_limit import history_full
 
 CASE_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 CASE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10)
 """A worker that dies while it drives a case is seen within the heartbeat timeout, and another
 attempt picks the case's run up where it stands."""
-
-
-def _history_full(most_events: int) -> bool:
-    """Each case's child run costs the suite about 14 events and its result (tens of KiB): past
-    `most_events`, no new case starts, and when the ones under way have finished the suite
-    continues as new with what it has finished, far below Temporal's 51,200 events and 50 MB."""
-    info = workflow.info()
-    return info.is_continue_as_new_suggested() or info.get_current_history_length() >= most_events
 
 
 def _cancelled() -> bool:
@@ -74,8 +67,9 @@ class EvalSuiteWorkflow:
 
         def may_start() -> bool:
             """No new case once the suite is cancelled, nor (once this run has begun one) when
-            its history is full: those go on in the next run."""
-            return not _cancelled() and not (begun and _history_full(limit))
+            its history is full: each case's child run costs the suite its events and its
+            result, so the rest go on in the next run, far below Temporal's limits."""
+            return not _cancelled() and not (begun and history_full(limit))
 
         async def lane() -> None:
             nonlocal begun

@@ -28,6 +28,7 @@ from harness.task_graph import CreateTask, GraphCommand, StatusChanged, TaskGrap
 from harness.task_ledger import TaskLedgerState
 from harness.work import TaskRecord
 from workflows import search_attributes
+from workflows.history_limit import history_full
 from workflows.task_entity import TaskStart, TaskWorkflow
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
@@ -137,8 +138,4 @@ class ScopeWorkflow:
         )
 
     def _history_full(self) -> bool:
-        info = workflow.info()
-        return (
-            info.is_continue_as_new_suggested()
-            or info.get_current_history_length() >= HISTORY_EVENTS_BEFORE_NEW_RUN
-        )
+        return history_full(HISTORY_EVENTS_BEFORE_NEW_RUN)

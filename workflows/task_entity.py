@@ -36,6 +36,7 @@ from harness.task_graph import GraphCommand, StatusChanged
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
 from harness.work import GateResult, TaskRecord
 from workflows import search_attributes
+from workflows.history_limit import history_full
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 """Well inside Temporal's 50k events and 50 MB, whatever the server suggests earlier."""
@@ -180,11 +181,7 @@ class TaskWorkflow:
         return all(run.ended is not None for run in self._ledger.task.runs)
 
     def _history_full(self) -> bool:
-        info = workflow.info()
-        return (
-            info.is_continue_as_new_suggested()
-            or info.get_current_history_length() >= HISTORY_EVENTS_BEFORE_NEW_RUN
-        )
+        return history_full(HISTORY_EVENTS_BEFORE_NEW_RUN)
 
 
 def _same_judged(ledger: TaskLedger, given: GateInput) -> bool:
