@@ -1,6 +1,6 @@
 """Activities: everything with I/O. Names are fixed strings, never changed once released."""
 
-from activities.catalog import list_tools
+from activities.catalog import CatalogActivities
 from activities.checks import check_report
 from activities.judge import JudgeActivities
 from activities.planner import PlannerActivities
@@ -8,10 +8,10 @@ from activities.task_ledger import TaskLedgerActivities
 from activities.tool_runner import ToolActivities
 
 __all__ = [
+    "CatalogActivities",
     "JudgeActivities",
     "PlannerActivities",
     "TaskLedgerActivities",
     "ToolActivities",
     "check_report",
-    "list_tools",
 ]

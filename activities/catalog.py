@@ -1,17 +1,41 @@
-"""Activity: the tool catalog of a scenario, so what the planner saw lands in history."""
+"""Activity: the tool catalog of a scenario, with the tools of its MCP servers as they list them
+now, so what the planner saw lands in history and a server that changes later cannot change a
+running run's replay."""
 
 from __future__ import annotations
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.provider_errors import as_temporal_failures
 from harness.contracts import LIST_TOOLS_ACTIVITY
+from harness.errors import ErrorCode, ToolError, is_retryable
+from harness.mcp_tools import ToolNameClashError, with_servers
 from harness.messages import CatalogRequest
 from harness.tools import ToolCatalog
 from scenarios import get_scenario
+from tool_servers.hub import McpHub
 
 
-@activity.defn(name=LIST_TOOLS_ACTIVITY)
-async def list_tools(request: CatalogRequest) -> ToolCatalog:
-    with as_temporal_failures(activity.info().attempt):
-        return get_scenario(request.scenario).catalog()
+class CatalogActivities:
+    def __init__(self, mcp: McpHub) -> None:
+        self._mcp = mcp
+
+    @activity.defn(name=LIST_TOOLS_ACTIVITY)
+    async def list_tools(self, request: CatalogRequest) -> ToolCatalog:
+        with as_temporal_failures(activity.info().attempt):
+            catalog = get_scenario(request.scenario).catalog()
+        try:
+            return with_servers(catalog, await self._mcp.listings(request.scenario))
+        except ToolError as error:
+            raise ApplicationError(
+                f"the catalog of {request.scenario}: {error.message}",
+                type=error.code.value,
+                non_retryable=not is_retryable(error.code),
+            ) from error
+        except ToolNameClashError as error:
+            raise ApplicationError(
+                f"the catalog of {request.scenario}: {error}",
+                type=ErrorCode.CONFIG_INVALID.value,
+                non_retryable=True,
+            ) from error

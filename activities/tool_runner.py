@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 
 import structlog
-from pydantic import ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
@@ -27,6 +27,7 @@ from harness.messages import (
 from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Tool, ToolContext
+from tool_servers.hub import McpHub
 
 log = structlog.get_logger()
 
@@ -50,10 +51,14 @@ def _tool_failure(
 
 class ToolActivities:
     def __init__(
-        self, providers: ProviderRegistry, services: Mapping[str, object] | None = None
+        self,
+        providers: ProviderRegistry,
+        services: Mapping[str, object] | None = None,
+        mcp: McpHub | None = None,
     ) -> None:
         self._providers = providers
         self._services = dict(services or {})
+        self._mcp = mcp
 
     @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
@@ -76,33 +81,20 @@ class ToolActivities:
             tool=request.tool,
             activity_attempt=attempt,
         )
-        tool = _tool(request.scenario, request.tool, attempt)
+        tool = None if request.mcp is not None else _tool(request.scenario, request.tool, attempt)
         if request.fault is not None and attempt <= request.fault.times:
             message = f"injected fault: {request.fault.code.value} (attempt {attempt})"
             logger.info("tool.call", status="FAILED", code=request.fault.code.value, reason=message)
             raise _tool_failure(request.fault.code, message, attempt)
+        context: ToolContext | None = None
+        if tool is None:
+            call = self._mcp_call(request, attempt)
+        else:
+            arguments = _arguments(tool, request, attempt)
+            context = self._context(request, attempt)
+            call = tool.call(arguments, context)
         try:
-            arguments = tool.arguments.model_validate(request.arguments)
-        except ValidationError as error:
-            message = f"{request.tool}: {describe_invalid(error, whole='arguments', limit=None)}"
-            raise _tool_failure(ErrorCode.INVALID_ARGUMENT, message, attempt) from error
-        try:
-            writer = self._providers.get(request.provider)
-        except ProviderConfigError as error:
-            raise config_failure(error, attempt) from error
-        context = ToolContext(
-            run_id=request.run_id,
-            node_id=request.node_id,
-            attempt=attempt,
-            writer=writer,
-            services=self._services,
-            task=request.task,
-            plan_attempt=request.plan_attempt or 0,
-            economy=request.economy,
-            model=request.worker_model,
-        )
-        try:
-            result = await with_heartbeats(tool.call(arguments, context), clock.details)
+            result = await with_heartbeats(call, clock.details)
         except ToolError as error:
             latency = round(clock.elapsed_ms(), 2)
             logger.info(
@@ -127,10 +119,35 @@ class ToolActivities:
         timing = clock.timing()
         latency_ms = (timing.finished_at - timing.started_at).total_seconds() * 1000
         logger.info("tool.call", status="DONE", latency_ms=round(latency_ms, 2))
-        usage = context.usage if context.usage.total_tokens else None
+        usage = context.usage if context is not None and context.usage.total_tokens else None
         return ToolCallResult(
             result=result, attempt=attempt, latency_ms=latency_ms, usage=usage, timing=timing
         )
+
+    def _context(self, request: ToolCallRequest, attempt: int) -> ToolContext:
+        try:
+            writer = self._providers.get(request.provider)
+        except ProviderConfigError as error:
+            raise config_failure(error, attempt) from error
+        return ToolContext(
+            run_id=request.run_id,
+            node_id=request.node_id,
+            attempt=attempt,
+            writer=writer,
+            services=self._services,
+            task=request.task,
+            plan_attempt=request.plan_attempt or 0,
+            economy=request.economy,
+            model=request.worker_model,
+        )
+
+    def _mcp_call(self, request: ToolCallRequest, attempt: int) -> Awaitable[JsonValue]:
+        """The call of an MCP tool through the worker's connection to its server."""
+        assert request.mcp is not None
+        if self._mcp is None:
+            message = f"{request.tool}: this worker has no MCP servers"
+            raise _tool_failure(ErrorCode.CONFIG_INVALID, message, attempt)
+        return self._mcp.call(request.scenario, request.mcp, request.arguments)
 
     @activity.defn(name=PROBE_OPERATION_ACTIVITY)
     async def probe_operation(self, request: ProbeRequest) -> OperationProbe:
@@ -162,6 +179,14 @@ class _NoModel:
 
     async def write(self, request: TextRequest) -> TextReply:
         raise ToolError(ErrorCode.CONFIG_INVALID, "an outcome probe cannot call a model")
+
+
+def _arguments(tool: Tool, request: ToolCallRequest, attempt: int) -> BaseModel:
+    try:
+        return tool.arguments.model_validate(request.arguments)
+    except ValidationError as error:
+        message = f"{request.tool}: {describe_invalid(error, whole='arguments', limit=None)}"
+        raise _tool_failure(ErrorCode.INVALID_ARGUMENT, message, attempt) from error
 
 
 def _tool(scenario: str, name: str, attempt: int) -> Tool:

@@ -16,6 +16,9 @@ class ErrorCode(StrEnum):
     """What the step would do has been done already (by an earlier run): plan around it."""
     RATE_LIMITED = "RATE_LIMITED"
     TIMEOUT = "TIMEOUT"
+    TOOL_UNAVAILABLE = "TOOL_UNAVAILABLE"
+    """The system a tool runs in could not be reached (an MCP server that died or refused the
+    connection): the next attempt reconnects."""
     TOOL_EXECUTION_FAILED = "TOOL_EXECUTION_FAILED"
     POLICY_VIOLATION = "POLICY_VIOLATION"
     INVALID_MODEL_OUTPUT = "INVALID_MODEL_OUTPUT"
@@ -39,6 +42,7 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.ALREADY_DONE: ErrorClass.MISSING_INFO,
     ErrorCode.RATE_LIMITED: ErrorClass.TRANSIENT,
     ErrorCode.TIMEOUT: ErrorClass.TRANSIENT,
+    ErrorCode.TOOL_UNAVAILABLE: ErrorClass.TRANSIENT,
     ErrorCode.TOOL_EXECUTION_FAILED: ErrorClass.FATAL,
     ErrorCode.POLICY_VIOLATION: ErrorClass.FATAL,
     ErrorCode.INVALID_MODEL_OUTPUT: ErrorClass.VALIDATION,

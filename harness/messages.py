@@ -15,7 +15,7 @@ from harness.host_contract import Act, ContractInForce
 from harness.memory_context import MemoryContext
 from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
-from harness.tools import ToolCatalog
+from harness.tools import McpTarget, ToolCatalog
 from harness.usage import TokenUsage
 from harness.work import Evidence, GateResult, TaskBinding
 
@@ -79,6 +79,9 @@ class ToolCallRequest(BaseModel):
     )
     worker_model: str | None = Field(
         default=None, description="The model the run's tools write with, if it names one."
+    )
+    mcp: McpTarget | None = Field(
+        default=None, description="The MCP server and tool that serve this call, if any."
     )
 
 

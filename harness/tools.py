@@ -9,6 +9,10 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.plan import Plan, PlanNode
 
+RESERVED_TOOL_PREFIX = "harness_"
+"""No scenario's or server's own tool takes a name that starts with this: the management tools
+have it."""
+
 
 class ToolRole(StrEnum):
     """DATA tools gather or transform facts; the single FINAL_SYNTHESIS tool writes the report."""
@@ -30,6 +34,14 @@ class NativeWait(StrEnum):
 
     TIMER = "TIMER"
     EXTERNAL_EVENT = "EXTERNAL_EVENT"
+
+
+class McpTarget(BaseModel):
+    """Where an MCP tool runs: the server the worker is configured with, and the tool's own name
+    there (the catalog's name may carry a prefix)."""
+
+    server: str
+    tool: str
 
 
 class ToolSpec(BaseModel):
@@ -68,6 +80,10 @@ class ToolSpec(BaseModel):
         default=False,
         description="A cheap in-memory tool: runs as a local activity (one history marker, no "
         "task-queue round trip) instead of a regular activity.",
+    )
+    mcp: McpTarget | None = Field(
+        default=None,
+        description="The tool is served by an MCP server: the worker calls it there.",
     )
 
     @classmethod

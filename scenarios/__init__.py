@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 
-from scenarios import cities, games, incidents, refunds, synthetic
+from scenarios import cities, games, incidents, refunds, repo, synthetic
 from scenarios.base import AcceptanceCheck, Scenario
 from scenarios.management import MANAGEMENT_TOOLS
 
@@ -17,6 +17,7 @@ _REGISTRY: dict[str, Scenario] = {
         games.SCENARIO,
         incidents.SCENARIO,
         refunds.SCENARIO,
+        repo.SCENARIO,
         synthetic.SCENARIO,
     )
 }

@@ -15,9 +15,10 @@ from harness.gates import GateInput
 from harness.llm import TextReply, TextRequest, TextWriter
 from harness.messages import OperationProbe
 from harness.plan import Plan
-from harness.tools import ToolCatalog, ToolSpec
+from harness.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
 from harness.usage import TokenUsage
 from harness.work import TaskBinding
+from tool_servers.config import McpServer
 
 
 class PlanningError(Exception):
@@ -61,12 +62,15 @@ ProbeFunction = Callable[[str | None, ToolContext], Awaitable[OperationProbe]]
 
 Environment = Mapping[str, str]
 
-RESERVED_PREFIX = "harness_"
-"""No scenario's own tool may take a name that starts with this: the management tools have it."""
+RESERVED_PREFIX = RESERVED_TOOL_PREFIX
 
 
 def no_services(environment: Environment) -> dict[str, object]:
     return {}
+
+
+def no_mcp_servers(environment: Environment) -> tuple[McpServer, ...]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,10 @@ class Scenario:
 
     outcome_check: OutcomeCheck | None = None
     """The eval's check of a finished run; none: a run that SUCCEEDED passes `check` again."""
+
+    mcp_servers: Callable[[Environment], tuple[McpServer, ...]] = no_mcp_servers
+    """MCP servers whose tools join the scenario's catalog, configured from the worker's
+    environment (the repository the repo scenario's git server reads, say)."""
 
     def __post_init__(self) -> None:
         reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]

@@ -14,12 +14,12 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import (
+    CatalogActivities,
     JudgeActivities,
     PlannerActivities,
     TaskLedgerActivities,
     ToolActivities,
     check_report,
-    list_tools,
 )
 from activities.eval_cases import EvalActivities
 from activities.llm import ProviderRegistry
@@ -33,6 +33,7 @@ from memory import MemoryStore, open_store
 from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
+from tool_servers.hub import McpHub
 
 MAX_CONCURRENT_ACTIVITIES = 200
 
@@ -50,12 +51,19 @@ class HarnessWorker:
     """The two Temporal workers of one worker process, started and stopped together."""
 
     def __init__(
-        self, run_worker: Worker, llm_worker: Worker, opened: MemoryStore | None = None
+        self,
+        run_worker: Worker,
+        llm_worker: Worker,
+        opened: MemoryStore | None = None,
+        mcp: McpHub | None = None,
     ) -> None:
         self.run_worker = run_worker
         self.llm_worker = llm_worker
         self.opened = opened
         """The memory store the worker opened itself, and so closes when it stops."""
+        self.mcp = mcp
+        """The worker's connections to MCP servers, closed (their processes ended) when it
+        stops."""
 
     async def __aenter__(self) -> HarnessWorker:
         await self.run_worker.__aenter__()
@@ -82,6 +90,8 @@ class HarnessWorker:
         finally:
             if self.opened is not None:
                 self.opened.close()
+            if self.mcp is not None:
+                await self.mcp.aclose()
         for outcome in stopped:
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -95,20 +105,24 @@ def build_worker(
     llm_activities_per_second: float | None = None,
     memory: MemoryStore | None = None,
     shutdown_grace_seconds: float | None = None,
+    mcp: McpHub | None = None,
 ) -> HarnessWorker:
     """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
     by the Temporal server for every worker of the queue together (the last worker to start
     sets it); None leaves them unlimited. `memory` is the store of episodes and facts, shared
     by every worker; None opens the one the environment names (HARNESS_MEMORY_URL, else SQLite
     in the state directory), which the worker closes when it stops. `shutdown_grace_seconds`:
-    how long a stop lets running activities finish (None: the SDK's, no wait)."""
+    how long a stop lets running activities finish (None: the SDK's, no wait). `mcp`: the MCP
+    servers whose tools the catalogs list (None: each scenario's and HARNESS_MCP_CONFIG's)."""
     grace = timedelta(seconds=shutdown_grace_seconds) if shutdown_grace_seconds else None
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     planner = PlannerActivities(providers)
     task_ledger = TemporalTaskLedger(client, task_queue)
     tool_services = default_services() if services is None else dict(services)
-    tools = ToolActivities(providers, {**tool_services, TASK_LEDGER_SERVICE: task_ledger})
+    mcp = McpHub.from_environment(os.environ) if mcp is None else mcp
+    catalogs = CatalogActivities(mcp)
+    tools = ToolActivities(providers, {**tool_services, TASK_LEDGER_SERVICE: task_ledger}, mcp)
     ledger = TaskLedgerActivities(task_ledger)
     contracts = TaskContractActivities(task_ledger, acceptance_checks(), tool_services)
     critic = JudgeActivities(providers)
@@ -122,7 +136,7 @@ def build_worker(
         client,
         task_queue=task_queue,
         activities=[
-            list_tools,
+            catalogs.list_tools,
             planner.plan,
             tools.run_tool,
             tools.probe_operation,
@@ -147,4 +161,4 @@ def build_worker(
         max_task_queue_activities_per_second=llm_activities_per_second,
         graceful_shutdown_timeout=grace or timedelta(),
     )
-    return HarnessWorker(run_worker, llm_worker, opened)
+    return HarnessWorker(run_worker, llm_worker, opened, mcp)

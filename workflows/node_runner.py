@@ -72,6 +72,7 @@ class NodeRunner:
                     plan_attempt=self._options.attempt if self._options.task else None,
                     economy=spec.uses_llm and self._economy(),
                     worker_model=self._options.worker_model if spec.uses_llm else None,
+                    mcp=spec.mcp,
                 ),
                 local=spec.local,
                 retry=tool_retry(spec),

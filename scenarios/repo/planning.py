@@ -1,0 +1,127 @@
+"""The offline planner of the repo scenario: a question about recent history becomes a log of
+the last N commits, a closer look (show) at the newest few and the diff over the range, all in
+parallel, then the report. It never plans a write tool: those run only from a plan a person gives,
+and wait for approval there."""
+
+from __future__ import annotations
+
+import re
+
+from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.tools import ToolCatalog
+from scenarios.base import PlanningError, PlanningInput
+
+DEFAULT_COUNT = 10
+MAX_COUNT = 200
+SHOWN = 3
+"""How many of the newest commits get a closer look (their patch)."""
+
+_COUNT = re.compile(r"\b(?:last|latest|past|recent|newest)\s+(\d{1,4})\s+commits?\b", re.I)
+_TOPIC = re.compile(r"\b(?:in|to|of|about|around|for|on)\s+(?:the\s+)?([A-Za-z][\w./-]{2,})", re.I)
+_NOT_TOPIC = {
+    "last", "latest", "past", "recent", "newest", "repository", "repo", "project", "codebase",
+    "history", "commits", "commit", "git", "main", "branch", "log", "this", "these", "what", "why",
+}  # fmt: skip
+_ABOUT_HISTORY = re.compile(
+    r"\b(commits?|changed?|changes|history|log|why|recent|diff|happened|who|when|touched)\b", re.I
+)
+_WRITES = re.compile(
+    r"\b(make a commit|commit (?:my|the|these|all|it)|stage|unstage|reset|check ?out|"
+    r"create (?:a )?branch|switch (?:to )?branch)\b",
+    re.I,
+)
+_DROPPED_ON = {"INVALID_ARGUMENT", "UNKNOWN_TOOL", "MISSING_INFO"}
+
+
+def commit_count(goal: str) -> int:
+    match = _COUNT.search(goal)
+    return (
+        min(int(match.group(1)), MAX_COUNT) if match and int(match.group(1)) > 0 else DEFAULT_COUNT
+    )
+
+
+def topic_of(goal: str) -> str | None:
+    for match in _TOPIC.finditer(goal):
+        word = match.group(1).strip("./-")
+        if word.lower() not in _NOT_TOPIC and not word.isdigit():
+            return word
+    return None
+
+
+def plan_repo(request: PlanningInput) -> Plan:
+    goal = request.goal
+    if _WRITES.search(goal):
+        raise PlanningError(
+            "the offline planner answers questions about the history and never changes the "
+            "repository; to run a write tool (git_commit, git_add, git_reset, git_checkout, "
+            "git_create_branch), give a plan with --plan: it waits for approval"
+        )
+    if not _ABOUT_HISTORY.search(goal):
+        raise PlanningError(
+            "ask about the repository's history, e.g. 'What changed in the scheduler in the "
+            "last 20 commits, and why?'"
+        )
+    dropped = _failed_nodes(request)
+    if "log" in dropped:
+        raise PlanningError(f"the log of the repository failed: {dropped['log']}")
+    verification = [f.message for f in request.failures if f.code == "VERIFICATION_FAILED"]
+    if verification:
+        raise PlanningError(f"the report failed its check: {'; '.join(verification)}")
+    return _plan(goal, request.catalog, commit_count(goal), topic_of(goal), set(dropped))
+
+
+def _failed_nodes(request: PlanningInput) -> dict[str, str]:
+    return {
+        failure.node_id: failure.message
+        for failure in request.failures
+        if failure.node_id is not None and failure.code in _DROPPED_ON
+    }
+
+
+def _plan(
+    goal: str, catalog: ToolCatalog, count: int, topic: str | None, dropped: set[str]
+) -> Plan:
+    literal, result = ArgumentBinding.literal, ArgumentBinding.node_result
+    log = PlanNode(
+        id="log", tool=_git_tool(catalog, "git_log"), arguments=[literal("max_count", count)]
+    )
+    shows = [
+        PlanNode(
+            id=f"show_{index}",
+            tool=_git_tool(catalog, "git_show"),
+            arguments=[literal("revision", "HEAD" if index == 0 else f"HEAD~{index}")],
+        )
+        for index in range(min(SHOWN, count))
+    ]
+    diff = PlanNode(
+        id="diff",
+        tool=_git_tool(catalog, "git_diff"),
+        arguments=[literal("target", f"HEAD~{count}")],
+    )
+    lookups = [node for node in [log, *shows, diff] if node.id not in dropped]
+    report_arguments = [literal("question", goal[:500]), result("log", log.id)]
+    report_arguments += [
+        result("commits", node.id) for node in lookups if node.id.startswith("show_")
+    ]
+    if diff in lookups:
+        report_arguments.append(result("diff", diff.id))
+    if topic:
+        report_arguments.append(literal("topic", topic[:80]))
+    report = PlanNode(
+        id="report",
+        tool="write_repo_report",
+        arguments=report_arguments,
+        deps=[node.id for node in lookups],
+    )
+    return Plan(nodes=[*lookups, report])
+
+
+def _git_tool(catalog: ToolCatalog, name: str) -> str:
+    """The catalog's name of the git server's tool (a clash may have prefixed it)."""
+    for tool in catalog.tools:
+        if tool.mcp is not None and tool.mcp.tool == name:
+            return tool.name
+    raise PlanningError(
+        f"the catalog has no {name}: the repo scenario needs the git MCP server (mcp-server-git); "
+        "is it installed in the worker's environment?"
+    )

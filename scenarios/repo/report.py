@@ -1,0 +1,54 @@
+"""The repo report's draft: what changed, commit by commit, and why, as the messages say."""
+
+from __future__ import annotations
+
+from scenarios.repo.history import Commit, touched_files
+
+MAX_LISTED = 30
+
+
+def render_report(
+    question: str,
+    commits: list[Commit],
+    topic: str | None,
+    patches: dict[str, str],
+    diff: str | None,
+) -> str:
+    """`patches`: git_show's answer by full commit id, for the commits the run looked into."""
+    if not commits:
+        return f"# {question}\n\nThe log returned no commits, so there is nothing to report."
+    relevant = [c for c in commits if _about(c, topic, patches.get(c.sha, ""))] if topic else []
+    shown = relevant or commits
+    lines = [f"# {question}", ""]
+    if topic and not relevant:
+        lines += [
+            f"None of the last {len(commits)} commits mentions '{topic}' in its message or "
+            "patch; here is what they changed.",
+            "",
+        ]
+    elif topic:
+        lines += [f"{len(relevant)} of the last {len(commits)} commits touch '{topic}'.", ""]
+    else:
+        lines += [f"What the last {len(commits)} commits changed.", ""]
+    lines.append("## What changed, and why")
+    for commit in shown[:MAX_LISTED]:
+        why = commit.body or "the message gives no reason beyond its subject"
+        lines.append(
+            f"- `{commit.short}` {commit.subject} ({commit.author}, {commit.date}). Why: {why}"
+        )
+        files = touched_files(patches.get(commit.sha, ""))
+        if files:
+            lines.append(f"  Files: {', '.join(files[:8])}{' ...' if len(files) > 8 else ''}")
+    if len(shown) > MAX_LISTED:
+        lines.append(f"- ... and {len(shown) - MAX_LISTED} more commits")
+    if diff:
+        files = touched_files(diff)
+        if files:
+            lines += ["", f"## Files changed over the range ({len(files)})"]
+            lines.append(", ".join(files[:20]) + (" ..." if len(files) > 20 else ""))
+    return "\n".join(lines)
+
+
+def _about(commit: Commit, topic: str, patch: str) -> bool:
+    word = topic.lower()
+    return word in commit.message.lower() or any(word in f.lower() for f in touched_files(patch))
