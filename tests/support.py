@@ -19,6 +19,7 @@ from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
+from tool_servers.hub import McpHub
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 
@@ -29,10 +30,12 @@ async def running_worker(
     task_queue: str,
     provider: LLMProvider | None = None,
     memory: MemoryStore | None = None,
+    mcp: McpHub | None = None,
 ) -> AsyncIterator[None]:
-    """`memory`: the store the worker uses; by default the test's own state directory's."""
+    """`memory`: the store the worker uses; by default the test's own state directory's.
+    `mcp`: its MCP servers; by default the ones the environment configures."""
     registry = ProviderRegistry.always(provider or ScriptedProvider())
-    async with build_worker(client, task_queue, registry, memory=memory):
+    async with build_worker(client, task_queue, registry, memory=memory, mcp=mcp):
         yield
 
 

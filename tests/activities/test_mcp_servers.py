@@ -1,0 +1,189 @@
+"""The worker's connections to real MCP servers (mcp-server-git, mcp-server-time and the test
+server of tests/mcp_servers/shifting.py, each started from its installed package): the catalog
+as the planner sees it, calls, and each way a call can fail, mapped to the error taxonomy."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ErrorCode, ToolError
+from harness.mcp_tools import with_servers
+from harness.tools import McpTarget, ToolCatalog
+from scenarios import get_scenario
+from tests.mcp_servers.repositories import (
+    hub_over,
+    kill_processes,
+    make_repository,
+    shifting_server,
+)
+from tool_servers.config import McpServer
+from tool_servers.hub import McpHub
+from tool_servers.sources import McpSources
+
+pytestmark = pytest.mark.timeout(120)
+
+WRITE_TOOLS = {"git_commit", "git_add", "git_reset", "git_create_branch", "git_checkout"}
+
+
+async def catalog_of(hub: McpHub, scenario: str) -> ToolCatalog:
+    return with_servers(get_scenario(scenario).catalog(), await hub.listings(scenario))
+
+
+async def test_the_git_servers_tools_reach_the_catalog_with_their_rules_and_no_repo_path(
+    tmp_path: Path,
+) -> None:
+    make_repository(tmp_path / "repo", commits=2)
+    hub = hub_over(tmp_path / "repo")
+    try:
+        catalog = await catalog_of(hub, "repo")
+    finally:
+        await hub.aclose()
+    git = {tool.name: tool for tool in catalog.tools if tool.mcp is not None}
+    assert {"git_log", "git_show", "git_diff", "git_status", *WRITE_TOOLS} <= set(git)
+    assert catalog.tools[0].name == "write_repo_report"  # the scenario's own tools come first
+    for name, tool in git.items():
+        assert tool.mcp == McpTarget(server="git", tool=name)
+        assert "repo_path" not in tool.arguments_schema["properties"]  # pinned by the worker
+        assert tool.side_effects is (name in WRITE_TOOLS)
+    assert git["git_log"].required_arguments() == []
+    assert git["git_show"].required_arguments() == ["revision"]
+    assert git["git_reset"].requires_approval  # destructive: always approved
+    assert not git["git_commit"].requires_approval and not git["git_commit"].idempotent
+    assert git["git_add"].idempotent  # may be retried
+
+
+async def test_the_time_servers_tools_join_every_scenarios_catalog_and_answer(
+    tmp_path: Path,
+) -> None:
+    time_server = McpServer(
+        name="time",
+        command=sys.executable,
+        args=["-m", "mcp_server_time", "--local-timezone", "UTC"],
+    )
+    hub = McpHub(McpSources(worker=(time_server,)), os.environ)
+    try:
+        catalog = await catalog_of(hub, "cities")
+        answer = await hub.call(
+            "cities", McpTarget(server="time", tool="get_current_time"), {"timezone": "Asia/Tokyo"}
+        )
+    finally:
+        await hub.aclose()
+    listed = {tool.name: tool for tool in catalog.tools if tool.mcp is not None}
+    assert set(listed) == {"get_current_time", "convert_time"}
+    assert all(not tool.side_effects for tool in listed.values())
+    assert listed["get_current_time"].required_arguments() == ["timezone"]
+    assert "get_population" in catalog.names()  # the scenario's own tools stay
+    assert "Asia/Tokyo" in str(answer)
+
+
+async def test_a_git_call_returns_the_servers_text_with_the_pinned_repository(
+    tmp_path: Path,
+) -> None:
+    shas = make_repository(tmp_path / "repo", commits=3)
+    hub = hub_over(tmp_path / "repo")
+    try:
+        log = await hub.call("repo", McpTarget(server="git", tool="git_log"), {"max_count": 2})
+        with pytest.raises(ToolError) as bad_revision:
+            await hub.call("repo", McpTarget(server="git", tool="git_show"), {"revision": "nope"})
+        with pytest.raises(ToolError) as unknown:
+            await hub.call("repo", McpTarget(server="git", tool="git_blame"), {})
+    finally:
+        await hub.aclose()
+    assert isinstance(log, str) and shas[0] in log and shas[1] in log and shas[2] not in log
+    assert bad_revision.value.code is ErrorCode.INVALID_ARGUMENT  # the planner plans around it
+    assert "nope" in bad_revision.value.message
+    assert unknown.value.code is ErrorCode.UNKNOWN_TOOL
+
+
+async def test_a_killed_server_fails_the_call_as_unavailable_and_the_next_call_restarts_it(
+    tmp_path: Path,
+) -> None:
+    make_repository(tmp_path / "repo", commits=2)
+    hub = hub_over(tmp_path / "repo")
+    target = McpTarget(server="git", tool="git_log")
+    try:
+        await hub.call("repo", target, {"max_count": 1})
+        assert kill_processes(f"mcp_server_git --repository {tmp_path / 'repo'}") == 1
+        await asyncio.sleep(0.2)
+        with pytest.raises(ToolError) as dead:
+            await hub.call("repo", target, {"max_count": 1})
+        again = await hub.call("repo", target, {"max_count": 1})
+    finally:
+        await hub.aclose()
+    assert dead.value.code is ErrorCode.TOOL_UNAVAILABLE  # transient: Temporal retries it
+    assert "Commit:" in str(again)
+
+
+async def test_a_tool_removed_between_the_catalog_and_the_call_fails_as_unknown(
+    tmp_path: Path,
+) -> None:
+    tools = tmp_path / "tools"
+    tools.write_text("echo,slow")
+    marker = f"shift-{uuid.uuid4().hex[:8]}"
+    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    try:
+        catalog = await catalog_of(hub, "synthetic")
+        assert {"echo", "slow"} <= set(catalog.names())
+        tools.write_text("echo")  # the server's next start offers echo alone
+        kill_processes(marker)
+        await asyncio.sleep(0.2)
+        with pytest.raises(ToolError):  # the dead connection: TOOL_UNAVAILABLE
+            await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 0})
+        with pytest.raises(ToolError) as gone:
+            await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 0})
+    finally:
+        await hub.aclose()
+    assert gone.value.code is ErrorCode.UNKNOWN_TOOL
+    assert "'slow'" in gone.value.message and "shift" in gone.value.message
+
+
+async def test_a_call_past_the_servers_time_limit_fails_as_a_timeout(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.write_text("slow")
+    server = shifting_server("shift", tools, f"shift-{uuid.uuid4().hex[:8]}", timeout_seconds=0.5)
+    hub = McpHub(McpSources(worker=(server,)), os.environ)
+    try:
+        with pytest.raises(ToolError) as slow:
+            await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 3})
+    finally:
+        await hub.aclose()
+    assert slow.value.code is ErrorCode.TIMEOUT
+
+
+async def test_a_server_that_cannot_start_is_unavailable_by_name() -> None:
+    server = McpServer(name="ghost", command="/nonexistent/mcp-ghost")
+    hub = McpHub(McpSources(worker=(server,)), os.environ)
+    try:
+        with pytest.raises(ToolError) as failed:
+            await hub.listings("cities")
+    finally:
+        await hub.aclose()
+    assert failed.value.code is ErrorCode.TOOL_UNAVAILABLE
+    assert "MCP server 'ghost' is unavailable: it did not start" in failed.value.message
+
+
+async def test_a_secret_in_a_servers_environment_is_read_from_the_worker_and_never_listed(
+    tmp_path: Path,
+) -> None:
+    tools = tmp_path / "tools"
+    tools.write_text("whoami")
+    secret = f"s3cret-{uuid.uuid4().hex}"
+    server = shifting_server(
+        "shift", tools, f"shift-{uuid.uuid4().hex[:8]}", env={"SHIFTING_TOKEN": "${TEST_TOKEN}"}
+    )
+    hub = McpHub(McpSources(worker=(server,)), {**os.environ, "TEST_TOKEN": secret})
+    try:
+        catalog = await catalog_of(hub, "synthetic")
+        answer = await hub.call("synthetic", McpTarget(server="shift", tool="whoami"), {})
+    finally:
+        await hub.aclose()
+    assert answer == f"a token of {len(secret)} characters"
+    assert secret not in catalog.model_dump_json()
+    assert "TEST_TOKEN" not in catalog.model_dump_json()
+    assert secret not in repr(server.resolved({"TEST_TOKEN": secret}))
