@@ -88,10 +88,10 @@ def with_servers(catalog: ToolCatalog, listings: list[McpServerListing]) -> Tool
             name = f"{listing.prefix}{listed.name}" if listing.prefix else listed.name
             if name in taken or name.startswith(RESERVED_TOOL_PREFIX):
                 name = f"{listing.server}_{listed.name}"
-            if name in taken:
+            if name in taken or name.startswith(RESERVED_TOOL_PREFIX):
                 raise ToolNameClashError(
                     f"MCP server '{listing.server}' offers '{listed.name}', and '{name}' is "
-                    f"taken by {taken[name]}: give the server a prefix"
+                    f"taken by {taken.get(name, 'the harness')}: give the server a prefix"
                 )
             taken[name] = f"MCP server '{listing.server}'"
             tools.append(tool_spec(name, listing, listed))

@@ -37,10 +37,10 @@ class McpServer(BaseModel):
         default=None, description="Optional: the transport follows from command or url."
     )
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = Field(default_factory=list, repr=False)
     env: dict[str, str] = Field(default_factory=dict, repr=False)
     cwd: str | None = None
-    url: str | None = None
+    url: str | None = Field(default=None, repr=False)
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     prefix: str | None = Field(
         default=None, description="Put before each of its tools' names in the catalog."

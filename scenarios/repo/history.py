@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 _LOG_ENTRY = re.compile(
-    r"^Commit: (?P<sha>[0-9a-f]{40})\nAuthor: (?P<author>.*)\nDate: (?P<date>.*)\n"
+    r"^Commit: (?P<sha>[0-9a-f]{40})\nAuthor: (?P<author>[^\n]*)\nDate: (?P<date>[^\n]*)\n"
     r"Message: (?P<message>.*?)(?=^Commit: [0-9a-f]{40}$|\Z)",
     re.MULTILINE | re.DOTALL,
 )

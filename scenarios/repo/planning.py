@@ -26,10 +26,12 @@ _ABOUT_HISTORY = re.compile(
     r"\b(commits?|changed?|changes|history|log|why|recent|diff|happened|who|when|touched)\b", re.I
 )
 _WRITES = re.compile(
-    r"\b(make a commit|commit (?:my|the|these|all|it)|stage|unstage|reset|check ?out|"
+    r"^\W*(?:please\s+)?(?:make a commit|commit|stage|unstage|add|reset|check ?out|"
     r"create (?:a )?branch|switch (?:to )?branch)\b",
     re.I,
 )
+"""A goal that asks for a change: it starts with a write verb ('commit my changes', 'reset the
+index'); a question that mentions one ('why was the reset logic changed?') is not."""
 _DROPPED_ON = {"INVALID_ARGUMENT", "UNKNOWN_TOOL", "MISSING_INFO"}
 
 

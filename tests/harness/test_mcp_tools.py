@@ -319,3 +319,13 @@ def test_a_missing_required_argument_of_an_mcp_tool_is_reported() -> None:
 
     issue = only(issues, IssueCode.MISSING_REQUIRED_ARGUMENT)
     assert "message" in issue.message
+
+
+def test_a_server_named_harness_cannot_give_its_tools_reserved_names() -> None:
+    listing = McpServerListing(server="harness", tools=[McpListedTool(name="harness_status")])
+
+    try:
+        catalog = with_servers(make_catalog(), [listing])
+    except ToolNameClashError:
+        return
+    assert not [name for name in catalog.names() if name.startswith("harness_")]
