@@ -289,7 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     tools = handled(
         commands.add_parser("tools", help="a scenario's tool catalog"), "starter.commands:tools"
     )
-    tools.add_argument("--scenario", default="cities", help=f"tool pack ({scenarios})")
+    tools.add_argument(
+        "--scenario", default=None, help=f"tool pack ({scenarios}; cities unless --mcp is given)"
+    )
+    tools.add_argument(
+        "--mcp",
+        action="append",
+        metavar="SERVER",
+        help="an MCP server's tools as the planner will see them: a name from "
+        "HARNESS_MCP_CONFIG, or [NAME=]URL (streamable HTTP) or [NAME=]'COMMAND ARGS' (stdio); "
+        "repeatable",
+    )
     tools.add_argument("--json", action="store_true")
 
     server = handled(

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import signal
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from harness.memory_context import DEFAULT_BUDGET_CHARS
 from harness.problems import describe_invalid
 from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from harness.run_models import RunModels
+from harness.tools import ToolCatalog
 from harness.validation import ValidationReport, validate_plan
 from harness.work import TaskBinding
 from infra.client import connect
@@ -31,6 +33,7 @@ from starter.cli_handlers import call
 from starter.dev_server import dev_server_command, register_search_attributes
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
+from starter.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
 
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
@@ -185,10 +188,13 @@ async def report(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def validate(args: argparse.Namespace, settings: Settings) -> int:
+async def validate(args: argparse.Namespace, settings: Settings) -> int:
     scenario = load_scenario(args.scenario)
     plan = load_plan(args.plan_file)
-    issues = validate_plan(plan, scenario.catalog())
+    catalog = await catalog_with_servers(
+        scenario.catalog(), scenario_servers(scenario, os.environ), os.environ
+    )
+    issues = validate_plan(plan, catalog)
     if args.json:
         output.emit_json(ValidationReport(valid=not issues, issues=issues).model_dump(mode="json"))
     else:
@@ -196,8 +202,16 @@ def validate(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if not issues else EXIT_FAILED_RUN
 
 
-def tools(args: argparse.Namespace, settings: Settings) -> int:
-    catalog = load_scenario(args.scenario).catalog()
+async def tools(args: argparse.Namespace, settings: Settings) -> int:
+    """A scenario's catalog with its MCP servers' tools; with --mcp, those servers' tools alone
+    (or added to --scenario's catalog, as a worker's configuration adds them)."""
+    asked = servers_from_flags(args.mcp or [], os.environ)
+    if asked and args.scenario is None:
+        base, servers = ToolCatalog(scenario="mcp", tools=[]), asked
+    else:
+        scenario = load_scenario(args.scenario or "cities")
+        base, servers = scenario.catalog(), [*scenario_servers(scenario, os.environ), *asked]
+    catalog = await catalog_with_servers(base, servers, os.environ)
     if args.json:
         output.emit_json(catalog.model_dump(mode="json"))
     else:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from harness.run import RunResult, RunStatus
-from harness.tools import ToolCatalog
+from harness.tools import ToolCatalog, ToolSpec
 from harness.validation import ValidationIssue
 
 
@@ -72,13 +72,26 @@ def print_issues(issues: list[ValidationIssue]) -> None:
 def print_catalog(catalog: ToolCatalog) -> None:
     print(f"scenario {catalog.scenario}: {len(catalog.tools)} tools")
     for tool in catalog.tools:
-        print(f"\n{tool.name}  [{tool.role.value}]{'  side effects' if tool.side_effects else ''}")
+        print(f"\n{tool.name}  [{tool.role.value}]{_rules(tool)}")
         print(f"  {tool.description}")
         required = set(tool.required_arguments())
         properties: dict[str, Any] = tool.arguments_schema.get("properties", {})
         for name, schema in properties.items():
             marker = "" if name in required else " (optional)"
             print(f"  - {name}: {_type_name(schema)}{marker}")
+
+
+def _rules(tool: ToolSpec) -> str:
+    """What the run does around a call: side effects, approval, retry, and where it runs."""
+    notes = []
+    if tool.side_effects:
+        notes.append("side effects")
+        notes.append("retried" if tool.idempotent else "runs once")
+    if tool.requires_approval:
+        notes.append("always needs approval")
+    if tool.mcp is not None:
+        notes.append(f"MCP {tool.mcp.server}/{tool.mcp.tool}")
+    return "".join(f"  {note}" for note in notes)
 
 
 def _type_name(schema: dict[str, Any]) -> str:

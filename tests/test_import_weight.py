@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-HEAVY = ("anthropic", "openai", "opentelemetry", "matplotlib", "structlog")
+HEAVY = ("anthropic", "openai", "opentelemetry", "matplotlib", "structlog", "mcp", "mcp_types")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -21,7 +21,9 @@ def _modules_after(code: str) -> set[str]:
 
 def test_importing_the_workflows_loads_no_llm_sdk_activity_or_scenario() -> None:
     loaded = _modules_after("import workflows")
-    assert loaded.isdisjoint({*HEAVY, "activities", "scenarios", "worker", "starter"})
+    assert loaded.isdisjoint(
+        {*HEAVY, "activities", "scenarios", "worker", "starter", "tool_servers"}
+    )
 
 
 def test_the_cli_help_loads_no_temporal_client_chart_library_or_llm_sdk() -> None:

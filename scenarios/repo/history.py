@@ -16,7 +16,7 @@ _LOG_ENTRY = re.compile(
 _SHOW_HEADER = re.compile(r"^commit (?P<sha>[0-9a-f]{40})$", re.MULTILINE)
 _FULL_SHA = re.compile(r"\b[0-9a-f]{40}\b")
 _TOUCHED = re.compile(r"^\+\+\+ b/(?P<path>.+)$|^--- a/(?P<gone>.+)$", re.MULTILINE)
-_CITED = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_CITED = re.compile(r"`([0-9a-f]{7,40})`")
 
 SHORT = 10
 """How many hex digits of a commit id a report shows."""
@@ -80,13 +80,9 @@ def known_shas(results: dict[str, JsonValue]) -> set[str]:
 
 
 def cited_ids(text: str) -> list[str]:
-    """The commit-like ids a text cites: 7 to 40 lowercase hex digits, with a digit and a
-    letter among them (so a word like 'added' or a number is not one)."""
-    return [
-        token
-        for token in dict.fromkeys(_CITED.findall(text))
-        if any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-    ]
+    """The commit ids a text cites: 7 to 40 lowercase hex digits in backticks, as the report
+    writes them (a hex-like word in an author's name or a message is not a citation)."""
+    return list(dict.fromkeys(_CITED.findall(text)))
 
 
 def _texts(value: JsonValue) -> list[str]:

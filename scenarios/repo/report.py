@@ -32,7 +32,7 @@ def render_report(
         lines += [f"What the last {len(commits)} commits changed.", ""]
     lines.append("## What changed, and why")
     for commit in shown[:MAX_LISTED]:
-        why = commit.body or "the message gives no reason beyond its subject"
+        why = commit.body or "not given beyond the subject"
         lines.append(
             f"- `{commit.short}` {commit.subject} ({commit.author}, {commit.date}). Why: {why}"
         )
@@ -46,6 +46,9 @@ def render_report(
         if files:
             lines += ["", f"## Files changed over the range ({len(files)})"]
             lines.append(", ".join(files[:20]) + (" ..." if len(files) > 20 else ""))
+            matching = [f for f in files if topic and topic.lower() in f.lower()]
+            if matching:
+                lines.append(f"Of these, {', '.join(matching[:10])} match '{topic}'.")
     return "\n".join(lines)
 
 

@@ -211,14 +211,15 @@ def test_every_full_id_any_lookup_returned_is_known() -> None:
     assert known_shas(results) == {FIRST, SECOND, THIRD}
 
 
-def test_cited_ids_are_hex_tokens_with_a_digit_and_a_letter() -> None:
-    text = f"`{SECOND[:10]}` added 1234567 tests; deadbeef faded, {FIRST} and {SECOND[:10]} again"
+def test_cited_ids_are_the_hex_ids_in_backticks_once_each() -> None:
+    text = f"`{SECOND[:10]}` added tests; `{FIRST}` and `{SECOND[:10]}` again"
 
     assert cited_ids(text) == [SECOND[:10], FIRST]
 
 
-def test_words_numbers_and_short_tokens_are_not_cited() -> None:
-    assert cited_ids("added a decade of facade 20261202 fixes in abc12 and ABCDEF1234") == []
+def test_hex_words_outside_backticks_and_short_tokens_are_not_cited() -> None:
+    text = f"by Seed 3a97618d, see {FIRST}; `abc12` and `ABCDEF1234` and `deadbeefx`"
+    assert cited_ids(text) == []
 
 
 # --- check_repo_report -----------------------------------------------------------------------
