@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -45,6 +45,8 @@ class _Connection:
 
     def __init__(self, server: McpServer) -> None:
         self.server = server
+        self.refused: int | None = None
+        """The HTTP status (401 or 403) a streamable HTTP server refused the worker with."""
         self._ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"mcp:{server.name}")
@@ -63,10 +65,14 @@ class _Connection:
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(self._task, 10)
 
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            self.refused = response.status_code
+
     async def _hold(self) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                transport = await _transport(self.server, stack)
+                transport = await _transport(self.server, stack, self._note_refusal)
                 client = await stack.enter_async_context(
                     Client(transport, read_timeout_seconds=self.server.timeout_seconds)
                 )
@@ -81,16 +87,22 @@ class _Connection:
                 raise
 
 
-async def _transport(server: McpServer, stack: contextlib.AsyncExitStack) -> Any:
+async def _transport(
+    server: McpServer,
+    stack: contextlib.AsyncExitStack,
+    on_response: Callable[[httpx2.Response], Awaitable[None]],
+) -> Any:
     """The server's transport, not yet entered (the client enters it); an HTTP client with the
-    server's headers is opened on `stack` first."""
+    server's headers (and `on_response` seeing each answer) is opened on `stack` first."""
     if server.command is not None:
         parameters = StdioServerParameters(
             command=server.command, args=server.args, env=server.env or None, cwd=server.cwd
         )
         return stdio_client(parameters, errlog=sys.__stderr__ or sys.stderr)
     http = await stack.enter_async_context(
-        httpx2.AsyncClient(headers=server.headers, follow_redirects=True)
+        httpx2.AsyncClient(
+            headers=server.headers, follow_redirects=True, event_hooks={"response": [on_response]}
+        )
     )
     return streamable_http_client(str(server.url), http_client=http)
 
@@ -166,6 +178,12 @@ class McpSessions:
             raise
         except BaseException as error:
             await self._drop(server)
+            if connection.refused is not None:
+                raise ToolError(
+                    ErrorCode.AUTH_FAILED,
+                    f"MCP server '{server.name}' refused the worker's credentials "
+                    f"(HTTP {connection.refused}): check its headers",
+                ) from error
             raise _unavailable(server, f"it did not start: {_reason(error)}") from error
 
     async def _drop(self, server: McpServer) -> None:

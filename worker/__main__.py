@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 
 import structlog
@@ -14,6 +15,8 @@ from infra.logs import configure_logging
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from memory import StoreError
+from tool_servers.config import McpConfigError
+from tool_servers.hub import McpHub
 from worker.app import build_worker
 
 log = structlog.get_logger()
@@ -22,6 +25,7 @@ log = structlog.get_logger()
 async def serve(settings: Settings) -> None:
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
+    mcp = McpHub.from_environment(os.environ)  # a bad MCP configuration stops it here
     client = await connect(settings, tracing=True, metrics=True)
     worker = build_worker(
         client,
@@ -29,6 +33,7 @@ async def serve(settings: Settings) -> None:
         providers,
         llm_activities_per_second=settings.llm_activities_per_second,
         shutdown_grace_seconds=settings.shutdown_grace_seconds,
+        mcp=mcp,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -59,7 +64,7 @@ def main() -> None:
         exit_now(2)
     try:
         asyncio.run(serve(settings))
-    except (ProviderConfigError, StoreError) as error:
+    except (ProviderConfigError, StoreError, McpConfigError) as error:
         log.error("worker.config_error", error=str(error))
         exit_now(2)
     except RuntimeError as error:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -17,6 +18,7 @@ from harness.mcp_tools import with_servers
 from harness.tools import McpTarget, ToolCatalog
 from scenarios import get_scenario
 from tests.mcp_servers.repositories import (
+    ROOT,
     hub_over,
     kill_processes,
     make_repository,
@@ -187,3 +189,58 @@ async def test_a_secret_in_a_servers_environment_is_read_from_the_worker_and_nev
     assert secret not in catalog.model_dump_json()
     assert "TEST_TOKEN" not in catalog.model_dump_json()
     assert secret not in repr(server.resolved({"TEST_TOKEN": secret}))
+
+
+async def test_a_streamable_http_server_is_reached_with_the_workers_secret_header(
+    tmp_path: Path, unused_tcp_port: int
+) -> None:
+    secret = f"s3cret-{uuid.uuid4().hex}"
+    tools = tmp_path / "tools"
+    tools.write_text("echo,whoami")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp_servers.shifting"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "SHIFTING_HTTP_PORT": str(unused_tcp_port),
+            "SHIFTING_TOKEN": secret,
+            "SHIFTING_TOOLS": str(tools),
+        },
+    )
+    url = f"http://127.0.0.1:{unused_tcp_port}/mcp"
+    with_token = McpServer(name="web", url=url, headers={"Authorization": "Bearer ${WEB_TOKEN}"})
+    without = McpServer(name="web", url=url)
+    try:
+        await until_listening(unused_tcp_port)
+        hub = McpHub(McpSources(worker=(with_token,)), {**os.environ, "WEB_TOKEN": secret})
+        refused = McpHub(McpSources(worker=(without,)), os.environ)
+        try:
+            catalog = await catalog_of(hub, "synthetic")
+            answer = await hub.call(
+                "synthetic", McpTarget(server="web", tool="echo"), {"text": "hi"}
+            )
+            with pytest.raises(ToolError) as unauthorised:
+                await refused.listings("synthetic")
+        finally:
+            await hub.aclose()
+            await refused.aclose()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert {"echo", "whoami"} <= set(catalog.names())
+    assert answer == "hi"
+    assert unauthorised.value.code is ErrorCode.AUTH_FAILED  # fatal: no retry mends it
+    assert "refused the worker's credentials (HTTP 401)" in unauthorised.value.message
+    assert secret not in catalog.model_dump_json()
+
+
+async def until_listening(port: int) -> None:
+    for _ in range(300):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        return
+    raise AssertionError(f"nothing listens on {port}")

@@ -3,7 +3,9 @@ published servers cannot do on demand: a slow call to kill mid-way, a tool list 
 the server restarts (the names in the file SHIFTING_TOOLS names, read at start), and a secret in
 its environment that it uses and never repeats.
 
-Run: python -m tests.mcp_servers.shifting
+Run: python -m tests.mcp_servers.shifting [MARKER]  (stdio), or with SHIFTING_HTTP_PORT set, over
+streamable HTTP on that port, answering only requests whose Authorization header is
+`Bearer $SHIFTING_TOKEN`.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import os
 import time
 from pathlib import Path
 
+import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 ALL_TOOLS = ("echo", "slow", "whoami")
@@ -68,5 +73,28 @@ def build() -> MCPServer:
     return server
 
 
+def require_token(app: ASGIApp, token: str) -> ASGIApp:
+    """Refuse (401) any HTTP request without the bearer token."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"authorization") != f"Bearer {token}".encode():
+            await PlainTextResponse("no token", status_code=401)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 if __name__ == "__main__":
-    build().run()
+    port = os.environ.get("SHIFTING_HTTP_PORT")
+    if port:
+        app = build().streamable_http_app()
+        uvicorn.run(
+            require_token(app, os.environ["SHIFTING_TOKEN"]),
+            host="127.0.0.1",
+            port=int(port),
+            log_level="warning",
+        )
+    else:
+        build().run()

@@ -5,6 +5,9 @@ secrets kept out of repr, and one-line errors that say what to fix."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -210,3 +213,24 @@ def test_the_worker_reads_the_file_the_variable_names(tmp_path: Path) -> None:
 
     assert [server.name for server in servers] == ["git", "search"]
     assert [server.transport for server in servers] == ["stdio", "http"]
+
+
+def test_the_worker_refuses_to_start_with_an_mcp_configuration_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {"git": {"command": "x", "url": "http://h/mcp"}}}')
+    env = {**os.environ, "HARNESS_MCP_CONFIG": str(config), "TEMPORAL_ADDRESS": "127.0.0.1:1"}
+    finished = subprocess.run(
+        [sys.executable, "-m", "worker"],
+        cwd=Path(__file__).parent.parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert finished.returncode == 2
+    assert "worker.config_error" in finished.stderr
+    assert "server 'git'" in finished.stderr and "either command" in finished.stderr
+    assert "Traceback" not in finished.stderr

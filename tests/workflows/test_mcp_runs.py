@@ -33,6 +33,7 @@ from tests.mcp_servers.repositories import (
 )
 from tests.payment_service import payment_service
 from tests.support import (
+    activity_timeline,
     deliver_update,
     execute_run,
     history_events,
@@ -199,3 +200,31 @@ async def test_a_run_over_mcp_tools_survives_its_worker_killed_mid_call(
     assert run.report is not None and shas[0][:10] in run.report
     napped = next(n for n in run.nodes if n.id == "nap")
     assert napped.attempts == 2  # the dead worker's attempt timed out on its heartbeat
+
+
+async def test_cancelling_a_run_cancels_its_mcp_call_and_the_connection_serves_the_next_run(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    make_repository(tmp_path / "repo", commits=2)
+    tools = tmp_path / "tools"
+    tools.write_text("slow")
+    hub = hub_over(tmp_path / "repo", shifting_server("shift", tools, uuid.uuid4().hex))
+    long_nap = Plan(nodes=[git_log(), nap(60), report_over("log", "nap")])
+    short_nap = Plan(nodes=[git_log(), nap(0.1), report_over("log", "nap")])
+    async with running_worker(client, task_queue, mcp=hub):
+        handle = await start_run(
+            client, task_queue, RunRequest(goal="nap", scenario="repo", plan=long_nap)
+        )
+        await until_running(handle, "nap")
+        await handle.cancel()
+        cancelled = await result_of(client, handle)
+        after = await execute_run(
+            client, task_queue, RunRequest(goal="nap", scenario="repo", plan=short_nap)
+        )
+    assert cancelled.status is RunPhase.CANCELLED
+    events = await history_events(client, handle.id)
+    timeline = activity_timeline(events)
+    assert ("scheduled", "nap slow(seconds=60)") in timeline
+    assert ("completed", "nap slow(seconds=60)") not in timeline
+    assert EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED in {e.event_type for e in events}
+    assert after.status is RunPhase.SUCCEEDED, after.error
