@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -105,3 +106,14 @@ def test_the_readme_case_file_example_is_a_valid_case_file(tmp_path: Path) -> No
     (tmp_path / "cases.yaml").write_text(block)
     (case,) = read_case_file(tmp_path / "cases.yaml").cases
     assert case.options.plan is not None and case.expect.mentions == ["Paris", "Tokyo"]
+
+
+def test_the_readme_mcp_configuration_is_one_a_worker_reads() -> None:
+    from tool_servers.config import parse_servers
+
+    section = README.split("## Tools from MCP servers", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```json", 1)[1].split("```", 1)[0]
+    servers = {server.name: server for server in parse_servers(json.loads(block), "README")}
+    assert servers["time"].transport == "stdio" and servers["tickets"].transport == "http"
+    assert "${TICKETS_TOKEN}" in servers["tickets"].headers["Authorization"]
+    assert (ROOT / "docs/examples/repo-reset.json").exists()
