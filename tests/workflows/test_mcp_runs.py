@@ -25,7 +25,9 @@ from scenarios.repo import REPO_PATH_VARIABLE
 from scenarios.repo.history import cited_ids
 from starter.run_results import result_of
 from tests.mcp_servers.repositories import (
+    ROOT,
     SCHEDULER_COMMITS,
+    git,
     hub_over,
     kill_processes,
     make_repository,
@@ -228,3 +230,40 @@ async def test_cancelling_a_run_cancels_its_mcp_call_and_the_connection_serves_t
     assert ("completed", "nap slow(seconds=60)") not in timeline
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED in {e.event_type for e in events}
     assert after.status is RunPhase.SUCCEEDED, after.error
+
+
+async def test_a_tool_the_server_dropped_after_the_catalog_was_listed_fails_as_unknown(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    make_repository(tmp_path / "repo", commits=2)
+    tools = tmp_path / "tools"
+    tools.write_text("slow,echo")
+    marker = f"shift-{uuid.uuid4().hex[:8]}"
+    hub = hub_over(tmp_path / "repo", shifting_server("shift", tools, marker))
+    echo = PlanNode(id="echo", tool="echo", arguments=[literal("text", "hi")], deps=["nap"])
+    plan = Plan(nodes=[git_log(), nap(1.5), echo, report_over("log", "echo")])
+    async with running_worker(client, task_queue, mcp=hub):
+        handle = await start_run(
+            client, task_queue, RunRequest(goal="nap", scenario="repo", plan=plan, max_replans=0)
+        )
+        await until_running(handle, "nap")
+        tools.write_text("slow")  # the server comes back without echo
+        assert kill_processes(marker) == 1
+        run = await result_of(client, handle)
+    assert run.status is not RunPhase.SUCCEEDED
+    nodes = {n.id: n for n in run.nodes}
+    assert nodes["nap"].status is NodeStatus.DONE and nodes["nap"].attempts == 2
+    assert nodes["echo"].error_code == "UNKNOWN_TOOL"
+    assert "MCP server 'shift' no longer offers 'echo'" in (nodes["echo"].error_message or "")
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs this project's git history")
+async def test_the_repo_scenario_answers_about_this_projects_own_history(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue, mcp=hub_over(ROOT)):
+        run = await execute_run(client, task_queue, RunRequest(goal=QUESTION, scenario="repo"))
+    assert run.status is RunPhase.SUCCEEDED, run.error
+    commits = set(git(ROOT, "rev-list", "--all").split())
+    cited = cited_ids(run.report or "")
+    assert cited and all(any(sha.startswith(c) for sha in commits) for c in cited)
