@@ -9,7 +9,8 @@ Failures become ToolErrors with the taxonomy's codes: a server that cannot be st
 or whose connection closes, TOOL_UNAVAILABLE (retried: the next attempt reconnects); a call past
 the server's time limit, TIMEOUT; a tool the server no longer lists, UNKNOWN_TOOL; arguments it
 refuses, INVALID_ARGUMENT; an error result, INVALID_ARGUMENT with the server's words, so the
-planner can plan around it as the MCP spec means it to.
+planner can plan around it as the MCP spec means it to; an HTTP server that refuses the worker's
+credentials, AUTH_FAILED; a `${NAME}` the worker's environment lacks, CONFIG_INVALID.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from tool_servers.results import content_text, listed_tool, node_result, protoco
 
 log = structlog.get_logger()
 
-CONNECT_TIMEOUT_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 20.0
+"""Within the catalog's 30 s, so a server that never answers is named in the failure."""
 LIST_PAGES = 50
 """A server that pages its tool list without end is cut off here."""
 
@@ -116,7 +118,7 @@ class McpSessions:
         self._lock = asyncio.Lock()
 
     async def list_tools(self, server: McpServer) -> McpServerListing:
-        client = await self._client(server)
+        connection, client = await self._client(server)
         try:
             tools: list[McpListedTool] = []
             cursor: str | None = None
@@ -127,9 +129,9 @@ class McpSessions:
                 if cursor is None:
                     break
         except MCPError as error:
-            raise await self._protocol_failure(server, "tools/list", error) from error
+            raise await self._protocol_failure(connection, "tools/list", error) from error
         except Exception as error:
-            await self._drop(server)
+            await self._drop(connection)
             raise _unavailable(server, f"listing its tools failed: {error!r}") from error
         return McpServerListing(
             server=server.name,
@@ -142,15 +144,15 @@ class McpSessions:
         self, server: McpServer, tool: str, arguments: Mapping[str, JsonValue]
     ) -> JsonValue:
         """Call `tool` with the plan's arguments and the server's pinned ones."""
-        client = await self._client(server)
+        connection, client = await self._client(server)
         try:
             result = await client.call_tool(tool, {**arguments, **server.arguments})
         except MCPError as error:
-            raise await self._protocol_failure(server, tool, error) from error
+            raise await self._protocol_failure(connection, tool, error) from error
         except asyncio.CancelledError:
             raise
         except Exception as error:
-            await self._drop(server)
+            await self._drop(connection)
             raise _unavailable(server, f"the call of {tool} failed: {error!r}") from error
         if result.is_error:
             raise await self._error_result(server, tool, result)
@@ -161,23 +163,26 @@ class McpSessions:
             connections, self._connections = list(self._connections.values()), {}
         await asyncio.gather(*(connection.close() for connection in connections))
 
-    async def _client(self, server: McpServer) -> Client:
+    async def _client(self, server: McpServer) -> tuple[_Connection, Client]:
+        """The server's live connection (started now if it has none) and its client."""
         try:
             resolved = server.resolved(self._environment)
         except McpConfigError as error:
             raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from error
+        stale = None
         async with self._lock:
             connection = self._connections.get(server.name)
             if connection is None or not connection.alive or connection.server != resolved:
-                if connection is not None:
-                    await connection.close()
+                stale = connection
                 connection = self._connections[server.name] = _Connection(resolved)
+        if stale is not None:
+            await stale.close()
         try:
-            return await connection.client()
+            return connection, await connection.client()
         except asyncio.CancelledError:
             raise
         except BaseException as error:
-            await self._drop(server)
+            await self._drop(connection)
             if connection.refused is not None:
                 raise ToolError(
                     ErrorCode.AUTH_FAILED,
@@ -186,16 +191,20 @@ class McpSessions:
                 ) from error
             raise _unavailable(server, f"it did not start: {_reason(error)}") from error
 
-    async def _drop(self, server: McpServer) -> None:
+    async def _drop(self, connection: _Connection) -> None:
+        """Close a connection that failed, unless another call has replaced it already."""
         async with self._lock:
-            connection = self._connections.pop(server.name, None)
-        if connection is not None:
-            await connection.close()
+            if self._connections.get(connection.server.name) is connection:
+                del self._connections[connection.server.name]
+        await connection.close()
 
-    async def _protocol_failure(self, server: McpServer, tool: str, error: MCPError) -> ToolError:
+    async def _protocol_failure(
+        self, connection: _Connection, tool: str, error: MCPError
+    ) -> ToolError:
+        server = connection.server
         code = protocol_error_code(error)
         if code is ErrorCode.TOOL_UNAVAILABLE:
-            await self._drop(server)
+            await self._drop(connection)
             return _unavailable(server, f"its connection closed during {tool}")
         if code is ErrorCode.UNKNOWN_TOOL:
             return ToolError(code, f"MCP server '{server.name}' does not offer '{tool}' now")
