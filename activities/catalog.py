@@ -7,6 +7,7 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.mcp_hub import McpHub
 from activities.provider_errors import as_temporal_failures
 from harness.contracts import LIST_TOOLS_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
@@ -14,7 +15,6 @@ from harness.mcp_tools import ToolNameClashError, with_servers
 from harness.messages import CatalogRequest
 from harness.tools import ToolCatalog
 from scenarios import get_scenario
-from tool_servers.hub import McpHub
 
 
 class CatalogActivities:

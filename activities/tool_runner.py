@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from activities.attempt_clock import AttemptClock
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
+from activities.mcp_hub import McpHub
 from activities.provider_errors import config_failure, provider_failure
 from activities.tool_metrics import record_tool_call
 from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY
@@ -27,7 +28,6 @@ from harness.messages import (
 from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Tool, ToolContext
-from tool_servers.hub import McpHub
 
 log = structlog.get_logger()
 

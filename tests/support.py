@@ -14,12 +14,12 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
+from activities.mcp_hub import McpHub
 from harness.run import RunRequest, RunResult
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
-from tool_servers.hub import McpHub
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 

@@ -9,6 +9,7 @@ import signal
 import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
+from activities.mcp_hub import McpHub
 from harness.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
@@ -16,7 +17,6 @@ from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from memory import StoreError
 from tool_servers.config import McpConfigError
-from tool_servers.hub import McpHub
 from worker.app import build_worker
 
 log = structlog.get_logger()

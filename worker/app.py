@@ -23,6 +23,7 @@ from activities import (
 )
 from activities.eval_cases import EvalActivities
 from activities.llm import ProviderRegistry
+from activities.mcp_hub import McpHub
 from activities.memory import MemoryActivities
 from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
@@ -33,7 +34,6 @@ from memory import MemoryStore, open_store
 from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
-from tool_servers.hub import McpHub
 
 MAX_CONCURRENT_ACTIVITIES = 200
 

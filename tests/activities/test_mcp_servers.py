@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.mcp_hub import McpHub, McpSources
 from harness.errors import ErrorCode, ToolError
 from harness.mcp_tools import with_servers
 from harness.tools import McpTarget, ToolCatalog
@@ -25,8 +26,6 @@ from tests.mcp_servers.repositories import (
     shifting_server,
 )
 from tool_servers.config import McpServer
-from tool_servers.hub import McpHub
-from tool_servers.sources import McpSources
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from activities.mcp_hub import McpHub, McpSources
 from scenarios.repo import REPO_PATH_VARIABLE
 from tool_servers.config import McpServer
-from tool_servers.hub import McpHub
-from tool_servers.sources import McpSources
 
 ROOT = Path(__file__).parent.parent.parent
 SCHEDULER_COMMITS = (3, 7, 11, 16)

@@ -1,0 +1,82 @@
+"""The worker's MCP servers (each scenario's own, then the worker's from HARNESS_MCP_CONFIG) and
+its connections to them, as the catalog and the tool calls use them. Workers of one task queue
+are configured alike, as for every other setting: any of them may run any call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from harness.errors import ErrorCode, ToolError
+from harness.mcp_tools import McpServerListing
+from harness.tools import McpTarget
+from scenarios import all_scenarios
+from tool_servers.config import McpConfigError, McpServer, worker_servers
+from tool_servers.sessions import McpSessions
+
+
+@dataclass(frozen=True)
+class McpSources:
+    """Which servers serve which scenario: its own, then the worker's."""
+
+    worker: tuple[McpServer, ...] = ()
+    scenarios: Mapping[str, tuple[McpServer, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for scenario, servers in self.scenarios.items():
+            names = [server.name for server in (*servers, *self.worker)]
+            twice = sorted({name for name in names if names.count(name) > 1})
+            if twice:
+                raise McpConfigError(
+                    f"MCP server name(s) {', '.join(twice)} given twice for scenario {scenario}"
+                )
+
+    @classmethod
+    def from_environment(cls, environment: Mapping[str, str]) -> McpSources:
+        return cls(
+            worker=worker_servers(environment),
+            scenarios={
+                scenario.name: scenario.mcp_servers(environment) for scenario in all_scenarios()
+            },
+        )
+
+    def for_scenario(self, scenario: str) -> tuple[McpServer, ...]:
+        return (*self.scenarios.get(scenario, ()), *self.worker)
+
+    def server(self, scenario: str, name: str) -> McpServer | None:
+        return next((s for s in self.for_scenario(scenario) if s.name == name), None)
+
+
+class McpHub:
+    """The servers and the worker's connections to them."""
+
+    def __init__(self, sources: McpSources, environment: Mapping[str, str]) -> None:
+        self.sources = sources
+        self._sessions = McpSessions(environment)
+
+    @classmethod
+    def from_environment(cls, environment: Mapping[str, str]) -> McpHub:
+        return cls(McpSources.from_environment(environment), environment)
+
+    async def listings(self, scenario: str) -> list[McpServerListing]:
+        """What each of the scenario's servers offers now, in configuration order."""
+        return [
+            await self._sessions.list_tools(server)
+            for server in self.sources.for_scenario(scenario)
+        ]
+
+    async def call(
+        self, scenario: str, target: McpTarget, arguments: Mapping[str, JsonValue]
+    ) -> JsonValue:
+        server = self.sources.server(scenario, target.server)
+        if server is None:
+            raise ToolError(
+                ErrorCode.CONFIG_INVALID,
+                f"MCP server '{target.server}' is not configured on this worker for {scenario}",
+            )
+        return await self._sessions.call(server, target.tool, arguments)
+
+    async def aclose(self) -> None:
+        await self._sessions.aclose()
