@@ -4,6 +4,7 @@ are configured alike, as for every other setting: any of them may run any call."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -15,6 +16,9 @@ from harness.tools import McpTarget
 from scenarios import all_scenarios
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 from tool_servers.sessions import McpSessions
+
+LIST_SECONDS = 25.0
+"""How long the catalog waits for a server's tool list (the catalog activity has 30 s)."""
 
 
 @dataclass(frozen=True)
@@ -35,12 +39,20 @@ class McpSources:
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, str]) -> McpSources:
-        return cls(
+        """The servers the environment configures; a `${NAME}` it does not set is an error now,
+        at the worker's start, not in every run's catalog later."""
+        sources = cls(
             worker=worker_servers(environment),
             scenarios={
                 scenario.name: scenario.mcp_servers(environment) for scenario in all_scenarios()
             },
         )
+        for server in {s.name: s for s in sources.all_servers()}.values():
+            server.resolved(environment)
+        return sources
+
+    def all_servers(self) -> list[McpServer]:
+        return [*self.worker, *(s for servers in self.scenarios.values() for s in servers)]
 
     def for_scenario(self, scenario: str) -> tuple[McpServer, ...]:
         return (*self.scenarios.get(scenario, ()), *self.worker)
@@ -61,11 +73,20 @@ class McpHub:
         return cls(McpSources.from_environment(environment), environment)
 
     async def listings(self, scenario: str) -> list[McpServerListing]:
-        """What each of the scenario's servers offers now, in configuration order."""
-        return [
-            await self._sessions.list_tools(server)
-            for server in self.sources.for_scenario(scenario)
-        ]
+        """What each of the scenario's servers offers now, in configuration order: listed at
+        once, each within LIST_SECONDS (inside the catalog's time limit), so a server that
+        hangs is named."""
+        servers = self.sources.for_scenario(scenario)
+        return list(await asyncio.gather(*(self._listing(server) for server in servers)))
+
+    async def _listing(self, server: McpServer) -> McpServerListing:
+        try:
+            return await asyncio.wait_for(self._sessions.list_tools(server), LIST_SECONDS)
+        except TimeoutError as error:
+            raise ToolError(
+                ErrorCode.TOOL_UNAVAILABLE,
+                f"MCP server '{server.name}' did not list its tools in {LIST_SECONDS:g} s",
+            ) from error
 
     async def call(
         self, scenario: str, target: McpTarget, arguments: Mapping[str, JsonValue]
@@ -76,7 +97,7 @@ class McpHub:
                 ErrorCode.CONFIG_INVALID,
                 f"MCP server '{target.server}' is not configured on this worker for {scenario}",
             )
-        return await self._sessions.call(server, target.tool, arguments)
+        return await self._sessions.call(server, target.tool, arguments, writes=target.writes)
 
     async def aclose(self) -> None:
         await self._sessions.aclose()

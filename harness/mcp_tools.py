@@ -69,11 +69,11 @@ def tool_spec(name: str, listing: McpServerListing, listed: McpListedTool) -> To
     return ToolSpec(
         name=name,
         description=listed.description or f"{listed.name} (MCP server {listing.server})",
-        arguments_schema=_without(listed.input_schema, listing.pinned),
+        arguments_schema=_without(_plain(listed.input_schema), listing.pinned),
         side_effects=side_effects,
         idempotent=side_effects and hints.idempotent,
         requires_approval=side_effects and hints.destructive,
-        mcp=McpTarget(server=listing.server, tool=listed.name),
+        mcp=McpTarget(server=listing.server, tool=listed.name, writes=side_effects),
     )
 
 
@@ -96,6 +96,27 @@ def with_servers(catalog: ToolCatalog, listings: list[McpServerListing]) -> Tool
             taken[name] = f"MCP server '{listing.server}'"
             tools.append(tool_spec(name, listing, listed))
     return catalog.model_copy(update={"tools": tools})
+
+
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def _plain(schema: Any) -> Any:
+    """The schema with JSON Schema's boolean sub-schemas (`true`: anything, `false`: nothing)
+    written as objects, which is all the validator reads."""
+    if not isinstance(schema, dict):
+        return {} if schema is True else {"enum": []} if schema is False else schema
+    plain = dict(schema)
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(plain.get(key), dict):
+            plain[key] = {name: _plain(sub) for name, sub in plain[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(plain.get(key), list):
+            plain[key] = [_plain(sub) for sub in plain[key]]
+    if isinstance(plain.get("items"), (dict, bool)):
+        plain["items"] = _plain(plain["items"])
+    return plain
 
 
 def _without(schema: dict[str, Any], pinned: list[str]) -> dict[str, Any]:

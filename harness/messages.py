@@ -197,6 +197,7 @@ class BatchCall(BaseModel):
     fault: FaultSpec | None = None
     local: bool = False
     uses_llm: bool = False
+    mcp: McpTarget | None = None
 
 
 class NodeBatchRequest(BaseModel):

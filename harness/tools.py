@@ -42,6 +42,10 @@ class McpTarget(BaseModel):
 
     server: str
     tool: str
+    writes: bool = Field(
+        default=False,
+        description="The tool has side effects: a call cut off mid-way has an unknown outcome.",
+    )
 
 
 class ToolSpec(BaseModel):

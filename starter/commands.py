@@ -209,8 +209,10 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
     if asked and args.scenario is None:
         base, servers = ToolCatalog(scenario="mcp", tools=[]), asked
     else:
-        scenario = load_scenario(args.scenario or "cities")
-        base, servers = scenario.catalog(), [*scenario_servers(scenario, os.environ), *asked]
+        scenario = load_scenario("cities" if args.scenario is None else args.scenario)
+        servers = scenario_servers(scenario, os.environ)
+        servers += [server for server in asked if server.name not in {s.name for s in servers}]
+        base = scenario.catalog()
     catalog = await catalog_with_servers(base, servers, os.environ)
     if args.json:
         output.emit_json(catalog.model_dump(mode="json"))

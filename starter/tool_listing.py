@@ -8,11 +8,11 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-from harness.errors import ToolError
+from harness.errors import ErrorCode, ToolError
 from harness.mcp_tools import McpServerListing, ToolNameClashError, with_servers
 from harness.tools import ToolCatalog
 from scenarios.base import Scenario
-from starter.errors import EXIT_UNAVAILABLE, CliError
+from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 
 _NAMED = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_-]{0,39})=(?P<spec>.+)$", re.DOTALL)
@@ -63,7 +63,8 @@ async def catalog_with_servers(
         listings: list[McpServerListing] = [await sessions.list_tools(server) for server in servers]
         return with_servers(base, listings)
     except ToolError as error:
-        raise CliError(error.message, EXIT_UNAVAILABLE) from error
+        bad_input = error.code is ErrorCode.CONFIG_INVALID  # a ${NAME} the environment lacks
+        raise CliError(error.message, EXIT_USAGE if bad_input else EXIT_UNAVAILABLE) from error
     except ToolNameClashError as error:
         raise CliError(str(error)) from error
     finally:

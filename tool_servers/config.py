@@ -67,6 +67,17 @@ class McpServer(BaseModel):
             return " ".join([self.command, *self.args])
         return str(self.url)
 
+    def secrets(self, environment: Mapping[str, str]) -> list[str]:
+        """What no message may repeat: each `${NAME}`'s value, and the values of the server's
+        environment and headers, longest first."""
+        texts = [self.command or "", *self.args, self.cwd or "", self.url or ""]
+        texts += [*self.env.values(), *self.headers.values()]
+        named = {match.group(1) for text in texts for match in _REFERENCE.finditer(text)}
+        values = [environment[name] for name in named if name in environment]
+        resolved = self.resolved(environment)
+        values += [*resolved.env.values(), *resolved.headers.values()]
+        return sorted({value for value in values if len(value) >= 4}, key=len, reverse=True)
+
     def resolved(self, environment: Mapping[str, str]) -> McpServer:
         """This server with each `${NAME}` replaced from the worker's environment."""
 
@@ -114,9 +125,11 @@ def parse_servers(raw: object, source: str) -> tuple[McpServer, ...]:
 
 def load_servers(path: Path) -> tuple[McpServer, ...]:
     try:
-        raw: Any = json.loads(path.read_text())
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise McpConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise McpConfigError(f"{path}: not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:
         raise McpConfigError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from error
     return parse_servers(raw, str(path))

@@ -3,6 +3,7 @@ that decides recovery (retry, replan or halt) as it does for a built-in tool."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp import MCPError
@@ -50,10 +51,15 @@ def _hint(hints: Any, name: str, default: bool) -> bool:
 
 
 def node_result(result: CallToolResult, limit: int = MAX_RESULT_CHARS) -> JsonValue:
-    """The structured content when the server gives it, else the text of the content blocks."""
+    """The structured content when the server gives it (and it fits in `limit` characters of
+    JSON), else the text of the content blocks, cut at `limit`."""
     if result.structured_content is not None:
         structured: JsonValue = result.structured_content
-        return structured
+        size = len(json.dumps(structured, separators=(",", ":"), default=str))
+        if size <= limit:
+            return structured
+        note = f"[structured content of {size:,} characters left out; its text follows]"
+        return _bounded(f"{note}\n{content_text(result)}", limit)
     return _bounded(content_text(result), limit)
 
 

@@ -1,16 +1,24 @@
 """The worker's connections to its MCP servers: one per server, started on first use, shared by
-every activity of the worker, and started again after it dies.
+every activity of the worker, and started again when it has died.
 
 A connection is held by a task of its own: the SDK's client opens task groups (the stdio
 server's process, the HTTP client) that must be closed by the task that opened them, while
 activities, each a task, call through it concurrently.
 
-Failures become ToolErrors with the taxonomy's codes: a server that cannot be started or reached,
-or whose connection closes, TOOL_UNAVAILABLE (retried: the next attempt reconnects); a call past
-the server's time limit, TIMEOUT; a tool the server no longer lists, UNKNOWN_TOOL; arguments it
-refuses, INVALID_ARGUMENT; an error result, INVALID_ARGUMENT with the server's words, so the
-planner can plan around it as the MCP spec means it to; an HTTP server that refuses the worker's
-credentials, AUTH_FAILED; a `${NAME}` the worker's environment lacks, CONFIG_INVALID.
+Failures become ToolErrors with the taxonomy's codes:
+- the server cannot be started or reached, its connection closes during a read, or an HTTP
+  server answers 5xx or ends the session: TOOL_UNAVAILABLE (retried; the next attempt
+  reconnects);
+- the connection closes during a call with side effects: TIMEOUT, as its outcome is unknown (the
+  run reconciles a write that runs once);
+- a call past the server's time limit: TIMEOUT; an HTTP 429: RATE_LIMITED;
+- a tool the server no longer lists: UNKNOWN_TOOL; arguments it refuses, or an error result:
+  INVALID_ARGUMENT with the server's words, so the planner can plan around it as the MCP spec
+  means it to;
+- an HTTP server that refuses the worker's credentials: AUTH_FAILED; a `${NAME}` the worker's
+  environment lacks: CONFIG_INVALID; anything else the SDK raises: TOOL_EXECUTION_FAILED.
+
+No message repeats a secret of the server's configuration (see McpServer.secrets).
 """
 
 from __future__ import annotations
@@ -21,12 +29,13 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import anyio
 import httpx2
 import structlog
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
 from pydantic import JsonValue
 
 from harness.errors import ErrorCode, ToolError
@@ -37,54 +46,88 @@ from tool_servers.results import content_text, listed_tool, node_result, protoco
 log = structlog.get_logger()
 
 CONNECT_TIMEOUT_SECONDS = 20.0
-"""Within the catalog's 30 s, so a server that never answers is named in the failure."""
 LIST_PAGES = 50
 """A server that pages its tool list without end is cut off here."""
+_TRANSPORT_ERRORS = (
+    OSError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    httpx2.TransportError,
+)
 
 
 class _Connection:
     """One live client of one server, held open by its own task until closed or dead."""
 
-    def __init__(self, server: McpServer) -> None:
+    def __init__(self, server: McpServer, secrets: list[str]) -> None:
         self.server = server
-        self.refused: int | None = None
-        """The HTTP status (401 or 403) a streamable HTTP server refused the worker with."""
+        self.secrets = secrets
+        self.http_status: int | None = None
+        """The last HTTP error status (400 and up) a streamable HTTP server answered with."""
         self._ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"mcp:{server.name}")
 
     @property
     def alive(self) -> bool:
-        return not self._task.done() and not self._stop.is_set()
+        """Still held, and its client still able to send (a server that exited closes it)."""
+        if self._task.done() or self._stop.is_set():
+            return False
+        if not self._ready.done():
+            return True  # still connecting
+        if self._ready.cancelled() or self._ready.exception() is not None:
+            return False
+        dispatcher = getattr(self._ready.result().session, "_dispatcher", None)
+        return not getattr(dispatcher, "_closed", False)  # the SDK's own closed flag
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
 
     async def client(self) -> Client:
         return await asyncio.wait_for(asyncio.shield(self._ready), CONNECT_TIMEOUT_SECONDS)
 
     async def close(self) -> None:
+        """End the connection; a caller cancelled meanwhile is cancelled still."""
         self._stop.set()
         if not self._ready.done():
+            self._ready.set_exception(ConnectionError("closed before it was ready"))
             self._task.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(self._task, 10)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), 10)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+        except Exception:  # the connection's own end; it is closed either way
+            pass
 
-    async def _note_refusal(self, response: httpx2.Response) -> None:
-        if response.status_code in (401, 403):
-            self.refused = response.status_code
+    async def _note_status(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.http_status = response.status_code
 
     async def _hold(self) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                transport = await _transport(self.server, stack, self._note_refusal)
+                transport = await _transport(self.server, stack, self._note_status)
                 client = await stack.enter_async_context(
                     Client(transport, read_timeout_seconds=self.server.timeout_seconds)
                 )
-                self._ready.set_result(client)
+                if not self._ready.done():
+                    self._ready.set_result(client)
                 await self._stop.wait()
         except BaseException as error:  # the connection's end, whatever ended it
             if not self._ready.done():
-                self._ready.set_exception(error)
+                self._ready.set_exception(
+                    ConnectionError(f"{type(error).__name__}: {error}")
+                    if isinstance(error, asyncio.CancelledError)
+                    else error
+                )
             elif not self._stop.is_set():
-                log.warning("mcp.connection_lost", server=self.server.name, reason=repr(error))
+                reason = self.scrub(repr(error))
+                log.warning("mcp.connection_lost", server=self.server.name, reason=reason)
             if isinstance(error, asyncio.CancelledError) and not self._stop.is_set():
                 raise
 
@@ -110,11 +153,11 @@ async def _transport(
 
 
 class McpSessions:
-    """Every server's connection in this worker, by server name."""
+    """Every server's connection in this worker, by server name and configuration."""
 
     def __init__(self, environment: Mapping[str, str]) -> None:
         self._environment = environment
-        self._connections: dict[str, _Connection] = {}
+        self._connections: dict[tuple[str, str], _Connection] = {}
         self._lock = asyncio.Lock()
 
     async def list_tools(self, server: McpServer) -> McpServerListing:
@@ -128,11 +171,8 @@ class McpSessions:
                 cursor = page.next_cursor
                 if cursor is None:
                     break
-        except MCPError as error:
-            raise await self._protocol_failure(connection, "tools/list", error) from error
         except Exception as error:
-            await self._drop(connection)
-            raise _unavailable(server, f"listing its tools failed: {error!r}") from error
+            raise await self._failure(connection, "tools/list", error, writes=False) from error
         return McpServerListing(
             server=server.name,
             tools=tools,
@@ -141,21 +181,23 @@ class McpSessions:
         )
 
     async def call(
-        self, server: McpServer, tool: str, arguments: Mapping[str, JsonValue]
+        self,
+        server: McpServer,
+        tool: str,
+        arguments: Mapping[str, JsonValue],
+        *,
+        writes: bool = False,
     ) -> JsonValue:
-        """Call `tool` with the plan's arguments and the server's pinned ones."""
+        """Call `tool` with the plan's arguments and the server's pinned ones; `writes`: the
+        tool has side effects, so a connection lost during the call leaves its outcome
+        unknown."""
         connection, client = await self._client(server)
         try:
             result = await client.call_tool(tool, {**arguments, **server.arguments})
-        except MCPError as error:
-            raise await self._protocol_failure(connection, tool, error) from error
-        except asyncio.CancelledError:
-            raise
         except Exception as error:
-            await self._drop(connection)
-            raise _unavailable(server, f"the call of {tool} failed: {error!r}") from error
+            raise await self._failure(connection, tool, error, writes=writes) from error
         if result.is_error:
-            raise await self._error_result(server, tool, result)
+            raise await self._error_result(connection, tool, result)
         return node_result(result)
 
     async def aclose(self) -> None:
@@ -169,12 +211,14 @@ class McpSessions:
             resolved = server.resolved(self._environment)
         except McpConfigError as error:
             raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from error
+        key = (server.name, resolved.model_dump_json())
         stale = None
         async with self._lock:
-            connection = self._connections.get(server.name)
-            if connection is None or not connection.alive or connection.server != resolved:
+            connection = self._connections.get(key)
+            if connection is None or not connection.alive:
                 stale = connection
-                connection = self._connections[server.name] = _Connection(resolved)
+                secrets = server.secrets(self._environment)
+                connection = self._connections[key] = _Connection(resolved, secrets)
         if stale is not None:
             await stale.close()
         try:
@@ -183,57 +227,92 @@ class McpSessions:
             raise
         except BaseException as error:
             await self._drop(connection)
-            if connection.refused is not None:
-                raise ToolError(
-                    ErrorCode.AUTH_FAILED,
-                    f"MCP server '{server.name}' refused the worker's credentials "
-                    f"(HTTP {connection.refused}): check its headers",
-                ) from error
-            raise _unavailable(server, f"it did not start: {_reason(error)}") from error
+            if connection.http_status in (401, 403):
+                raise _auth_failed(connection) from error
+            why = f"it did not start: {_reason(error)}"
+            raise _unavailable(connection, why) from error
 
     async def _drop(self, connection: _Connection) -> None:
         """Close a connection that failed, unless another call has replaced it already."""
+        key = (connection.server.name, connection.server.model_dump_json())
         async with self._lock:
-            if self._connections.get(connection.server.name) is connection:
-                del self._connections[connection.server.name]
+            if self._connections.get(key) is connection:
+                del self._connections[key]
         await connection.close()
 
-    async def _protocol_failure(
-        self, connection: _Connection, tool: str, error: MCPError
+    async def _failure(
+        self, connection: _Connection, tool: str, error: Exception, *, writes: bool
     ) -> ToolError:
-        server = connection.server
-        code = protocol_error_code(error)
-        if code is ErrorCode.TOOL_UNAVAILABLE:
+        """What a failed request means, closing the connection when it is the connection's."""
+        name, status = connection.server.name, connection.http_status
+        if isinstance(error, MCPError):
+            code = protocol_error_code(error)
+            message = error.error.message
+            if error.error.code == INVALID_REQUEST and message == "Session terminated":
+                code = ErrorCode.TOOL_UNAVAILABLE  # an HTTP server that forgot the session
+            elif error.error.code == INTERNAL_ERROR and status is not None:
+                code = _code_of_status(status)  # the SDK's stand-in for an HTTP error status
+        elif isinstance(error, _TRANSPORT_ERRORS):
+            code, message = ErrorCode.TOOL_UNAVAILABLE, repr(error)
+        else:
+            code, message = ErrorCode.TOOL_EXECUTION_FAILED, f"{type(error).__name__}: {error}"
+        if code in (ErrorCode.TOOL_UNAVAILABLE, ErrorCode.AUTH_FAILED):
             await self._drop(connection)
-            return _unavailable(server, f"its connection closed during {tool}")
+        if code is ErrorCode.AUTH_FAILED:
+            return _auth_failed(connection)
+        if code is ErrorCode.TOOL_UNAVAILABLE:
+            if writes and tool != "tools/list":
+                return ToolError(
+                    ErrorCode.TIMEOUT,
+                    f"the connection to MCP server '{name}' was lost during {tool}, so its "
+                    "outcome is unknown",
+                )
+            return _unavailable(connection, f"its connection was lost during {tool}")
         if code is ErrorCode.UNKNOWN_TOOL:
-            return ToolError(code, f"MCP server '{server.name}' does not offer '{tool}' now")
+            return ToolError(code, f"MCP server '{name}' does not offer '{tool}' now")
         if code is ErrorCode.TIMEOUT:
-            return ToolError(
-                code, f"{tool} on MCP server '{server.name}' took over {server.timeout_seconds:g} s"
-            )
-        return ToolError(code, f"{tool} on MCP server '{server.name}': {error.error.message}")
+            took = connection.server.timeout_seconds
+            return ToolError(code, f"{tool} on MCP server '{name}' took over {took:g} s")
+        if code is ErrorCode.RATE_LIMITED:
+            return ToolError(code, f"MCP server '{name}' is rate limiting (HTTP {status})")
+        return ToolError(code, connection.scrub(f"{tool} on MCP server '{name}': {message}"))
 
     async def _error_result(
-        self, server: McpServer, tool: str, result: CallToolResult
+        self, connection: _Connection, tool: str, result: CallToolResult
     ) -> ToolError:
         """An error result: a tool gone from the server's list is UNKNOWN_TOOL; anything else
         is the planner's to plan around."""
-        text = content_text(result)[:2000] or "(no message)"
+        name = connection.server.name
+        text = connection.scrub(content_text(result)[:2000]) or "(no message)"
         with contextlib.suppress(ToolError):
-            listing = await self.list_tools(server)
+            listing = await self.list_tools(connection.server)
             if all(listed.name != tool for listed in listing.tools):
-                return ToolError(
-                    ErrorCode.UNKNOWN_TOOL,
-                    f"MCP server '{server.name}' no longer offers '{tool}': {text}",
-                )
+                message = f"MCP server '{name}' no longer offers '{tool}': {text}"
+                return ToolError(ErrorCode.UNKNOWN_TOOL, message)
         return ToolError(ErrorCode.INVALID_ARGUMENT, f"{tool} answered with an error: {text}")
 
 
-def _unavailable(server: McpServer, why: str) -> ToolError:
+def _code_of_status(status: int) -> ErrorCode:
+    if status in (401, 403):
+        return ErrorCode.AUTH_FAILED
+    if status == 429:
+        return ErrorCode.RATE_LIMITED
+    if status >= 500 or status == 404:
+        return ErrorCode.TOOL_UNAVAILABLE
+    return ErrorCode.TOOL_EXECUTION_FAILED
+
+
+def _auth_failed(connection: _Connection) -> ToolError:
     return ToolError(
-        ErrorCode.TOOL_UNAVAILABLE, f"MCP server '{server.name}' is unavailable: {why}"
+        ErrorCode.AUTH_FAILED,
+        f"MCP server '{connection.server.name}' refused the worker's credentials "
+        f"(HTTP {connection.http_status}): check its headers",
     )
+
+
+def _unavailable(connection: _Connection, why: str) -> ToolError:
+    message = f"MCP server '{connection.server.name}' is unavailable: {why}"
+    return ToolError(ErrorCode.TOOL_UNAVAILABLE, connection.scrub(message))
 
 
 def _reason(error: BaseException) -> str:

@@ -51,6 +51,7 @@ class NodeBatchWorkflow:
                         fault=call.fault,
                         task=request.task,
                         plan_attempt=request.plan_attempt,
+                        mcp=call.mcp,
                     ),
                     local=call.local,
                     retry=TOOL_RETRY,

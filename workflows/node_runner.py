@@ -125,6 +125,7 @@ class NodeRunner:
             fault=self._fault(tool, arguments),
             local=self._ledger.spec(node_id).local,
             uses_llm=self._ledger.spec(node_id).uses_llm,
+            mcp=self._ledger.spec(node_id).mcp,
         )
 
     async def run_batch(self, calls: list[BatchCall], number: int) -> NodeBatchResult:

@@ -5,7 +5,10 @@ and wait for approval there."""
 
 from __future__ import annotations
 
+import json
 import re
+
+from pydantic import JsonValue
 
 from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.tools import ToolCatalog
@@ -30,8 +33,9 @@ _WRITES = re.compile(
     r"create (?:a )?branch|switch (?:to )?branch)\b",
     re.I,
 )
-"""A goal that asks for a change: it starts with a write verb ('commit my changes', 'reset the
-index'); a question that mentions one ('why was the reset logic changed?') is not."""
+"""A goal that asks for a change starts with a write verb and is not a question ('commit my
+changes', 'reset the index'); 'Commit history of the scheduler?' and 'why was the reset logic
+changed?' are questions."""
 _DROPPED_ON = {"INVALID_ARGUMENT", "UNKNOWN_TOOL", "MISSING_INFO"}
 
 
@@ -52,7 +56,8 @@ def topic_of(goal: str) -> str | None:
 
 def plan_repo(request: PlanningInput) -> Plan:
     goal = request.goal
-    if _WRITES.search(goal):
+    asked = goal.splitlines()[0] if goal.strip() else goal  # the goal, without answers after it
+    if _WRITES.search(asked) and not asked.rstrip().endswith("?"):
         raise PlanningError(
             "the offline planner answers questions about the history and never changes the "
             "repository; to run a write tool (git_commit, git_add, git_reset, git_checkout, "
@@ -63,21 +68,32 @@ def plan_repo(request: PlanningInput) -> Plan:
             "ask about the repository's history, e.g. 'What changed in the scheduler in the "
             "last 20 commits, and why?'"
         )
-    dropped = _failed_nodes(request)
-    if "log" in dropped:
-        raise PlanningError(f"the log of the repository failed: {dropped['log']}")
     verification = [f.message for f in request.failures if f.code == "VERIFICATION_FAILED"]
     if verification:
         raise PlanningError(f"the report failed its check: {'; '.join(verification)}")
-    return _plan(goal, request.catalog, commit_count(goal), topic_of(goal), set(dropped))
+    plan = _plan(goal, request.catalog, commit_count(goal), topic_of(goal), set())
+    failed = _failed_calls(request)
+    dropped = {node.id for node in plan.nodes if _call_of(node) in failed}
+    if "log" in dropped:
+        raise PlanningError(f"the log of the repository failed: {failed[_call_of(plan.nodes[0])]}")
+    return _plan(goal, request.catalog, commit_count(goal), topic_of(goal), dropped)
 
 
-def _failed_nodes(request: PlanningInput) -> dict[str, str]:
+def _failed_calls(request: PlanningInput) -> dict[tuple[str, str], str]:
+    """The calls (tool and arguments) that failed in a way a new plan should go around."""
     return {
-        failure.node_id: failure.message
+        (failure.tool, _key(failure.arguments or {})): failure.message
         for failure in request.failures
-        if failure.node_id is not None and failure.code in _DROPPED_ON
+        if failure.tool is not None and failure.code in _DROPPED_ON
     }
+
+
+def _call_of(node: PlanNode) -> tuple[str, str]:
+    return node.tool, _key({b.name: b.value for b in node.arguments})
+
+
+def _key(arguments: dict[str, JsonValue]) -> str:
+    return json.dumps(arguments, sort_keys=True, default=str)
 
 
 def _plan(

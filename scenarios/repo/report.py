@@ -20,16 +20,18 @@ def render_report(
     relevant = [c for c in commits if _about(c, topic, patches.get(c.sha, ""))] if topic else []
     shown = relevant or commits
     lines = [f"# {question}", ""]
+    last = _the_last(len(commits))
     if topic and not relevant:
-        lines += [
-            f"None of the last {len(commits)} commits mentions '{topic}' in its message or "
-            "patch; here is what they changed.",
-            "",
-        ]
+        none = (
+            "The last commit does not mention"
+            if len(commits) == 1
+            else f"None of the last {len(commits)} commits mentions"
+        )
+        lines += [f"{none} '{topic}' in its message or patch; here is what changed.", ""]
     elif topic:
-        lines += [f"{len(relevant)} of the last {len(commits)} commits touch '{topic}'.", ""]
+        lines += [f"{len(relevant)} of {last} touch '{topic}'.", ""]
     else:
-        lines += [f"What the last {len(commits)} commits changed.", ""]
+        lines += [f"What {last} changed.", ""]
     lines.append("## What changed, and why")
     for commit in shown[:MAX_LISTED]:
         why = commit.body or "not given beyond the subject"
@@ -44,12 +46,21 @@ def render_report(
     if diff:
         files = touched_files(diff)
         if files:
-            lines += ["", f"## Files changed over the range ({len(files)})"]
+            count = (
+                f"at least {len(files)}, the diff was cut"
+                if "\n[truncated: " in diff
+                else len(files)
+            )
+            lines += ["", f"## Files changed since then, working tree included ({count})"]
             lines.append(", ".join(files[:20]) + (" ..." if len(files) > 20 else ""))
             matching = [f for f in files if topic and topic.lower() in f.lower()]
             if matching:
                 lines.append(f"Of these, {', '.join(matching[:10])} match '{topic}'.")
     return "\n".join(lines)
+
+
+def _the_last(count: int) -> str:
+    return "the last commit" if count == 1 else f"the last {count} commits"
 
 
 def _about(commit: Commit, topic: str, patch: str) -> bool:

@@ -25,7 +25,7 @@ from tests.mcp_servers.repositories import (
     make_repository,
     shifting_server,
 )
-from tool_servers.config import McpServer
+from tool_servers.config import McpConfigError, McpServer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -49,7 +49,7 @@ async def test_the_git_servers_tools_reach_the_catalog_with_their_rules_and_no_r
     assert {"git_log", "git_show", "git_diff", "git_status", *WRITE_TOOLS} <= set(git)
     assert catalog.tools[0].name == "write_repo_report"  # the scenario's own tools come first
     for name, tool in git.items():
-        assert tool.mcp == McpTarget(server="git", tool=name)
+        assert tool.mcp == McpTarget(server="git", tool=name, writes=name in WRITE_TOOLS)
         assert "repo_path" not in tool.arguments_schema["properties"]  # pinned by the worker
         assert tool.side_effects is (name in WRITE_TOOLS)
     assert git["git_log"].required_arguments() == []
@@ -102,23 +102,52 @@ async def test_a_git_call_returns_the_servers_text_with_the_pinned_repository(
     assert unknown.value.code is ErrorCode.UNKNOWN_TOOL
 
 
-async def test_a_killed_server_fails_the_call_as_unavailable_and_the_next_call_restarts_it(
+async def test_a_server_that_died_between_calls_is_started_again_for_the_next_call(
     tmp_path: Path,
 ) -> None:
-    make_repository(tmp_path / "repo", commits=2)
-    hub = hub_over(tmp_path / "repo")
-    target = McpTarget(server="git", tool="git_log")
+    tools = tmp_path / "tools"
+    tools.write_text("slow")
+    marker = f"shift-{uuid.uuid4().hex[:8]}"
+    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    target = McpTarget(server="shift", tool="slow")
     try:
-        await hub.call("repo", target, {"max_count": 1})
-        assert kill_processes(f"mcp_server_git --repository {tmp_path / 'repo'}") == 1
-        await asyncio.sleep(0.2)
-        with pytest.raises(ToolError) as dead:
-            await hub.call("repo", target, {"max_count": 1})
-        again = await hub.call("repo", target, {"max_count": 1})
+        first = await hub.call("synthetic", target, {"seconds": 0})
+        assert kill_processes(marker) == 1
+        await asyncio.sleep(0.3)
+        second = await hub.call("synthetic", target, {"seconds": 0})
     finally:
         await hub.aclose()
-    assert dead.value.code is ErrorCode.TOOL_UNAVAILABLE  # transient: Temporal retries it
-    assert "Commit:" in str(again)
+    assert str(first).startswith("waited 0 s") and str(second).startswith("waited 0 s")
+    assert first != second  # another process: nothing was sent to the dead one
+
+
+@pytest.mark.parametrize(
+    ("writes", "code", "words"),
+    [
+        (False, ErrorCode.TOOL_UNAVAILABLE, "is unavailable: its connection was lost during slow"),
+        (True, ErrorCode.TIMEOUT, "was lost during slow, so its outcome is unknown"),
+    ],
+)
+async def test_a_server_killed_mid_call_fails_a_read_as_unavailable_and_a_write_as_unknown(
+    tmp_path: Path, writes: bool, code: ErrorCode, words: str
+) -> None:
+    tools = tmp_path / "tools"
+    tools.write_text("slow")
+    marker = f"shift-{uuid.uuid4().hex[:8]}"
+    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    target = McpTarget(server="shift", tool="slow", writes=writes)
+    try:
+        await hub.call("synthetic", target, {"seconds": 0})  # connected
+        call = asyncio.create_task(hub.call("synthetic", target, {"seconds": 5}))
+        await asyncio.sleep(0.5)
+        assert kill_processes(marker) == 1
+        with pytest.raises(ToolError) as lost:
+            await call
+        again = await hub.call("synthetic", target, {"seconds": 0})
+    finally:
+        await hub.aclose()
+    assert lost.value.code is code and words in lost.value.message
+    assert str(again).startswith("waited 0 s")  # a new connection serves the next call
 
 
 async def test_a_tool_removed_between_the_catalog_and_the_call_fails_as_unknown(
@@ -133,9 +162,7 @@ async def test_a_tool_removed_between_the_catalog_and_the_call_fails_as_unknown(
         assert {"echo", "slow"} <= set(catalog.names())
         tools.write_text("echo")  # the server's next start offers echo alone
         kill_processes(marker)
-        await asyncio.sleep(0.2)
-        with pytest.raises(ToolError):  # the dead connection: TOOL_UNAVAILABLE
-            await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 0})
+        await asyncio.sleep(0.3)
         with pytest.raises(ToolError) as gone:
             await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 0})
     finally:
@@ -243,3 +270,27 @@ async def until_listening(port: int) -> None:
         writer.close()
         return
     raise AssertionError(f"nothing listens on {port}")
+
+
+async def test_a_failure_message_never_repeats_a_secret_of_the_servers_configuration() -> None:
+    secret = f"s3cret-{uuid.uuid4().hex}"
+    server = McpServer(name="leaky", command="/nonexistent/${LEAKY_TOKEN}/mcp")
+    hub = McpHub(McpSources(worker=(server,)), {**os.environ, "LEAKY_TOKEN": secret})
+    try:
+        with pytest.raises(ToolError) as failed:
+            await hub.listings("cities")
+    finally:
+        await hub.aclose()
+    assert failed.value.code is ErrorCode.TOOL_UNAVAILABLE
+    assert "/nonexistent/***/mcp" in failed.value.message and secret not in failed.value.message
+
+
+def test_a_worker_whose_mcp_configuration_names_an_unset_variable_refuses_to_start(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        '{"mcpServers": {"t": {"url": "http://h/mcp", "headers": {"A": "${NOPE_X}"}}}}'
+    )
+    with pytest.raises(McpConfigError, match=r"MCP server 't' needs \$\{NOPE_X\}"):
+        McpHub.from_environment({"HARNESS_MCP_CONFIG": str(config)})

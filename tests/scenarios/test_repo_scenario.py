@@ -141,8 +141,21 @@ def request(
     )
 
 
+CALLS: dict[str, tuple[str, dict[str, JsonValue]]] = {
+    "log": ("git_log", {"max_count": 20}),
+    "show_0": ("git_show", {"revision": "HEAD"}),
+    "show_1": ("git_show", {"revision": "HEAD~1"}),
+    "show_2": ("git_show", {"revision": "HEAD~2"}),
+    "diff": ("git_diff", {"target": "HEAD~20"}),
+}
+
+
 def failed(node_id: str, code: str) -> FailureContext:
-    return FailureContext(node_id=node_id, code=code, message=f"{node_id} failed")
+    """The failure of the standard plan's node, as the run reports it (tool and arguments)."""
+    tool, arguments = CALLS[node_id]
+    return FailureContext(
+        node_id=node_id, tool=tool, arguments=arguments, code=code, message=f"{node_id} failed"
+    )
 
 
 def literals(node: PlanNode) -> dict[str, JsonValue]:
@@ -421,5 +434,30 @@ def test_the_files_of_the_diff_are_listed_once_each() -> None:
     draft = render_report("Why?", COMMITS, None, {}, PATCH)
 
     assert "What the last 2 commits changed." in draft
-    assert "## Files changed over the range (3)" in draft
+    assert "## Files changed since then, working tree included (3)" in draft
     assert "harness/dag.py, old_name.py, new_file.py" in draft
+
+
+def test_an_id_invented_in_the_report_is_refused_though_the_report_is_among_the_results() -> None:
+    invented = "b" * 40
+    report = f"`{invented}` changed the scheduler."
+    problems = check(report, {"log": LOG, "report": report})
+    assert any(invented in problem for problem in problems)
+
+
+def test_a_question_that_starts_with_a_write_word_is_planned() -> None:
+    plan = plan_repo(request("Commit history of the scheduler in the last 5 commits?"))
+    assert plan.nodes[0].id == "log"
+
+
+def test_a_write_goal_stays_refused_whatever_the_answers_after_it_say() -> None:
+    with pytest.raises(PlanningError, match="never changes the repository"):
+        plan_repo(request("commit my changes\nAnswer: is that all?"))
+
+
+def test_a_failed_call_of_another_plan_under_the_same_node_id_drops_nothing() -> None:
+    other = FailureContext(
+        node_id="diff", tool="git_diff", arguments={"target": "no-such-branch"},
+        code=ErrorCode.INVALID_ARGUMENT, message="Ref 'no-such-branch' did not resolve",
+    )  # fmt: skip
+    assert "diff" in [n.id for n in plan_repo(request(failures=[other])).nodes]

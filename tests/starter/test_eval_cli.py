@@ -229,8 +229,9 @@ async def test_the_offline_suite_holds_the_baseline_committed_in_the_repository(
         ),
     ):
         code, _, stderr = await harness(
-            "eval", "cities", "games", "incidents", "refunds", "--no-start", "--out", str(out),
-            "--baseline", str(COMMITTED_BASELINE), client=client, task_queue=task_queue,
+            "eval", "cities", "games", "incidents", "refunds", "repo", "--no-start",
+            "--out", str(out), "--baseline", str(COMMITTED_BASELINE),
+            client=client, task_queue=task_queue,
         )  # fmt: skip
     assert code == 0, stderr[-3000:]
     report = report_in(out)
@@ -241,6 +242,7 @@ async def test_the_offline_suite_holds_the_baseline_committed_in_the_repository(
         "games",
         "incidents",
         "refunds",
+        "repo",
     }
     assert json.loads((out / "report.json").read_text())["overall"]["runs"] >= 80
 

@@ -12,7 +12,7 @@ from harness.run import RunPhase
 from starter.errors import CliError
 from starter.eval_files import load_cases, read_case_file, scenario_case_file
 
-SCENARIOS_WITH_CASES = ("cities", "games", "incidents", "refunds")
+SCENARIOS_WITH_CASES = ("cities", "games", "incidents", "refunds", "repo")
 CATEGORIES = {
     "ordinary",
     "budget",

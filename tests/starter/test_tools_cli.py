@@ -32,7 +32,11 @@ def test_tools_with_mcp_lists_a_servers_tools_as_the_planner_sees_them() -> None
     assert code == 0, stderr
     tools = {tool["name"]: tool for tool in json.loads(stdout)["tools"]}
     assert set(tools) == {"get_current_time", "convert_time"}
-    assert tools["convert_time"]["mcp"] == {"server": "time", "tool": "convert_time"}
+    assert tools["convert_time"]["mcp"] == {
+        "server": "time",
+        "tool": "convert_time",
+        "writes": False,
+    }
     assert not tools["convert_time"]["side_effects"]
 
 
@@ -55,7 +59,8 @@ def test_tools_with_mcp_finds_a_server_the_worker_configuration_names(tmp_path: 
     )
     assert code == 0, stderr
     assert "get_population" in stdout  # the scenario's own tools, then the server's
-    assert "get_current_time  [DATA]  MCP clock/get_current_time" in stdout
+    assert stdout.count("get_current_time  [DATA]  MCP clock/get_current_time") == 1
+    assert "clock_get_current_time" not in stdout  # the configured server is listed once
 
 
 def test_the_repo_scenarios_tools_show_which_need_approval_and_validate_a_plan(

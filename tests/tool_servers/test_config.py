@@ -234,3 +234,10 @@ def test_the_worker_refuses_to_start_with_an_mcp_configuration_it_cannot_read(
     assert "worker.config_error" in finished.stderr
     assert "server 'git'" in finished.stderr and "either command" in finished.stderr
     assert "Traceback" not in finished.stderr
+
+
+def test_a_configuration_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_bytes(b'{"mcpServers": {"caf\xe9": {}}}')
+    with pytest.raises(McpConfigError, match="not UTF-8 text"):
+        load_servers(path)

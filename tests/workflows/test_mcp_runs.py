@@ -19,7 +19,7 @@ from harness.contracts import APPROVE_UPDATE, RUN_TOOL_ACTIVITY
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest
 from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunPhase, RunRequest
+from harness.run import RunPhase, RunRequest, ScaleOptions
 from harness.wait_book import Decision
 from scenarios.repo import REPO_PATH_VARIABLE
 from scenarios.repo.history import cited_ids
@@ -267,3 +267,32 @@ async def test_the_repo_scenario_answers_about_this_projects_own_history(
     commits = set(git(ROOT, "rev-list", "--all").split())
     cited = cited_ids(run.report or "")
     assert cited and all(any(sha.startswith(c) for sha in commits) for c in cited)
+
+
+async def test_mcp_calls_of_a_wide_plan_run_in_child_batches_on_their_server(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    shas = make_repository(tmp_path / "repo", commits=6)
+    shows = [
+        PlanNode(id=f"show_{i}", tool="git_show", arguments=[literal("revision", f"HEAD~{i}")])
+        for i in range(6)
+    ]
+    report = report_over("log", *(n.id for n in shows))
+    report.arguments += [result("commits", n.id) for n in shows]
+    plan = Plan(nodes=[git_log(), *shows, report])
+    scale = ScaleOptions(batch_plan_nodes=4, batch_min_ready=3, batch_size=10)
+    async with running_worker(client, task_queue, mcp=hub_over(tmp_path / "repo")):
+        run = await execute_run(
+            client, task_queue, RunRequest(goal="g", scenario="repo", plan=plan, scale=scale)
+        )
+    assert run.status is RunPhase.SUCCEEDED, run.error
+    nodes = {n.id: n for n in run.nodes}
+    assert all(
+        nodes[f"show_{i}"].result and shas[i] in str(nodes[f"show_{i}"].result) for i in range(6)
+    )
+    events = await history_events(client, run.run_id)
+    children = [
+        e for e in events
+        if e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    ]  # fmt: skip
+    assert children  # the git calls ran in a child batch, on the same server
