@@ -7,6 +7,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
+# git for the repo scenario's MCP server (mcp-server-git), which reads a repository mounted at
+# HARNESS_REPO_PATH.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/*
+
 # Build from a source folder of its own; the worker runs from /app below, so `python -m worker`
 # imports the installed package rather than a copy of the source tree.
 WORKDIR /src
@@ -20,6 +26,7 @@ COPY starter/ starter/
 COPY infra/ infra/
 COPY payments/ payments/
 COPY memory/ memory/
+COPY tool_servers/ tool_servers/
 RUN pip install --no-cache-dir . \
     && rm -rf build ./*.egg-info
 
