@@ -18,6 +18,8 @@ from harness.untrusted import fence, with_data_rule
 
 MAX_FAILURES_SHOWN = 20
 FAILURE_CHARS = 400
+MCP_DESCRIPTION_CHARS = 2000
+"""An MCP server's description of a tool, as much of it as the planner reads."""
 PREVIOUS_PLAN_CHARS = 8000
 """What a replan's prompt holds at most: the first failures, each cut, and the previous plan."""
 
@@ -66,6 +68,10 @@ def _describe(tool: ToolSpec) -> str:
     if tool.requires_approval:
         notes.append("waits for approval")
     schema = json.dumps(tool.arguments_schema, separators=(",", ":"), sort_keys=True)
+    if tool.mcp is not None:  # a third party's words: data, never instructions
+        notes.append(f"from MCP server {tool.mcp.server}")
+        described = f"{tool.description[:MCP_DESCRIPTION_CHARS]}\nArguments: {schema}"
+        return f"## {tool.name} ({', '.join(notes)})\n{fence(f'tool {tool.name}', described)}"
     return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
 
 
