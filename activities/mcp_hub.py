@@ -17,7 +17,7 @@ from scenarios import all_scenarios
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 from tool_servers.sessions import McpSessions
 
-LIST_SECONDS = 25.0
+LIST_SECONDS = 20.0
 """How long the catalog waits for a server's tool list (the catalog activity has 30 s)."""
 
 
@@ -47,7 +47,7 @@ class McpSources:
                 scenario.name: scenario.mcp_servers(environment) for scenario in all_scenarios()
             },
         )
-        for server in {s.name: s for s in sources.all_servers()}.values():
+        for server in sources.all_servers():
             server.resolved(environment)
         return sources
 
@@ -77,7 +77,11 @@ class McpHub:
         once, each within LIST_SECONDS (inside the catalog's time limit), so a server that
         hangs is named."""
         servers = self.sources.for_scenario(scenario)
-        return list(await asyncio.gather(*(self._listing(server) for server in servers)))
+        listed = await asyncio.gather(*(self._listing(s) for s in servers), return_exceptions=True)
+        for outcome in listed:  # every listing has ended; the first failure in order is raised
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return [outcome for outcome in listed if isinstance(outcome, McpServerListing)]
 
     async def _listing(self, server: McpServer) -> McpServerListing:
         try:

@@ -103,11 +103,18 @@ _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
 def _plain(schema: Any) -> Any:
-    """The schema with JSON Schema's boolean sub-schemas (`true`: anything, `false`: nothing)
-    written as objects, which is all the validator reads."""
+    """The schema as the validator (workflow code, which must not crash) can read it: JSON
+    Schema's boolean sub-schemas (`true`: anything, `false`: nothing) written as objects, a
+    sub-schema that is neither taken as anything, a `required` that is not a list of names
+    left out."""
     if not isinstance(schema, dict):
-        return {} if schema is True else {"enum": []} if schema is False else schema
+        return {"enum": []} if schema is False else {}  # `true`, or what no schema can be
     plain = dict(schema)
+    required = plain.get("required")
+    if required is not None and not (
+        isinstance(required, list) and all(isinstance(name, str) for name in required)
+    ):
+        del plain["required"]
     for key in _SUBSCHEMA_MAPS:
         if isinstance(plain.get(key), dict):
             plain[key] = {name: _plain(sub) for name, sub in plain[key].items()}

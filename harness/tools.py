@@ -43,8 +43,9 @@ class McpTarget(BaseModel):
     server: str
     tool: str
     writes: bool = Field(
-        default=False,
-        description="The tool has side effects: a call cut off mid-way has an unknown outcome.",
+        default=True,
+        description="The tool has side effects: a call cut off mid-way has an unknown outcome "
+        "(assumed of a catalog that does not say).",
     )
 
 

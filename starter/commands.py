@@ -211,7 +211,13 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
     else:
         scenario = load_scenario("cities" if args.scenario is None else args.scenario)
         servers = scenario_servers(scenario, os.environ)
-        servers += [server for server in asked if server.name not in {s.name for s in servers}]
+        known = {server.name: server for server in servers}
+        for server in asked:
+            if server.name in known and known[server.name] != server:
+                raise CliError(
+                    f"a configured MCP server is named '{server.name}': give another NAME="
+                )
+        servers += [server for server in asked if server.name not in known]
         base = scenario.catalog()
     catalog = await catalog_with_servers(base, servers, os.environ)
     if args.json:

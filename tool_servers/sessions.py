@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -35,7 +36,8 @@ import structlog
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
 from pydantic import JsonValue
 
 from harness.errors import ErrorCode, ToolError
@@ -45,7 +47,11 @@ from tool_servers.results import content_text, listed_tool, node_result, protoco
 
 log = structlog.get_logger()
 
-CONNECT_TIMEOUT_SECONDS = 20.0
+CONNECT_TIMEOUT_SECONDS = 15.0
+_HTTP_STAND_IN = "Server returned an error response"
+"""The SDK's message for an HTTP error status it has no JSON-RPC error for."""
+_TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""The names the MCP spec allows a tool; a server's other names are not listed."""
 LIST_PAGES = 50
 """A server that pages its tool list without end is cut off here."""
 _TRANSPORT_ERRORS = (
@@ -60,14 +66,18 @@ _TRANSPORT_ERRORS = (
 class _Connection:
     """One live client of one server, held open by its own task until closed or dead."""
 
-    def __init__(self, server: McpServer, secrets: list[str]) -> None:
-        self.server = server
-        self.secrets = secrets
+    def __init__(self, source: McpServer, environment: Mapping[str, str]) -> None:
+        self.source = source
+        """The server as configured, with its `${NAME}`s."""
+        self.server = source.resolved(environment)
+        self.secrets = source.secrets(environment)
         self.http_status: int | None = None
-        """The last HTTP error status (400 and up) a streamable HTTP server answered with."""
+        """The HTTP error status (400 and up) of the last POST a streamable HTTP server
+        answered with one; read once by the failure it explains."""
         self._ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._ready.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._hold(), name=f"mcp:{server.name}")
+        self._task = asyncio.create_task(self._hold(), name=f"mcp:{source.name}")
 
     @property
     def alive(self) -> bool:
@@ -78,8 +88,9 @@ class _Connection:
             return True  # still connecting
         if self._ready.cancelled() or self._ready.exception() is not None:
             return False
-        dispatcher = getattr(self._ready.result().session, "_dispatcher", None)
-        return not getattr(dispatcher, "_closed", False)  # the SDK's own closed flag
+        session = getattr(self._ready.result(), "_session", None)
+        dispatcher = getattr(session, "_dispatcher", None)
+        return not getattr(dispatcher, "_closed", False)  # the SDK's flag: its stream ended
 
     def scrub(self, text: str) -> str:
         for secret in self.secrets:
@@ -87,7 +98,8 @@ class _Connection:
         return text
 
     async def client(self) -> Client:
-        return await asyncio.wait_for(asyncio.shield(self._ready), CONNECT_TIMEOUT_SECONDS)
+        async with asyncio.timeout(CONNECT_TIMEOUT_SECONDS):
+            return await asyncio.shield(self._ready)
 
     async def close(self) -> None:
         """End the connection; a caller cancelled meanwhile is cancelled still."""
@@ -96,7 +108,8 @@ class _Connection:
             self._ready.set_exception(ConnectionError("closed before it was ready"))
             self._task.cancel()
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), 10)
+            async with asyncio.timeout(10):
+                await asyncio.shield(self._task)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -105,8 +118,12 @@ class _Connection:
             pass
 
     async def _note_status(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400:
+        if response.status_code >= 400 and response.request.method == "POST":
             self.http_status = response.status_code
+
+    def take_status(self) -> int | None:
+        status, self.http_status = self.http_status, None
+        return status
 
     async def _hold(self) -> None:
         try:
@@ -144,11 +161,10 @@ async def _transport(
             command=server.command, args=server.args, env=server.env or None, cwd=server.cwd
         )
         return stdio_client(parameters, errlog=sys.__stderr__ or sys.stderr)
-    http = await stack.enter_async_context(
-        httpx2.AsyncClient(
-            headers=server.headers, follow_redirects=True, event_hooks={"response": [on_response]}
-        )
-    )
+    timeout = httpx2.Timeout(30.0, read=max(300.0, server.timeout_seconds + 30.0))
+    http = create_mcp_http_client(headers=server.headers, timeout=timeout)
+    http.event_hooks["response"].append(on_response)
+    await stack.enter_async_context(http)
     return streamable_http_client(str(server.url), http_client=http)
 
 
@@ -159,6 +175,7 @@ class McpSessions:
         self._environment = environment
         self._connections: dict[tuple[str, str], _Connection] = {}
         self._lock = asyncio.Lock()
+        self._closing: set[asyncio.Task[None]] = set()
 
     async def list_tools(self, server: McpServer) -> McpServerListing:
         connection, client = await self._client(server)
@@ -172,10 +189,14 @@ class McpSessions:
                 if cursor is None:
                     break
         except Exception as error:
-            raise await self._failure(connection, "tools/list", error, writes=False) from error
+            raise self._failure(connection, "tools/list", error, writes=False) from None
+        named = [tool for tool in tools if _TOOL_NAME.fullmatch(tool.name)]
+        if len(named) < len(tools):
+            odd = [connection.scrub(tool.name)[:80] for tool in tools if tool not in named]
+            log.warning("mcp.tool_names_refused", server=server.name, names=odd)
         return McpServerListing(
             server=server.name,
-            tools=tools,
+            tools=named,
             prefix=server.prefix,
             pinned=sorted(server.arguments),
         )
@@ -186,16 +207,16 @@ class McpSessions:
         tool: str,
         arguments: Mapping[str, JsonValue],
         *,
-        writes: bool = False,
+        writes: bool = True,
     ) -> JsonValue:
         """Call `tool` with the plan's arguments and the server's pinned ones; `writes`: the
         tool has side effects, so a connection lost during the call leaves its outcome
         unknown."""
         connection, client = await self._client(server)
         try:
-            result = await client.call_tool(tool, {**arguments, **server.arguments})
+            result = await client.call_tool(tool, {**arguments, **connection.server.arguments})
         except Exception as error:
-            raise await self._failure(connection, tool, error, writes=writes) from error
+            raise self._failure(connection, tool, error, writes=writes) from None
         if result.is_error:
             raise await self._error_result(connection, tool, result)
         return node_result(result)
@@ -203,71 +224,79 @@ class McpSessions:
     async def aclose(self) -> None:
         async with self._lock:
             connections, self._connections = list(self._connections.values()), {}
-        await asyncio.gather(*(connection.close() for connection in connections))
+        await asyncio.gather(*(c.close() for c in connections), *self._closing)
 
     async def _client(self, server: McpServer) -> tuple[_Connection, Client]:
         """The server's live connection (started now if it has none) and its client."""
         try:
             resolved = server.resolved(self._environment)
         except McpConfigError as error:
-            raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from error
+            raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from None
         key = (server.name, resolved.model_dump_json())
-        stale = None
         async with self._lock:
             connection = self._connections.get(key)
             if connection is None or not connection.alive:
-                stale = connection
-                secrets = server.secrets(self._environment)
-                connection = self._connections[key] = _Connection(resolved, secrets)
-        if stale is not None:
-            await stale.close()
+                if connection is not None:
+                    self._close_later(connection)
+                connection = self._connections[key] = _Connection(server, self._environment)
         try:
             return connection, await connection.client()
         except asyncio.CancelledError:
             raise
         except BaseException as error:
-            await self._drop(connection)
-            if connection.http_status in (401, 403):
-                raise _auth_failed(connection) from error
-            why = f"it did not start: {_reason(error)}"
-            raise _unavailable(connection, why) from error
+            self._drop(connection)
+            if (status := connection.take_status()) in (401, 403):
+                raise _auth_failed(connection, status) from None
+            raise _unavailable(connection, f"it did not start: {_reason(error)}") from None
 
-    async def _drop(self, connection: _Connection) -> None:
-        """Close a connection that failed, unless another call has replaced it already."""
+    def _drop(self, connection: _Connection) -> None:
+        """Forget a connection that failed (unless another call has replaced it already) and
+        close it in the background: the caller's time is the run's."""
         key = (connection.server.name, connection.server.model_dump_json())
-        async with self._lock:
-            if self._connections.get(key) is connection:
-                del self._connections[key]
-        await connection.close()
+        if self._connections.get(key) is connection:
+            del self._connections[key]
+        self._close_later(connection)
 
-    async def _failure(
+    def _close_later(self, connection: _Connection) -> None:
+        closing = asyncio.get_running_loop().create_task(connection.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    def _failure(
         self, connection: _Connection, tool: str, error: Exception, *, writes: bool
     ) -> ToolError:
-        """What a failed request means, closing the connection when it is the connection's."""
-        name, status = connection.server.name, connection.http_status
+        """What a failed request means; a connection that is gone is dropped."""
+        name = connection.server.name
+        lost = uncertain = False
+        status = connection.take_status()
+        message = f"{type(error).__name__}: {error}"
         if isinstance(error, MCPError):
-            code = protocol_error_code(error)
-            message = error.error.message
-            if error.error.code == INVALID_REQUEST and message == "Session terminated":
-                code = ErrorCode.TOOL_UNAVAILABLE  # an HTTP server that forgot the session
-            elif error.error.code == INTERNAL_ERROR and status is not None:
-                code = _code_of_status(status)  # the SDK's stand-in for an HTTP error status
+            code, message = protocol_error_code(error), error.error.message
+            if error.error.code == CONNECTION_CLOSED:
+                lost = uncertain = True
+            elif error.error.code == INVALID_REQUEST and message == "Session terminated":
+                code, lost = ErrorCode.TOOL_UNAVAILABLE, True  # refused: the call did not run
+            elif error.error.code == INTERNAL_ERROR and message == _HTTP_STAND_IN and status:
+                code = _code_of_status(status)
+                uncertain = status >= 500  # the server failed while it handled the call
         elif isinstance(error, _TRANSPORT_ERRORS):
-            code, message = ErrorCode.TOOL_UNAVAILABLE, repr(error)
+            code, lost = ErrorCode.TOOL_UNAVAILABLE, True
+            uncertain = not isinstance(error, (httpx2.ConnectError, ConnectionRefusedError))
         else:
-            code, message = ErrorCode.TOOL_EXECUTION_FAILED, f"{type(error).__name__}: {error}"
-        if code in (ErrorCode.TOOL_UNAVAILABLE, ErrorCode.AUTH_FAILED):
-            await self._drop(connection)
+            code = ErrorCode.TOOL_EXECUTION_FAILED
+        if lost or code is ErrorCode.AUTH_FAILED:
+            self._drop(connection)
         if code is ErrorCode.AUTH_FAILED:
-            return _auth_failed(connection)
+            return _auth_failed(connection, status)
         if code is ErrorCode.TOOL_UNAVAILABLE:
-            if writes and tool != "tools/list":
+            if writes and uncertain and tool != "tools/list":
                 return ToolError(
                     ErrorCode.TIMEOUT,
                     f"the connection to MCP server '{name}' was lost during {tool}, so its "
                     "outcome is unknown",
                 )
-            return _unavailable(connection, f"its connection was lost during {tool}")
+            why = "its connection was lost" if lost else f"it answered HTTP {status}"
+            return _unavailable(connection, f"{why} during {tool}")
         if code is ErrorCode.UNKNOWN_TOOL:
             return ToolError(code, f"MCP server '{name}' does not offer '{tool}' now")
         if code is ErrorCode.TIMEOUT:
@@ -283,9 +312,9 @@ class McpSessions:
         """An error result: a tool gone from the server's list is UNKNOWN_TOOL; anything else
         is the planner's to plan around."""
         name = connection.server.name
-        text = connection.scrub(content_text(result)[:2000]) or "(no message)"
+        text = connection.scrub(content_text(result))[:2000] or "(no message)"
         with contextlib.suppress(ToolError):
-            listing = await self.list_tools(connection.server)
+            listing = await self.list_tools(connection.source)
             if all(listed.name != tool for listed in listing.tools):
                 message = f"MCP server '{name}' no longer offers '{tool}': {text}"
                 return ToolError(ErrorCode.UNKNOWN_TOOL, message)
@@ -302,11 +331,11 @@ def _code_of_status(status: int) -> ErrorCode:
     return ErrorCode.TOOL_EXECUTION_FAILED
 
 
-def _auth_failed(connection: _Connection) -> ToolError:
+def _auth_failed(connection: _Connection, status: int | None) -> ToolError:
     return ToolError(
         ErrorCode.AUTH_FAILED,
         f"MCP server '{connection.server.name}' refused the worker's credentials "
-        f"(HTTP {connection.http_status}): check its headers",
+        f"(HTTP {status}): check its headers",
     )
 
 

@@ -20,6 +20,7 @@ MAX_FAILURES_SHOWN = 20
 FAILURE_CHARS = 400
 MCP_DESCRIPTION_CHARS = 2000
 """An MCP server's description of a tool, as much of it as the planner reads."""
+MCP_SCHEMA_CHARS = 8000
 PREVIOUS_PLAN_CHARS = 8000
 """What a replan's prompt holds at most: the first failures, each cut, and the previous plan."""
 
@@ -70,7 +71,9 @@ def _describe(tool: ToolSpec) -> str:
     schema = json.dumps(tool.arguments_schema, separators=(",", ":"), sort_keys=True)
     if tool.mcp is not None:  # a third party's words: data, never instructions
         notes.append(f"from MCP server {tool.mcp.server}")
-        described = f"{tool.description[:MCP_DESCRIPTION_CHARS]}\nArguments: {schema}"
+        described = (
+            f"{tool.description[:MCP_DESCRIPTION_CHARS]}\nArguments: {schema[:MCP_SCHEMA_CHARS]}"
+        )
         return f"## {tool.name} ({', '.join(notes)})\n{fence(f'tool {tool.name}', described)}"
     return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
 

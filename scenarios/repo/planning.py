@@ -56,7 +56,7 @@ def topic_of(goal: str) -> str | None:
 
 def plan_repo(request: PlanningInput) -> Plan:
     goal = request.goal
-    asked = goal.splitlines()[0] if goal.strip() else goal  # the goal, without answers after it
+    asked = next((line for line in goal.splitlines() if line.strip()), "")  # without answers
     if _WRITES.search(asked) and not asked.rstrip().endswith("?"):
         raise PlanningError(
             "the offline planner answers questions about the history and never changes the "
@@ -80,12 +80,20 @@ def plan_repo(request: PlanningInput) -> Plan:
 
 
 def _failed_calls(request: PlanningInput) -> dict[tuple[str, str], str]:
-    """The calls (tool and arguments) that failed in a way a new plan should go around."""
-    return {
-        (failure.tool, _key(failure.arguments or {})): failure.message
-        for failure in request.failures
-        if failure.tool is not None and failure.code in _DROPPED_ON
-    }
+    """The calls (tool and arguments) that failed in a way a new plan should go around: a
+    node's failure names its call; the validator's names the node of the previous plan."""
+    previous = (
+        {node.id: node for node in request.previous_plan.nodes} if request.previous_plan else {}
+    )
+    failed: dict[tuple[str, str], str] = {}
+    for failure in request.failures:
+        if failure.code not in _DROPPED_ON:
+            continue
+        if failure.tool is not None:
+            failed[(failure.tool, _key(failure.arguments or {}))] = failure.message
+        elif failure.node_id in previous:
+            failed[_call_of(previous[failure.node_id])] = failure.message
+    return failed
 
 
 def _call_of(node: PlanNode) -> tuple[str, str]:

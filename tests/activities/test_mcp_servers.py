@@ -222,7 +222,7 @@ async def test_a_streamable_http_server_is_reached_with_the_workers_secret_heade
 ) -> None:
     secret = f"s3cret-{uuid.uuid4().hex}"
     tools = tmp_path / "tools"
-    tools.write_text("echo,whoami")
+    tools.write_text("echo,whoami,slow")
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.mcp_servers.shifting"],
         cwd=ROOT,
@@ -245,6 +245,8 @@ async def test_a_streamable_http_server_is_reached_with_the_workers_secret_heade
             answer = await hub.call(
                 "synthetic", McpTarget(server="web", tool="echo"), {"text": "hi"}
             )
+            slow = McpTarget(server="web", tool="slow", writes=True)
+            waited = await hub.call("synthetic", slow, {"seconds": 6})  # past httpx's own 5 s
             with pytest.raises(ToolError) as unauthorised:
                 await refused.listings("synthetic")
         finally:
@@ -255,6 +257,7 @@ async def test_a_streamable_http_server_is_reached_with_the_workers_secret_heade
         process.wait(timeout=10)
     assert {"echo", "whoami"} <= set(catalog.names())
     assert answer == "hi"
+    assert str(waited).startswith("waited 6 s")
     assert unauthorised.value.code is ErrorCode.AUTH_FAILED  # fatal: no retry mends it
     assert "refused the worker's credentials (HTTP 401)" in unauthorised.value.message
     assert secret not in catalog.model_dump_json()

@@ -17,7 +17,7 @@ from harness.mcp_tools import (
     tool_spec,
     with_servers,
 )
-from harness.plan import Plan
+from harness.plan import ArgumentBinding, Plan, PlanNode
 from harness.tools import McpTarget, ToolCatalog, ToolSpec
 from harness.validation import IssueCode, validate_plan
 from scenarios import get_scenario
@@ -195,7 +195,7 @@ def test_an_mcp_tool_targets_its_server_and_its_own_name() -> None:
     spec = catalog.get("g_git_log")
 
     assert spec is not None
-    assert spec.mcp == McpTarget(server="git", tool="git_log")
+    assert spec.mcp == McpTarget(server="git", tool="git_log", writes=False)
 
 
 # --- with_servers naming ---------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_a_server_tool_whose_name_is_taken_is_prefixed_with_its_server() -> None
     assert catalog.names() == ["git_log", "git_git_log"]
     spec = catalog.get("git_git_log")
     assert spec is not None
-    assert spec.mcp == McpTarget(server="git", tool="git_log")
+    assert spec.mcp == McpTarget(server="git", tool="git_log", writes=False)
 
 
 def test_a_clash_between_two_servers_prefixes_the_later_one() -> None:
@@ -329,3 +329,31 @@ def test_a_server_named_harness_cannot_give_its_tools_reserved_names() -> None:
     except ToolNameClashError:
         return
     assert not [name for name in catalog.names() if name.startswith("harness_")]
+
+
+def test_a_schema_the_validator_cannot_read_is_made_plain_before_it_reaches_a_run() -> None:
+    listed = McpListedTool(
+        name="odd",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "a": True,
+                "b": None,
+                "c": "string",
+                "d": {"anyOf": [False, {"type": "integer"}]},
+            },
+            "required": True,
+        },
+        annotations=McpToolAnnotations(read_only=True),
+    )
+    catalog = with_servers(
+        ToolCatalog(scenario="s", tools=[]), [McpServerListing(server="x", tools=[listed])]
+    )
+    spec = catalog.tools[0]
+    assert spec.arguments_schema["properties"] == {
+        "a": {}, "b": {}, "c": {}, "d": {"anyOf": [{"enum": []}, {"type": "integer"}]},
+    }  # fmt: skip
+    assert "required" not in spec.arguments_schema
+    plan = Plan(nodes=[PlanNode(id="n", tool="odd", arguments=[ArgumentBinding.literal("d", "x")])])
+    issues = validate_plan(plan, catalog)  # no crash: every problem is an issue
+    assert any(issue.code is IssueCode.INVALID_ARGUMENT for issue in issues)

@@ -461,3 +461,16 @@ def test_a_failed_call_of_another_plan_under_the_same_node_id_drops_nothing() ->
         code=ErrorCode.INVALID_ARGUMENT, message="Ref 'no-such-branch' did not resolve",
     )  # fmt: skip
     assert "diff" in [n.id for n in plan_repo(request(failures=[other])).nodes]
+
+
+def test_a_node_the_validator_refused_is_left_out_of_the_next_plan() -> None:
+    first = plan_repo(request())
+    refused = FailureContext(
+        node_id="diff", code=ErrorCode.INVALID_ARGUMENT, message="argument 'target' of git_diff"
+    )  # the validator names the node of the previous plan, not the call
+    again = plan_repo(
+        PlanningInput(
+            goal=GOAL, catalog=repo_catalog(), attempt=2, failures=[refused], previous_plan=first
+        )
+    )
+    assert "diff" not in [node.id for node in again.nodes]

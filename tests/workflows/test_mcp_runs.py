@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
+from activities.mcp_hub import McpHub, McpSources
 from harness.contracts import APPROVE_UPDATE, RUN_TOOL_ACTIVITY
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest
@@ -44,7 +46,7 @@ from tests.support import (
     start_run,
 )
 from tests.worker_processes import workers
-from tool_servers.config import MCP_CONFIG_VARIABLE
+from tool_servers.config import MCP_CONFIG_VARIABLE, McpServer
 from workflows import AgentRunWorkflow
 
 pytestmark = pytest.mark.timeout(240)
@@ -296,3 +298,21 @@ async def test_mcp_calls_of_a_wide_plan_run_in_child_batches_on_their_server(
         if e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
     ]  # fmt: skip
     assert children  # the git calls ran in a child batch, on the same server
+
+
+async def test_a_server_that_fails_with_a_secret_in_its_words_leaves_no_secret_in_history(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    secret = f"s3cret-{uuid.uuid4().hex}"
+    make_repository(tmp_path / "repo", commits=2)
+    leaky = McpServer(name="leaky", command="/nonexistent/${LEAKY_TOKEN}/mcp")
+    environment = {**os.environ, REPO_PATH_VARIABLE: str(tmp_path / "repo"), "LEAKY_TOKEN": secret}
+    base = McpSources.from_environment(environment)
+    hub = McpHub(McpSources(worker=(leaky,), scenarios=base.scenarios), environment)
+    async with running_worker(client, task_queue, mcp=hub):
+        handle = await start_run(client, task_queue, RunRequest(goal=QUESTION, scenario="repo"))
+        with pytest.raises(WorkflowFailureError):  # no catalog, no run: Temporal shows Failed
+            await handle.result()
+    history = (await client.get_workflow_handle(handle.id).fetch_history()).to_json()
+    assert "MCP server 'leaky' is unavailable" in history
+    assert "/nonexistent/***/mcp" in history and secret not in history
