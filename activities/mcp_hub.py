@@ -4,7 +4,6 @@ are configured alike, as for every other setting: any of them may run any call."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,9 +15,6 @@ from harness.tools import McpTarget
 from scenarios import all_scenarios
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 from tool_servers.sessions import McpSessions
-
-LIST_SECONDS = 20.0
-"""How long the catalog waits for a server's tool list (the catalog activity has 30 s)."""
 
 
 @dataclass(frozen=True)
@@ -73,24 +69,8 @@ class McpHub:
         return cls(McpSources.from_environment(environment), environment)
 
     async def listings(self, scenario: str) -> list[McpServerListing]:
-        """What each of the scenario's servers offers now, in configuration order: listed at
-        once, each within LIST_SECONDS (inside the catalog's time limit), so a server that
-        hangs is named."""
-        servers = self.sources.for_scenario(scenario)
-        listed = await asyncio.gather(*(self._listing(s) for s in servers), return_exceptions=True)
-        for outcome in listed:  # every listing has ended; the first failure in order is raised
-            if isinstance(outcome, BaseException):
-                raise outcome
-        return [outcome for outcome in listed if isinstance(outcome, McpServerListing)]
-
-    async def _listing(self, server: McpServer) -> McpServerListing:
-        try:
-            return await asyncio.wait_for(self._sessions.list_tools(server), LIST_SECONDS)
-        except TimeoutError as error:
-            raise ToolError(
-                ErrorCode.TOOL_UNAVAILABLE,
-                f"MCP server '{server.name}' did not list its tools in {LIST_SECONDS:g} s",
-            ) from error
+        """What each of the scenario's servers offers now, in configuration order."""
+        return await self._sessions.list_all(self.sources.for_scenario(scenario))
 
     async def call(
         self, scenario: str, target: McpTarget, arguments: Mapping[str, JsonValue]

@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from harness.errors import ErrorCode, ToolError
-from harness.mcp_tools import McpServerListing, ToolNameClashError, with_servers
+from harness.mcp_tools import ToolNameClashError, with_servers
 from harness.tools import ToolCatalog
 from scenarios.base import Scenario
 from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
@@ -60,8 +60,7 @@ async def catalog_with_servers(
 
     sessions = McpSessions(environment)
     try:
-        listings: list[McpServerListing] = [await sessions.list_tools(server) for server in servers]
-        return with_servers(base, listings)
+        return with_servers(base, await sessions.list_all(servers))
     except ToolError as error:
         bad_input = error.code is ErrorCode.CONFIG_INVALID  # a ${NAME} the environment lacks
         raise CliError(error.message, EXIT_USAGE if bad_input else EXIT_UNAVAILABLE) from error

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import re
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -37,7 +37,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
 from pydantic import JsonValue
 
 from harness.errors import ErrorCode, ToolError
@@ -48,6 +48,8 @@ from tool_servers.results import content_text, listed_tool, node_result, protoco
 log = structlog.get_logger()
 
 CONNECT_TIMEOUT_SECONDS = 15.0
+LIST_SECONDS = 20.0
+"""How long a catalog waits for a server's tool list (the catalog activity has 30 s)."""
 _HTTP_STAND_IN = "Server returned an error response"
 """The SDK's message for an HTTP error status it has no JSON-RPC error for."""
 _TOOL_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
@@ -177,6 +179,23 @@ class McpSessions:
         self._lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
 
+    async def list_all(self, servers: Sequence[McpServer]) -> list[McpServerListing]:
+        """What each server offers now, in the order given: listed at once, each within
+        LIST_SECONDS (inside the catalog activity's time limit), so a server that hangs is
+        named; when one fails, the others end first and the first failure in order is raised."""
+        listed = await asyncio.gather(*(self._listing(s) for s in servers), return_exceptions=True)
+        for outcome in listed:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return [outcome for outcome in listed if isinstance(outcome, McpServerListing)]
+
+    async def _listing(self, server: McpServer) -> McpServerListing:
+        try:
+            return await asyncio.wait_for(self.list_tools(server), LIST_SECONDS)
+        except TimeoutError:
+            message = f"MCP server '{server.name}' did not list its tools in {LIST_SECONDS:g} s"
+            raise ToolError(ErrorCode.TOOL_UNAVAILABLE, message) from None
+
     async def list_tools(self, server: McpServer) -> McpServerListing:
         connection, client = await self._client(server)
         try:
@@ -228,17 +247,17 @@ class McpSessions:
 
     async def _client(self, server: McpServer) -> tuple[_Connection, Client]:
         """The server's live connection (started now if it has none) and its client."""
-        try:
-            resolved = server.resolved(self._environment)
-        except McpConfigError as error:
-            raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from None
-        key = (server.name, resolved.model_dump_json())
+        key = _key(server)
         async with self._lock:
             connection = self._connections.get(key)
             if connection is None or not connection.alive:
                 if connection is not None:
                     self._close_later(connection)
-                connection = self._connections[key] = _Connection(server, self._environment)
+                try:
+                    connection = _Connection(server, self._environment)
+                except McpConfigError as error:
+                    raise ToolError(ErrorCode.CONFIG_INVALID, str(error)) from None
+                self._connections[key] = connection
         try:
             return connection, await connection.client()
         except asyncio.CancelledError:
@@ -252,7 +271,7 @@ class McpSessions:
     def _drop(self, connection: _Connection) -> None:
         """Forget a connection that failed (unless another call has replaced it already) and
         close it in the background: the caller's time is the run's."""
-        key = (connection.server.name, connection.server.model_dump_json())
+        key = _key(connection.source)
         if self._connections.get(key) is connection:
             del self._connections[key]
         self._close_later(connection)
@@ -272,7 +291,7 @@ class McpSessions:
         message = f"{type(error).__name__}: {error}"
         if isinstance(error, MCPError):
             code, message = protocol_error_code(error), error.error.message
-            if error.error.code == CONNECTION_CLOSED:
+            if code is ErrorCode.TOOL_UNAVAILABLE:  # the transport closed
                 lost = uncertain = True
             elif error.error.code == INVALID_REQUEST and message == "Session terminated":
                 code, lost = ErrorCode.TOOL_UNAVAILABLE, True  # refused: the call did not run
@@ -319,6 +338,11 @@ class McpSessions:
                 message = f"MCP server '{name}' no longer offers '{tool}': {text}"
                 return ToolError(ErrorCode.UNKNOWN_TOOL, message)
         return ToolError(ErrorCode.INVALID_ARGUMENT, f"{tool} answered with an error: {text}")
+
+
+def _key(server: McpServer) -> tuple[str, str]:
+    """A connection serves one server as configured: its name and the rest of it."""
+    return server.name, server.model_dump_json()
 
 
 def _code_of_status(status: int) -> ErrorCode:

@@ -71,12 +71,12 @@ def plan_repo(request: PlanningInput) -> Plan:
     verification = [f.message for f in request.failures if f.code == "VERIFICATION_FAILED"]
     if verification:
         raise PlanningError(f"the report failed its check: {'; '.join(verification)}")
-    plan = _plan(goal, request.catalog, commit_count(goal), topic_of(goal), set())
     failed = _failed_calls(request)
-    dropped = {node.id for node in plan.nodes if _call_of(node) in failed}
-    if "log" in dropped:
-        raise PlanningError(f"the log of the repository failed: {failed[_call_of(plan.nodes[0])]}")
-    return _plan(goal, request.catalog, commit_count(goal), topic_of(goal), dropped)
+    lookups = _lookups(request.catalog, commit_count(goal))
+    if _call_of(lookups[0]) in failed:
+        raise PlanningError(f"the log of the repository failed: {failed[_call_of(lookups[0])]}")
+    kept = [node for node in lookups if _call_of(node) not in failed]
+    return Plan(nodes=[*kept, _report(goal, kept, topic_of(goal))])
 
 
 def _failed_calls(request: PlanningInput) -> dict[tuple[str, str], str]:
@@ -104,10 +104,9 @@ def _key(arguments: dict[str, JsonValue]) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
-def _plan(
-    goal: str, catalog: ToolCatalog, count: int, topic: str | None, dropped: set[str]
-) -> Plan:
-    literal, result = ArgumentBinding.literal, ArgumentBinding.node_result
+def _lookups(catalog: ToolCatalog, count: int) -> list[PlanNode]:
+    """The log, the newest commits' patches and the diff over the range: the log first."""
+    literal = ArgumentBinding.literal
     log = PlanNode(
         id="log", tool=_git_tool(catalog, "git_log"), arguments=[literal("max_count", count)]
     )
@@ -124,22 +123,22 @@ def _plan(
         tool=_git_tool(catalog, "git_diff"),
         arguments=[literal("target", f"HEAD~{count}")],
     )
-    lookups = [node for node in [log, *shows, diff] if node.id not in dropped]
-    report_arguments = [literal("question", goal[:500]), result("log", log.id)]
-    report_arguments += [
-        result("commits", node.id) for node in lookups if node.id.startswith("show_")
-    ]
-    if diff in lookups:
-        report_arguments.append(result("diff", diff.id))
+    return [log, *shows, diff]
+
+
+def _report(goal: str, lookups: list[PlanNode], topic: str | None) -> PlanNode:
+    literal, result = ArgumentBinding.literal, ArgumentBinding.node_result
+    arguments = [literal("question", goal[:500]), result("log", "log")]
+    arguments += [result("commits", n.id) for n in lookups if n.id.startswith("show_")]
+    arguments += [result("diff", n.id) for n in lookups if n.id == "diff"]
     if topic:
-        report_arguments.append(literal("topic", topic[:80]))
-    report = PlanNode(
+        arguments.append(literal("topic", topic[:80]))
+    return PlanNode(
         id="report",
         tool="write_repo_report",
-        arguments=report_arguments,
+        arguments=arguments,
         deps=[node.id for node in lookups],
     )
-    return Plan(nodes=[*lookups, report])
 
 
 def _git_tool(catalog: ToolCatalog, name: str) -> str:
