@@ -109,3 +109,17 @@ async def workers(
         yield pool
     finally:
         pool.stop_all()
+
+
+def worker_refusal(environment: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """`python -m worker` with `environment` as its whole environment, run to its exit, for
+    tests of a worker that refuses to start (no Temporal server is needed for that)."""
+    return subprocess.run(
+        [sys.executable, "-m", "worker"],
+        cwd=Path(__file__).parent.parent,
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -32,6 +32,19 @@ pytestmark = pytest.mark.timeout(120)
 WRITE_TOOLS = {"git_commit", "git_add", "git_reset", "git_create_branch", "git_checkout"}
 
 
+def shifting_hub(
+    tmp_path: Path, offered: str, timeout_seconds: float = 60.0
+) -> tuple[McpHub, Path, str]:
+    """A hub whose one worker server is the shifting test server, offering the tools named in
+    `offered`; with the file that names them (rewritten, it changes what a restart offers) and
+    the marker on the server's command line (to kill it by)."""
+    tools = tmp_path / "tools"
+    tools.write_text(offered)
+    marker = f"shift-{uuid.uuid4().hex[:8]}"
+    server = shifting_server("shift", tools, marker, timeout_seconds=timeout_seconds)
+    return McpHub(McpSources(worker=(server,)), os.environ), tools, marker
+
+
 async def catalog_of(hub: McpHub, scenario: str) -> ToolCatalog:
     return with_servers(get_scenario(scenario).catalog(), await hub.listings(scenario))
 
@@ -105,10 +118,7 @@ async def test_a_git_call_returns_the_servers_text_with_the_pinned_repository(
 async def test_a_server_that_died_between_calls_is_started_again_for_the_next_call(
     tmp_path: Path,
 ) -> None:
-    tools = tmp_path / "tools"
-    tools.write_text("slow")
-    marker = f"shift-{uuid.uuid4().hex[:8]}"
-    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    hub, _, marker = shifting_hub(tmp_path, "slow")
     target = McpTarget(server="shift", tool="slow")
     try:
         first = await hub.call("synthetic", target, {"seconds": 0})
@@ -131,10 +141,7 @@ async def test_a_server_that_died_between_calls_is_started_again_for_the_next_ca
 async def test_a_server_killed_mid_call_fails_a_read_as_unavailable_and_a_write_as_unknown(
     tmp_path: Path, writes: bool, code: ErrorCode, words: str
 ) -> None:
-    tools = tmp_path / "tools"
-    tools.write_text("slow")
-    marker = f"shift-{uuid.uuid4().hex[:8]}"
-    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    hub, _, marker = shifting_hub(tmp_path, "slow")
     target = McpTarget(server="shift", tool="slow", writes=writes)
     try:
         await hub.call("synthetic", target, {"seconds": 0})  # connected
@@ -153,10 +160,7 @@ async def test_a_server_killed_mid_call_fails_a_read_as_unavailable_and_a_write_
 async def test_a_tool_removed_between_the_catalog_and_the_call_fails_as_unknown(
     tmp_path: Path,
 ) -> None:
-    tools = tmp_path / "tools"
-    tools.write_text("echo,slow")
-    marker = f"shift-{uuid.uuid4().hex[:8]}"
-    hub = McpHub(McpSources(worker=(shifting_server("shift", tools, marker),)), os.environ)
+    hub, tools, marker = shifting_hub(tmp_path, "echo,slow")
     try:
         catalog = await catalog_of(hub, "synthetic")
         assert {"echo", "slow"} <= set(catalog.names())
@@ -172,10 +176,7 @@ async def test_a_tool_removed_between_the_catalog_and_the_call_fails_as_unknown(
 
 
 async def test_a_call_past_the_servers_time_limit_fails_as_a_timeout(tmp_path: Path) -> None:
-    tools = tmp_path / "tools"
-    tools.write_text("slow")
-    server = shifting_server("shift", tools, f"shift-{uuid.uuid4().hex[:8]}", timeout_seconds=0.5)
-    hub = McpHub(McpSources(worker=(server,)), os.environ)
+    hub, _, _ = shifting_hub(tmp_path, "slow", timeout_seconds=0.5)
     try:
         with pytest.raises(ToolError) as slow:
             await hub.call("synthetic", McpTarget(server="shift", tool="slow"), {"seconds": 3})

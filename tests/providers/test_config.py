@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from activities.llm.openai_provider import OpenAIProvider
 from infra.settings import Settings
 from starter.cli import build_parser
 from starter.commands import run_request
+from tests.worker_processes import worker_refusal
 
 ROOT = Path(__file__).parent.parent.parent
 PROVIDER_VARIABLES = (
@@ -101,15 +100,7 @@ def test_the_key_is_not_part_of_the_settings_text() -> None:
 def test_the_worker_refuses_to_start_without_the_providers_key() -> None:
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
     env |= {"HARNESS_LLM_PROVIDER": "anthropic", "TEMPORAL_ADDRESS": "127.0.0.1:1"}
-    finished = subprocess.run(
-        [sys.executable, "-m", "worker"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    finished = worker_refusal(env)
     assert finished.returncode == 2
     assert "ANTHROPIC_API_KEY is not set" in finished.stderr
     assert "worker.config_error" in finished.stderr

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.worker_processes import worker_refusal
 from tool_servers.config import (
     MCP_CONFIG_VARIABLE,
     McpConfigError,
@@ -221,15 +220,7 @@ def test_the_worker_refuses_to_start_with_an_mcp_configuration_it_cannot_read(
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {"git": {"command": "x", "url": "http://h/mcp"}}}')
     env = {**os.environ, "HARNESS_MCP_CONFIG": str(config), "TEMPORAL_ADDRESS": "127.0.0.1:1"}
-    finished = subprocess.run(
-        [sys.executable, "-m", "worker"],
-        cwd=Path(__file__).parent.parent.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    finished = worker_refusal(env)
     assert finished.returncode == 2
     assert "worker.config_error" in finished.stderr
     assert "server 'git'" in finished.stderr and "either command" in finished.stderr
