@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, JsonValue, ValidationError
 
+from harness.compact import CompactModel
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
 from harness.gates import GateInput
@@ -64,7 +65,7 @@ class PlanResponse(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
-class ToolCallRequest(BaseModel):
+class ToolCallRequest(CompactModel):
     run_id: str
     scenario: str
     node_id: str
@@ -85,7 +86,7 @@ class ToolCallRequest(BaseModel):
     )
 
 
-class AttemptTiming(BaseModel):
+class AttemptTiming(CompactModel):
     """When a tool call's attempts ran, by the activity's own clock: the last attempt's start
     and end, and the start of every retry that reported it. Results recorded before 0.4 have
     none, and their trace keeps the workflow's times."""
@@ -115,7 +116,7 @@ class RetryHeartbeat(BaseModel):
             return {}
 
 
-class ToolCallResult(BaseModel):
+class ToolCallResult(CompactModel):
     result: JsonValue
     attempt: int
     latency_ms: float = Field(description="The last attempt's own time, by the activity's clock.")
@@ -189,7 +190,7 @@ class JudgeCallResult(BaseModel):
     usage: TokenUsage
 
 
-class BatchCall(BaseModel):
+class BatchCall(CompactModel):
     node_id: str
     tool: str
     arguments: dict[str, JsonValue]
@@ -200,7 +201,7 @@ class BatchCall(BaseModel):
     mcp: McpTarget | None = None
 
 
-class NodeBatchRequest(BaseModel):
+class NodeBatchRequest(CompactModel):
     """Independent, already-resolved tool calls that one child workflow runs, so that a very
     wide plan spreads its history over several runs instead of one."""
 
@@ -214,7 +215,7 @@ class NodeBatchRequest(BaseModel):
     plan_attempt: int | None = None
 
 
-class BatchCallOutcome(BaseModel):
+class BatchCallOutcome(CompactModel):
     node_id: str
     call: ToolCallResult | None = None
     error_type: str | None = None
@@ -223,7 +224,7 @@ class BatchCallOutcome(BaseModel):
     timing: AttemptTiming | None = None
 
 
-class NodeBatchResult(BaseModel):
+class NodeBatchResult(CompactModel):
     outcomes: list[BatchCallOutcome]
 
 

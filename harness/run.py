@@ -166,6 +166,11 @@ class ExecutionOptions(BaseModel):
         default=False,
         description="Tools that write switch to the fallback model from a pressure of 0.7.",
     )
+    parallel_batches: bool = Field(
+        default=False,
+        description="A wide plan's child batches run at once, sharing the concurrency cap "
+        "(runs before 0.9 ran them one after another).",
+    )
 
     @classmethod
     def of(

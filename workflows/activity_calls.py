@@ -70,8 +70,9 @@ TOOL_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=3,
-    non_retryable_error_types=NON_RETRYABLE_CODES,
 )
+"""No list of error types: the tool activity marks each failure non-retryable from its own code
+(activities.tool_runner), and the list would cost every node's history about 220 bytes."""
 SIDE_EFFECT_RETRY = RetryPolicy(maximum_attempts=1)
 """A side effect that is not idempotent runs once: its outcome, if uncertain, is reconciled."""
 PROBE_TIMEOUT = timedelta(seconds=30)

@@ -55,6 +55,7 @@ WORK_CONTRACT_PATCH = "held-to-scope-contract"
 LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
 ECONOMY_PATCH = "fallback-model-under-pressure"
 GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
+PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -101,6 +102,7 @@ class AgentRunWorkflow:
         ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
         ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
         ctx.given_plan_is_final = workflow.patched(GIVEN_PLAN_FINAL_PATCH)  # likewise
+        ctx.parallel_batches = workflow.patched(PARALLEL_BATCHES_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace)
         if ctx.economy or ctx.memory is not None:

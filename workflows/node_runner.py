@@ -128,8 +128,9 @@ class NodeRunner:
             mcp=self._ledger.spec(node_id).mcp,
         )
 
-    async def run_batch(self, calls: list[BatchCall], number: int) -> NodeBatchResult:
-        """Hand `calls` to one child workflow; its outcomes are the caller's to settle."""
+    async def run_batch(self, calls: list[BatchCall], number: int, slots: int) -> NodeBatchResult:
+        """Hand `calls` to one child workflow that keeps `slots` of them in flight; its outcomes
+        are the caller's to settle."""
         options = self._options
         batch_id = f"{options.run_id}-batch-{number}"
         if workflow.patched(BATCH_ID_PATCH):
@@ -141,7 +142,7 @@ class NodeRunner:
                 scenario=options.scenario,
                 provider=options.provider,
                 worker_model=options.worker_model,
-                max_concurrency=options.max_concurrency,
+                max_concurrency=slots,
                 calls=calls,
                 task=options.task,
                 plan_attempt=options.attempt if options.task else None,

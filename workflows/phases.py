@@ -208,6 +208,7 @@ class RunPhases:
             state.run_id, state.request, len(state.attempts), ctx.task.binding
         )
         options.economy_under_pressure = ctx.economy
+        options.parallel_batches = ctx.parallel_batches
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)

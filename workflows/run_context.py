@@ -47,6 +47,8 @@ class RunContext:
     economy: bool = False
     """Under budget pressure (from 0.7) the planner and the writing tools use the fallback
     model (since the patch that brought it)."""
+    parallel_batches: bool = False
+    """A wide plan's child batches run at once (since the patch that brought it)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

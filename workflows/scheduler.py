@@ -99,13 +99,13 @@ class Scheduler:
             if self._exhausted():
                 ledger.skip_ready(BUDGET_EXHAUSTED_REASON, budget=True)
                 return
-            if (
-                self._batching
-                and self._in_flight == 0
-                and ledger.ready_count() >= self._options.scale.batch_min_ready
-            ):
-                self._launch_batch()
-                continue
+            if self._batching and ledger.ready_count() >= self._options.scale.batch_min_ready:
+                if self._options.parallel_batches:
+                    self._launch_batches(self._options.max_concurrency - self._in_flight)
+                    continue
+                if self._in_flight == 0:
+                    self._launch_batch()
+                    continue
             node_id = ledger.admit_next()
             arguments = self._prepare(node_id)
             if arguments is not None:
@@ -197,14 +197,46 @@ class Scheduler:
             and spec.completion is ToolCompletion.SYNC
         )
 
+    def _launch_batches(self, free: int) -> None:
+        """Hand the ready, independent plain nodes to as many child workflows as their number
+        needs (at most `batch_size` each), all at once, splitting the free concurrency slots
+        between them: each child keeps to its share, so the run keeps to its cap."""
+        ready = [node_id for node_id in self._ledger.ready() if self._batchable(node_id)]
+        count = min(-(-len(ready) // self._options.scale.batch_size), free)
+        if count == 0:
+            self._batching = False  # nothing batchable is ready; fall back to single nodes
+            return
+        size = -(-len(ready) // count)
+        launched = False
+        for index in range(count):
+            share = free // count + (1 if index < free % count else 0)
+            calls = self._batch_calls(ready[index * size : (index + 1) * size])
+            if calls:
+                self._start_batch(calls, share)
+                launched = True
+        if not launched:
+            self._batching = False
+
     def _launch_batch(self) -> None:
         """Hand many ready, independent plain nodes to one child workflow. While the batch
-        runs it holds every concurrency slot; the child keeps to the same cap."""
+        runs it holds every concurrency slot; the child keeps to the same cap. (Runs before the
+        parallel-batches patch.)"""
+        ready = [node_id for node_id in self._ledger.ready() if self._batchable(node_id)]
+        calls = self._batch_calls(ready, limit=self._options.scale.batch_size)
+        if not calls:
+            self._batching = False  # nothing batchable is ready; fall back to single nodes
+            return
+        self._start_batch(calls, self._options.max_concurrency)
+
+    def _batch_calls(self, node_ids: list[str], limit: int | None = None) -> list[BatchCall]:
+        """Admit `node_ids` (up to `limit` calls) and resolve their calls; a node settled on
+        admission (reused, bad binding) makes no call, and none is admitted once the budget is
+        exhausted."""
         calls: list[BatchCall] = []
-        for node_id in self._ledger.ready():
-            if len(calls) >= self._options.scale.batch_size:
+        for node_id in node_ids:
+            if limit is not None and len(calls) >= limit:
                 break
-            if not self._batchable(node_id) or self._exhausted():
+            if self._exhausted():
                 continue
             self._ledger.admit(node_id)
             arguments = self._prepare(node_id)
@@ -212,21 +244,20 @@ class Scheduler:
                 continue
             self._ledger.call_started(node_id)
             calls.append(self._runner.batch_call(node_id, arguments))
-        if not calls:
-            self._batching = False  # nothing batchable is ready; fall back to single nodes
-            return
-        slots = self._options.max_concurrency
+        return calls
+
+    def _start_batch(self, calls: list[BatchCall], slots: int) -> None:
         self._in_flight += slots
         self._batches += 1
-        task = asyncio.create_task(self._run_batch(calls, self._batches))
+        task = asyncio.create_task(self._run_batch(calls, self._batches, slots))
         node_ids = [call.node_id for call in calls]
         task.add_done_callback(self._settle_unstarted(node_ids, slots))
         for node_id in node_ids:
             self._tasks[node_id] = task
 
-    async def _run_batch(self, calls: list[BatchCall], number: int) -> None:
+    async def _run_batch(self, calls: list[BatchCall], number: int, slots: int) -> None:
         try:
-            result = await self._runner.run_batch(calls, number)
+            result = await self._runner.run_batch(calls, number, slots)
             arguments = {call.node_id: call.arguments for call in calls}
             for outcome in result.outcomes:
                 node_id = outcome.node_id
@@ -249,7 +280,7 @@ class Scheduler:
             self._crash = crash
             raise
         finally:
-            self._in_flight -= self._options.max_concurrency
+            self._in_flight -= slots
             for call in calls:
                 self._tasks.pop(call.node_id, None)
         self._launch_ready()

@@ -6,10 +6,12 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from harness.messages import NodeBatchRequest
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, ScaleOptions
+from infra.converter import DATA_CONVERTER
 from tests.factories import node, ref, synthetic_plan
-from tests.support import execute_run, history_events, running_worker
+from tests.support import execute_run, history_events, result_of, running_worker, start_run
 
 
 def _fan_out(width: int) -> Plan:
@@ -73,7 +75,7 @@ async def test_a_wide_plan_runs_in_child_batches_named_for_their_attempt_and_kee
     assert result.report == "collected 1 results"
     parent = await history_events(client, result.run_id)
     children = _count(parent, EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
-    assert children == 3  # 25 + 25 + 10 leaves
+    assert children == 3  # 60 leaves in batches of at most 25: three of 20
     leaf_activities = [
         e
         for e in parent
@@ -84,9 +86,9 @@ async def test_a_wide_plan_runs_in_child_batches_named_for_their_attempt_and_kee
     for number in (1, 2, 3):
         child = await history_events(client, f"{result.run_id}-attempt-1-batch-{number}")
         completed = _count(child, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)
-        assert completed == (25 if number < 3 else 10)
+        assert completed == 20
         # at most 3 events per activity plus one workflow task (3 events) per completion
-        assert len(child) <= 6 * 25 + 10
+        assert len(child) <= 6 * 20 + 10
 
 
 async def test_completions_that_arrive_together_are_handled_in_shared_workflow_tasks(
@@ -104,3 +106,112 @@ async def test_completions_that_arrive_together_are_handled_in_shared_workflow_t
     tasks = _count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
     assert completions == width + 3  # the leaves, the final node, the judge and the episode
     assert tasks <= completions // 2  # one workflow task takes many completions at once
+
+
+async def test_the_child_batches_of_a_wide_plan_start_together_and_share_the_concurrency_cap(
+    client: Client, task_queue: str
+) -> None:
+    scale = ScaleOptions(batch_plan_nodes=10, batch_min_ready=5, batch_size=25)
+    request = RunRequest(
+        goal="wide", scenario="synthetic", plan=_fan_out(60), max_concurrency=8, scale=scale
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED
+    parent = await history_events(client, result.run_id)
+    started = [
+        event
+        for event in parent
+        if event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    ]
+    tasks = {
+        event.start_child_workflow_execution_initiated_event_attributes.workflow_task_completed_event_id
+        for event in started
+    }
+    assert len(started) == 3 and len(tasks) == 1  # all three in one workflow task
+    shares = []
+    for event in started:
+        attributes = event.start_child_workflow_execution_initiated_event_attributes
+        (batch,) = await DATA_CONVERTER.decode(attributes.input.payloads, [NodeBatchRequest])
+        shares.append(batch.max_concurrency)
+        child = await history_events(client, attributes.workflow_id)
+        assert _most_in_flight(child) <= batch.max_concurrency
+    assert sorted(shares) == [2, 3, 3]  # the run's cap of 8, split
+
+
+def _most_in_flight(events: list) -> int:  # type: ignore[type-arg]
+    """The most activities a history had scheduled and not yet closed at once."""
+    closed = {
+        EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+        EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+        EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
+    }
+    in_flight = most = 0
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            in_flight += 1
+            most = max(most, in_flight)
+        elif event.event_type in closed:
+            in_flight -= 1
+    return most
+
+
+async def test_a_node_costs_its_history_a_bounded_number_of_bytes(
+    client: Client, task_queue: str
+) -> None:
+    """What the fan-out figures rely on: a zero-latency tool node writes its call (scheduled,
+    started, completed) in well under a kilobyte, with no fault, task or MCP target spelled out
+    and no list of error types in its retry policy."""
+    width = 100
+    async with running_worker(client, task_queue):
+        result = await execute_run(
+            client,
+            task_queue,
+            RunRequest(goal="fan", scenario="synthetic", plan=_fan_out(width), max_concurrency=50),
+        )
+    assert result.status is RunPhase.SUCCEEDED
+    events = await history_events(client, result.run_id)
+    tools = {
+        event.event_id
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name == "harness.run_tool"
+    }
+    call_bytes = sum(
+        event.ByteSize()
+        for event in events
+        if event.event_id in tools
+        or event.activity_task_started_event_attributes.scheduled_event_id in tools
+        or event.activity_task_completed_event_attributes.scheduled_event_id in tools
+    )
+    assert len(tools) == width + 1
+    assert call_bytes / len(tools) <= 720  # 662 at 0.9; 1,019 before
+    scheduled = next(event for event in events if event.event_id in tools)
+    attributes = scheduled.activity_task_scheduled_event_attributes
+    assert not attributes.retry_policy.non_retryable_error_types
+    sent = attributes.input.payloads[0].data
+    assert b"fault" not in sent and b"mcp" not in sent and b"task" not in sent
+    # the whole history, the plan in the request and the RunResult with it: 1,191 at 0.9
+    assert sum(event.ByteSize() for event in events) / (width + 1) <= 1300
+
+
+async def test_search_attributes_are_upserted_per_phase_never_per_node(
+    client: Client, task_queue: str
+) -> None:
+    upserts = []
+    async with running_worker(client, task_queue):
+        for width in (5, 120):
+            handle = await start_run(
+                client,
+                task_queue,
+                RunRequest(
+                    goal="fan", scenario="synthetic", plan=_fan_out(width), max_concurrency=50
+                ),
+                searchable=True,
+            )
+            result = await result_of(client, handle)
+            assert result.status is RunPhase.SUCCEEDED
+            events = await history_events(client, result.run_id)
+            upserts.append(_count(events, EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES))
+    assert upserts[0] == upserts[1] > 0  # the same for 5 nodes as for 120
