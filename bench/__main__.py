@@ -1,6 +1,6 @@
-"""`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo]`: skew | fanout [N] | chain [N] |
-runs [M] | replay | task-context [N] | retrieval [N] | memory | progress [N] | all. JSON lines
-(one per measurement) and a table on stdout; progress on stderr."""
+"""`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo] [--persistence memory|file|both]`:
+skew | fanout [N] | chain [N] | runs [M] | replay | task-context [N] | retrieval [N] | memory |
+progress [N] | all. JSON lines (one per measurement) and a table on stdout; progress on stderr."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Awaitable
 
 from bench import chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
-from bench.env import BenchError, log
+from bench.env import PERSISTENCE, PERSISTENCES, BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
 
@@ -64,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
         "(the naive baseline keeps regular activities)",
     )
     parser.add_argument(
+        "--persistence",
+        choices=[*PERSISTENCES, "both"],
+        default=None,
+        help="the dev server's store: in-memory SQLite, a SQLite file (as `harness server` "
+        "keeps it), or each in turn (default: memory; `all`: both)",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="replay: profile the harness workflow's replay (top functions on stderr)",
@@ -92,8 +99,13 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 
-async def _all(repeat: int) -> int:
-    """Each bench once at its default size; fanout 1000's histories are the replay's input."""
+WIDE_NODES = 5000
+MANY_RUNS = 100
+
+
+async def _orchestration(repeat: int) -> int:
+    """The orchestration benches of issue 19 on the current persistence, each beside the minimal
+    baseline; fanout 1000's histories are the replay's input."""
     failures = await _guarded(skew.run(repeat))
     try:
         rows, comparison = await fanout.measure_fanout(fanout.DEFAULT_NODES, repeat=repeat)
@@ -103,12 +115,33 @@ async def _all(repeat: int) -> int:
     else:
         emit(rows)
         failures += await _guarded(replay.run(comparison))
+    failures += await _guarded(fanout.run(fanout.DEFAULT_NODES, repeat=repeat, tool="echo"))
+    failures += await _guarded(fanout.run(WIDE_NODES))
     failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
     failures += await _guarded(runs.run(runs.DEFAULT_RUNS))
+    failures += await _guarded(runs.run(MANY_RUNS))
+    return failures
+
+
+async def _all(repeat: int, persistences: list[str]) -> int:
+    """The orchestration benches on each persistence, then the others once, in memory."""
+    failures = 0
+    for persistence in persistences:
+        PERSISTENCE.set(persistence)
+        failures += await _orchestration(repeat)
+    PERSISTENCE.set("memory")
     failures += await _guarded(task_context.run())
     failures += await _guarded(retrieval.run())
     failures += await _guarded(memory.run())
     failures += await _guarded(progress.run())
+    return failures
+
+
+async def _each(args: argparse.Namespace, persistences: list[str]) -> int:
+    failures = 0
+    for persistence in persistences:
+        PERSISTENCE.set(persistence)
+        failures += await _guarded(_bench(args))
     return failures
 
 
@@ -127,10 +160,12 @@ def main() -> None:
         print("size and --repeat must be at least 1", file=sys.stderr)
         exit_now(2)
     keep_stdout_for_results()
+    chosen = args.persistence or ("both" if args.name == "all" else "memory")
+    persistences = list(PERSISTENCES) if chosen == "both" else [chosen]
     if args.name == "all":
-        failures = asyncio.run(_all(args.repeat))
+        failures = asyncio.run(_all(args.repeat, persistences))
     else:
-        failures = asyncio.run(_guarded(_bench(args)))
+        failures = asyncio.run(_each(args, persistences))
     exit_now(1 if failures else 0)
 
 

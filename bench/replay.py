@@ -22,7 +22,7 @@ from infra.converter import DATA_CONVERTER
 from infra.plugin import HarnessPlugin
 
 NODES = 1000
-TARGET_S = 3.0
+TARGET_RATIO = 1.2  # replay time, as a multiple of the minimal baseline's (issue 19)
 
 
 async def _replay(replayer: Replayer, histories: Sequence[WorkflowHistory]) -> list[float]:
@@ -78,8 +78,8 @@ async def run(
             "s",
             baseline=sum(naive_s) if naive_s else None,
             vs="naive_temporal.replay_s",
-            target=f"<= {TARGET_S:g} s" if at_target_size else None,
-            met=total <= TARGET_S if at_target_size else None,
+            target=f"ratio <= {TARGET_RATIO:g}" if at_target_size else None,
+            met=total <= TARGET_RATIO * sum(naive_s) if at_target_size and naive_s else None,
             note=comparison.harness.error,
         ),
         measure(bench, "harness.replay_max_run_s", longest, "s"),

@@ -8,6 +8,8 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import TextIO
 
+from bench.env import PERSISTENCE
+
 _output: TextIO = sys.stdout
 
 
@@ -32,6 +34,7 @@ class Measurement:
     target: str | None = None
     met: bool | None = None
     note: str | None = None
+    persistence: str | None = None
 
 
 def measure(
@@ -61,6 +64,7 @@ def measure(
         target=target,
         met=met,
         note=note,
+        persistence=PERSISTENCE.get(),
     )
 
 
@@ -92,10 +96,32 @@ def _cell(value: object) -> str:
 
 
 def table(measurements: list[Measurement]) -> str:
-    header = ["bench", "metric", "value", "unit", "vs", "baseline", "ratio", "target", "met"]
+    header = [
+        "bench",
+        "store",
+        "metric",
+        "value",
+        "unit",
+        "vs",
+        "baseline",
+        "ratio",
+        "target",
+        "met",
+    ]
     rows = [header]
     for m in measurements:
-        cells = (m.bench, m.metric, m.value, m.unit, m.vs, m.baseline, m.ratio, m.target, m.met)
+        cells = (
+            m.bench,
+            m.persistence,
+            m.metric,
+            m.value,
+            m.unit,
+            m.vs,
+            m.baseline,
+            m.ratio,
+            m.target,
+            m.met,
+        )
         rows.append([_cell(cell) for cell in cells])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [

@@ -48,8 +48,15 @@ def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> lis
         namespace,
         "--log-level",
         "warn",
+        *EAGER_DISPATCH_FLAGS,
         *search_attribute_flags(),
     ]
+
+
+EAGER_DISPATCH_FLAGS = ("--dynamic-config-value", "system.enableActivityEagerExecution=true")
+"""A run's tool calls go to the worker in the answer to the workflow task that scheduled them,
+not through the task queue (the dev server's default; said here so it stays so, as the compose
+file's dynamic config says it)."""
 
 
 def search_attribute_flags() -> list[str]:

@@ -33,7 +33,9 @@ TIME_SKIPPING = "time-skipping"
 SERVER_FIXTURES = frozenset({"env", "skipping_env"})
 
 # Modules whose tests start a Temporal server without a fixture (e.g. `harness server`).
-STARTS_ITS_OWN_SERVER = frozenset({"tests/starter/test_server_command.py"})
+STARTS_ITS_OWN_SERVER = frozenset(
+    {"tests/starter/test_server_command.py", "tests/workflows/test_eager_dispatch.py"}
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

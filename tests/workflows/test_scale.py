@@ -10,8 +10,9 @@ from harness.messages import NodeBatchRequest
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, ScaleOptions
 from infra.converter import DATA_CONVERTER
+from starter.run_results import result_of
 from tests.factories import node, ref, synthetic_plan
-from tests.support import execute_run, history_events, result_of, running_worker, start_run
+from tests.support import execute_run, history_events, running_worker, start_run
 
 
 def _fan_out(width: int) -> Plan:
