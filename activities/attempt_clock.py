@@ -22,11 +22,14 @@ class AttemptClock:
     history's started event, unless this worker's clock is behind it) to its result;
     `details` are what its heartbeats must carry."""
 
-    def __init__(self) -> None:
+    def __init__(self, earlier_attempts: int = 0, *, from_now: bool = False) -> None:
+        """`earlier_attempts`: the call's attempts before this activity (in a group of cheap
+        calls), so this one counts on from them; `from_now`: time a call that starts inside
+        the activity, not the activity itself."""
         info = activity.info()
         now = datetime.now(UTC)
-        self.attempt = info.attempt
-        self.started_at = min(info.started_time.astimezone(UTC), now)
+        self.attempt = info.attempt + earlier_attempts
+        self.started_at = now if from_now else min(info.started_time.astimezone(UTC), now)
         self._started = time.perf_counter() - (now - self.started_at).total_seconds()
         self._retries = RetryHeartbeat.read(info.heartbeat_details)
         if self.attempt > 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Mapping
 
 import structlog
@@ -15,13 +16,16 @@ from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.mcp_hub import McpHub
 from activities.provider_errors import config_failure, provider_failure
 from activities.tool_metrics import record_tool_call
-from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY
+from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY, RUN_TOOLS_ACTIVITY
 from harness.errors import ErrorCode, ToolError, is_retryable
 from harness.llm import TextReply, TextRequest
 from harness.messages import (
+    BatchCallOutcome,
     OperationProbe,
     ProbeRequest,
     ProbeState,
+    ToolCallGroup,
+    ToolCallGroupResult,
     ToolCallRequest,
     ToolCallResult,
 )
@@ -62,7 +66,7 @@ class ToolActivities:
 
     @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
-        clock = AttemptClock()
+        clock = AttemptClock(request.earlier_attempts)
         try:
             result = await self._run_tool(request, clock)
         except ApplicationError as error:
@@ -72,6 +76,31 @@ class ToolActivities:
             raise clock.stamped(error) from error.__cause__
         record_tool_call(request.scenario, request.tool, "DONE", None, result.latency_ms)
         return result
+
+    @activity.defn(name=RUN_TOOLS_ACTIVITY)
+    async def run_tools(self, group: ToolCallGroup) -> ToolCallGroupResult:
+        """Several cheap calls at once, each timed, logged and counted as its own; a call's
+        failure is its outcome (the workflow retries it on its own), not the group's."""
+        outcomes = await asyncio.gather(*(self._grouped(call) for call in group.calls))
+        return ToolCallGroupResult(outcomes=list(outcomes))
+
+    async def _grouped(self, request: ToolCallRequest) -> BatchCallOutcome:
+        clock = AttemptClock(request.earlier_attempts, from_now=True)
+        try:
+            result = await self._run_tool(request, clock)
+        except ApplicationError as error:
+            record_tool_call(
+                request.scenario, request.tool, "FAILED", error.type, clock.elapsed_ms()
+            )
+            return BatchCallOutcome(
+                node_id=request.node_id,
+                error_type=error.type,
+                error_message=error.message,
+                attempts=clock.attempt,
+                timing=clock.timing(),
+            )
+        record_tool_call(request.scenario, request.tool, "DONE", None, result.latency_ms)
+        return BatchCallOutcome(node_id=request.node_id, call=result, attempts=result.attempt)
 
     async def _run_tool(self, request: ToolCallRequest, clock: AttemptClock) -> ToolCallResult:
         attempt = clock.attempt

@@ -84,6 +84,12 @@ class ToolCallRequest(CompactModel):
     mcp: McpTarget | None = Field(
         default=None, description="The MCP server and tool that serve this call, if any."
     )
+    earlier_attempts: int = Field(
+        default=0,
+        ge=0,
+        description="Attempts the call already had in a group of cheap calls: the activity's "
+        "attempts count on from there.",
+    )
 
 
 class AttemptTiming(CompactModel):
@@ -213,6 +219,12 @@ class NodeBatchRequest(CompactModel):
     calls: list[BatchCall]
     task: TaskBinding | None = None
     plan_attempt: int | None = None
+    cheap_group_size: int = Field(
+        default=0,
+        ge=0,
+        description="Cheap calls made together in one local activity, up to this many; 0: each "
+        "in its own (batches of runs before 0.9).",
+    )
 
 
 class BatchCallOutcome(CompactModel):
@@ -226,6 +238,17 @@ class BatchCallOutcome(CompactModel):
 
 class NodeBatchResult(CompactModel):
     outcomes: list[BatchCallOutcome]
+
+
+class ToolCallGroup(CompactModel):
+    """Several ready calls of cheap, in-memory tools that one local activity makes at once:
+    each call's outcome comes back on its own, and a call that failed is not retried here."""
+
+    calls: list[ToolCallRequest]
+
+
+class ToolCallGroupResult(CompactModel):
+    outcomes: list[BatchCallOutcome] = Field(description="One per call, in the calls' order.")
 
 
 class TaskCommandsRequest(BaseModel):

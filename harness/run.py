@@ -145,6 +145,13 @@ class ScaleOptions(BaseModel):
     batch_plan_nodes: int = Field(default=1000, ge=1, description="Batch plans larger than this.")
     batch_min_ready: int = Field(default=100, ge=1, description="Batch when this many are ready.")
     batch_size: int = Field(default=1500, ge=1, le=3000, description="Nodes per child workflow.")
+    cheap_group_size: int = Field(
+        default=100,
+        ge=1,
+        le=500,
+        description="Ready calls of cheap, in-memory tools made together in one local activity, "
+        "up to this many (1: each in its own).",
+    )
 
 
 class ExecutionOptions(BaseModel):
@@ -165,6 +172,10 @@ class ExecutionOptions(BaseModel):
     economy_under_pressure: bool = Field(
         default=False,
         description="Tools that write switch to the fallback model from a pressure of 0.7.",
+    )
+    group_cheap_calls: bool = Field(
+        default=False,
+        description="Ready cheap calls share one local activity (runs before 0.9 made one each).",
     )
     parallel_batches: bool = Field(
         default=False,

@@ -139,6 +139,7 @@ def build_worker(
             catalogs.list_tools,
             planner.plan,
             tools.run_tool,
+            tools.run_tools,
             tools.probe_operation,
             critic.judge,
             check_report,

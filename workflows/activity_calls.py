@@ -8,6 +8,7 @@ Also: the timeouts and retry policies of each call, and the decoding of a failed
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import datetime, timedelta
 
 from pydantic import JsonValue, ValidationError
@@ -24,6 +25,7 @@ from harness.contracts import (
     PLAN_ACTIVITY,
     PROBE_OPERATION_ACTIVITY,
     RUN_TOOL_ACTIVITY,
+    RUN_TOOLS_ACTIVITY,
     RUN_WORK_CONTEXT_ACTIVITY,
     llm_task_queue,
 )
@@ -42,6 +44,8 @@ from harness.messages import (
     ReportCheckRequest,
     ReportCheckResult,
     RetryHeartbeat,
+    ToolCallGroup,
+    ToolCallGroupResult,
     ToolCallRequest,
     ToolCallResult,
     WorkContext,
@@ -287,6 +291,35 @@ async def run_tool_call(
         summary=summary,
     )
     return remote
+
+
+GROUP_TIMEOUT = timedelta(seconds=30)
+GROUP_RETRY = RetryPolicy(maximum_attempts=1)
+"""A group whose activity failed as a whole is not made again: each of its calls is then made
+on its own, and retried there."""
+
+
+async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
+    """Several ready cheap calls in one local activity (see harness.messages.ToolCallGroup)."""
+    first, last = group.calls[0].node_id, group.calls[-1].node_id
+    result: ToolCallGroupResult = await workflow.execute_local_activity(
+        RUN_TOOLS_ACTIVITY,
+        group,
+        result_type=ToolCallGroupResult,
+        start_to_close_timeout=GROUP_TIMEOUT,
+        retry_policy=GROUP_RETRY,
+        summary=f"{len(group.calls)} cheap calls: {first} … {last}",
+    )
+    return result
+
+
+def retry_after(retry: RetryPolicy, earlier_attempts: int) -> RetryPolicy:
+    """`retry` for a call that already had `earlier_attempts`: the attempts it has left."""
+    if not earlier_attempts or not retry.maximum_attempts:
+        return retry
+    return dataclasses.replace(
+        retry, maximum_attempts=max(retry.maximum_attempts - earlier_attempts, 1)
+    )
 
 
 async def probe_operation(request: ProbeRequest, summary: str) -> OperationProbe:

@@ -56,6 +56,7 @@ LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
 ECONOMY_PATCH = "fallback-model-under-pressure"
 GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
 PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
+CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -103,6 +104,7 @@ class AgentRunWorkflow:
         ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
         ctx.given_plan_is_final = workflow.patched(GIVEN_PLAN_FINAL_PATCH)  # likewise
         ctx.parallel_batches = workflow.patched(PARALLEL_BATCHES_PATCH)  # likewise
+        ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace)
         if ctx.economy or ctx.memory is not None:

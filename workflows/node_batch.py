@@ -8,19 +8,30 @@ holds the events of its own activities, and the parent records one child per bat
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from harness.contracts import BATCH_WORKFLOW
+from harness.errors import is_retryable, parse_error_code
 from harness.messages import (
     BatchCall,
     BatchCallOutcome,
     NodeBatchRequest,
     NodeBatchResult,
+    ToolCallGroup,
     ToolCallRequest,
 )
-from workflows.activity_calls import TOOL_RETRY, ActivityFailure, llm_queue, run_tool_call
+from workflows.activity_calls import (
+    TOOL_RETRY,
+    ActivityFailure,
+    llm_queue,
+    retry_after,
+    run_tool_call,
+    run_tool_group,
+)
 
 
 @workflow.defn(name=BATCH_WORKFLOW)
@@ -28,43 +39,108 @@ class NodeBatchWorkflow:
     @workflow.run
     async def run(self, request: NodeBatchRequest) -> NodeBatchResult:
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
-        slots = asyncio.Semaphore(request.max_concurrency)
-        outcomes = await asyncio.gather(
-            *(self._call(request, call, slots) for call in request.calls)
-        )
-        return NodeBatchResult(outcomes=list(outcomes))
+        self._request = request
+        self._slots = _Slots(request.max_concurrency)
+        size = min(request.cheap_group_size, request.max_concurrency)
+        cheap = [call for call in request.calls if size > 1 and _cheap(call)]
+        grouped = {call.node_id for call in cheap}
+        groups = [cheap[start : start + size] for start in range(0, len(cheap), max(size, 1))]
+        work = [self._group(group) for group in groups if len(group) > 1]
+        work += [self._one(group[0]) for group in groups if len(group) == 1]
+        work += [self._one(call) for call in request.calls if call.node_id not in grouped]
+        settled: dict[str, BatchCallOutcome] = {}
+        for outcomes in await asyncio.gather(*work):
+            settled.update((outcome.node_id, outcome) for outcome in outcomes)
+        return NodeBatchResult(outcomes=[settled[call.node_id] for call in request.calls])
 
-    async def _call(
-        self, request: NodeBatchRequest, call: BatchCall, slots: asyncio.Semaphore
-    ) -> BatchCallOutcome:
-        async with slots:
+    async def _one(self, call: BatchCall) -> list[BatchCallOutcome]:
+        async with self._slots.taken(1):
+            return [await self._call(call)]
+
+    async def _group(self, calls: list[BatchCall]) -> list[BatchCallOutcome]:
+        """Several cheap calls in one local activity; a call that failed and may be retried is
+        retried as its own activity, counting the attempt it had in the group."""
+        async with self._slots.taken(len(calls)):
+            group = ToolCallGroup(calls=[self._tool_request(call) for call in calls])
             try:
-                result = await run_tool_call(
-                    ToolCallRequest(
-                        run_id=request.run_id,
-                        scenario=request.scenario,
-                        node_id=call.node_id,
-                        tool=call.tool,
-                        arguments=call.arguments,
-                        provider=request.provider,
-                        worker_model=request.worker_model if call.uses_llm else None,
-                        fault=call.fault,
-                        task=request.task,
-                        plan_attempt=request.plan_attempt,
-                        mcp=call.mcp,
-                    ),
-                    local=call.local,
-                    retry=TOOL_RETRY,
-                    uses_llm=call.uses_llm,
-                    summary=call.summary,
-                )
-            except ActivityError as error:
-                failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
-                return BatchCallOutcome(
-                    node_id=call.node_id,
-                    error_type=failure.type,
-                    error_message=failure.message,
-                    attempts=failure.attempts,
-                    timing=failure.timing,
-                )
+                result = await run_tool_group(group)
+            except ActivityError:
+                return list(await asyncio.gather(*(self._call(call, 1) for call in calls)))
+            by_id = {call.node_id: call for call in calls}
+            outcomes: list[BatchCallOutcome] = []
+            retried = []
+            for outcome in result.outcomes:
+                code = parse_error_code(outcome.error_type)
+                if (
+                    outcome.call is None
+                    and is_retryable(code)
+                    and outcome.attempts < (TOOL_RETRY.maximum_attempts or 1)
+                ):
+                    retried.append(self._call(by_id[outcome.node_id], outcome.attempts))
+                else:
+                    outcomes.append(outcome)
+            return outcomes + list(await asyncio.gather(*retried))
+
+    def _tool_request(self, call: BatchCall, earlier_attempts: int = 0) -> ToolCallRequest:
+        request = self._request
+        return ToolCallRequest(
+            run_id=request.run_id,
+            scenario=request.scenario,
+            node_id=call.node_id,
+            tool=call.tool,
+            arguments=call.arguments,
+            provider=request.provider,
+            worker_model=request.worker_model if call.uses_llm else None,
+            fault=call.fault,
+            task=request.task,
+            plan_attempt=request.plan_attempt,
+            mcp=call.mcp,
+            earlier_attempts=earlier_attempts,
+        )
+
+    async def _call(self, call: BatchCall, earlier_attempts: int = 0) -> BatchCallOutcome:
+        try:
+            result = await run_tool_call(
+                self._tool_request(call, earlier_attempts),
+                local=call.local,
+                retry=retry_after(TOOL_RETRY, earlier_attempts),
+                uses_llm=call.uses_llm,
+                summary=call.summary,
+            )
+        except ActivityError as error:
+            failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
+            return BatchCallOutcome(
+                node_id=call.node_id,
+                error_type=failure.type,
+                error_message=failure.message,
+                attempts=failure.attempts,
+                timing=failure.timing,
+            )
         return BatchCallOutcome(node_id=call.node_id, call=result, attempts=result.attempt)
+
+
+def _cheap(call: BatchCall) -> bool:
+    return call.local and not call.uses_llm and call.mcp is None
+
+
+class _Slots:
+    """The batch's concurrency cap, taken one slot per call; a group takes its slots together
+    (one group at a time, so two groups never each hold half of what both need)."""
+
+    def __init__(self, count: int) -> None:
+        self._free = asyncio.Semaphore(count)
+        self._gathering = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def taken(self, count: int) -> AsyncIterator[None]:
+        if count == 1:
+            await self._free.acquire()  # as batches before groups took theirs
+        else:
+            async with self._gathering:
+                for _ in range(count):
+                    await self._free.acquire()
+        try:
+            yield
+        finally:
+            for _ in range(count):
+                self._free.release()

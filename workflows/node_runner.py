@@ -16,15 +16,24 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 from harness.budget import CONSERVE_AT
 from harness.contracts import BATCH_WORKFLOW
-from harness.errors import ErrorCode
+from harness.errors import ErrorCode, is_retryable, parse_error_code
 from harness.faults import FaultSpec
-from harness.messages import BatchCall, NodeBatchRequest, NodeBatchResult, ToolCallRequest
+from harness.messages import (
+    BatchCall,
+    NodeBatchRequest,
+    NodeBatchResult,
+    ToolCallGroup,
+    ToolCallRequest,
+)
 from harness.node_ledger import NodeLedger
 from harness.run import ExecutionOptions
 from harness.tools import ToolCompletion
 from workflows.activity_calls import (
+    TOOL_RETRY,
     ActivityFailure,
+    retry_after,
     run_tool_call,
+    run_tool_group,
     tool_call_summary,
     tool_retry,
 )
@@ -58,24 +67,19 @@ class NodeRunner:
         if needs_approval and not await self._held.approved(node_id, node.tool, arguments):
             return
         self._ledger.call_started(node_id)
+        await self.call(node_id, arguments)
+
+    async def call(
+        self, node_id: str, arguments: dict[str, JsonValue], earlier_attempts: int = 0
+    ) -> None:
+        """The node's tool call, as its own activity; `earlier_attempts` it already had in a
+        group of cheap calls count towards its retries."""
+        node, spec = self._ledger.node(node_id), self._ledger.spec(node_id)
         try:
             result = await run_tool_call(
-                ToolCallRequest(
-                    run_id=self._options.run_id,
-                    scenario=self._options.scenario,
-                    node_id=node_id,
-                    tool=node.tool,
-                    arguments=arguments,
-                    provider=self._options.provider,
-                    fault=self._fault(node.tool, arguments),
-                    task=self._options.task,
-                    plan_attempt=self._options.attempt if self._options.task else None,
-                    economy=spec.uses_llm and self._economy(),
-                    worker_model=self._options.worker_model if spec.uses_llm else None,
-                    mcp=spec.mcp,
-                ),
+                self.tool_request(node_id, arguments, earlier_attempts),
                 local=spec.local,
-                retry=tool_retry(spec),
+                retry=retry_after(tool_retry(spec), earlier_attempts),
                 uses_llm=spec.uses_llm,
                 summary=tool_call_summary(node_id, node.tool, arguments),
             )
@@ -89,6 +93,57 @@ class NodeRunner:
             await self._held.await_operation(node_id, arguments, result)
             return
         self._ledger.complete(node_id, result, arguments=None if spec.side_effects else arguments)
+
+    def tool_request(
+        self, node_id: str, arguments: dict[str, JsonValue], earlier_attempts: int = 0
+    ) -> ToolCallRequest:
+        node, spec = self._ledger.node(node_id), self._ledger.spec(node_id)
+        return ToolCallRequest(
+            run_id=self._options.run_id,
+            scenario=self._options.scenario,
+            node_id=node_id,
+            tool=node.tool,
+            arguments=arguments,
+            provider=self._options.provider,
+            fault=self._fault(node.tool, arguments),
+            task=self._options.task,
+            plan_attempt=self._options.attempt if self._options.task else None,
+            economy=spec.uses_llm and self._economy(),
+            worker_model=self._options.worker_model if spec.uses_llm else None,
+            mcp=spec.mcp,
+            earlier_attempts=earlier_attempts,
+        )
+
+    async def run_group(self, calls: dict[str, dict[str, JsonValue]]) -> None:
+        """Several ready cheap calls (node id -> arguments, each already started in the ledger)
+        in one local activity. Each outcome is settled on its own: a result completes its node,
+        a failure that may be retried is retried as the node's own activity, counting the
+        attempt it had here, and any other failure fails the node."""
+        group = ToolCallGroup(calls=[self.tool_request(n, args) for n, args in calls.items()])
+        try:
+            result = await run_tool_group(group)
+        except ActivityError as error:
+            if self._stopping() and isinstance(error.cause, CancelledError):
+                raise asyncio.CancelledError from error
+            await asyncio.gather(*(self.call(n, args, 1) for n, args in calls.items()))
+            return
+        retries = []
+        for outcome in result.outcomes:
+            node_id, arguments = outcome.node_id, calls[outcome.node_id]
+            timing = outcome.call.timing if outcome.call is not None else outcome.timing
+            if outcome.call is not None:
+                self._ledger.retried(node_id, outcome.attempts, timing.retries if timing else None)
+                self._ledger.complete(node_id, outcome.call, arguments=arguments)
+                continue
+            code = parse_error_code(outcome.error_type)
+            attempts = outcome.attempts
+            if is_retryable(code) and attempts < (TOOL_RETRY.maximum_attempts or 1):
+                retries.append(self.call(node_id, arguments, attempts))
+                continue
+            self._ledger.retried(node_id, attempts, timing.retries if timing else None)
+            message = outcome.error_message or "failed"
+            self._ledger.fail(node_id, arguments, code, message, attempts, timing)
+        await asyncio.gather(*retries)
 
     def _economy(self) -> bool:
         return self._options.economy_under_pressure and self._ledger.pressure() >= CONSERVE_AT
@@ -146,6 +201,7 @@ class NodeRunner:
                 calls=calls,
                 task=options.task,
                 plan_attempt=options.attempt if options.task else None,
+                cheap_group_size=options.scale.cheap_group_size if options.group_cheap_calls else 0,
             ),
             id=batch_id,
             result_type=NodeBatchResult,

@@ -47,6 +47,8 @@ class RunContext:
     economy: bool = False
     """Under budget pressure (from 0.7) the planner and the writing tools use the fallback
     model (since the patch that brought it)."""
+    group_cheap_calls: bool = False
+    """Ready cheap calls share a local activity (since the patch that brought it)."""
     parallel_batches: bool = False
     """A wide plan's child batches run at once (since the patch that brought it)."""
     memory: RunMemory | None = None

@@ -88,6 +88,8 @@ class Scheduler:
     def _launch_ready(self) -> None:
         self._apply_halt()
         ledger = self._ledger
+        if self._options.group_cheap_calls and not self._batching:
+            self._launch_groups()
         while self._in_flight < self._options.max_concurrency and ledger.has_ready():
             if ledger.halted_by is not None:
                 if self._stop_reason is not None and not workflow.patched(HALT_SKIPS_READY_PATCH):
@@ -148,6 +150,68 @@ class Scheduler:
             task = self._tasks.get(node_id)
             if task is not None:
                 task.cancel()
+
+    # -- groups of cheap calls ---------------------------------------------------------------
+
+    def _groupable(self, node_id: str) -> bool:
+        """A call of a cheap, in-memory tool that needs nothing of the run but its result."""
+        spec = self._ledger.spec(node_id)
+        return (
+            spec.local
+            and spec.native_wait is None
+            and not spec.side_effects
+            and not spec.requires_approval
+            and not spec.uses_llm
+            and spec.mcp is None
+            and spec.completion is ToolCompletion.SYNC
+        )
+
+    def _launch_groups(self) -> None:
+        """Hand the ready cheap calls, up to `cheap_group_size` at a time and one slot each, to
+        local activities that make several at once; a lone one runs on its own."""
+        ledger, cap = self._ledger, self._options.max_concurrency
+        if ledger.halted_by is not None or self._stop_reason is not None:
+            return
+        cheap = [node_id for node_id in ledger.ready() if self._groupable(node_id)]
+        size = self._options.scale.cheap_group_size
+        while len(cheap) > 1 and self._in_flight < cap and not self._exhausted():
+            take = min(size, cap - self._in_flight)
+            calls: dict[str, dict[str, JsonValue]] = {}
+            for node_id in cheap[:take]:
+                if self._exhausted():
+                    break
+                ledger.admit(node_id)
+                arguments = self._prepare(node_id)
+                if arguments is not None:
+                    ledger.call_started(node_id)
+                    calls[node_id] = arguments
+            cheap = cheap[take:]
+            if calls:
+                self._start_group(calls)
+
+    def _start_group(self, calls: dict[str, dict[str, JsonValue]]) -> None:
+        node_ids = list(calls)
+        self._in_flight += len(node_ids)
+        task = asyncio.create_task(self._run_group(calls), name=f"group {node_ids[0]}")
+        task.add_done_callback(self._settle_unstarted(node_ids, len(node_ids)))
+        for node_id in node_ids:
+            self._tasks[node_id] = task
+
+    async def _run_group(self, calls: dict[str, dict[str, JsonValue]]) -> None:
+        try:
+            await self._runner.run_group(calls)
+        except asyncio.CancelledError:
+            for node_id in calls:
+                if self._ledger.is_unsettled(node_id):
+                    self._cancelled(node_id)
+        except BaseException as crash:  # a bug here must fail the workflow task, not hang it
+            self._crash = crash
+            raise
+        finally:
+            self._in_flight -= len(calls)
+            for node_id in calls:
+                self._tasks.pop(node_id, None)
+        self._launch_ready()
 
     # -- single nodes -----------------------------------------------------------------------
 

@@ -78,11 +78,7 @@ def _counts(metrics_port: int, task_queue: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for line in text.splitlines():
         match = COUNT.match(line)
-        if (
-            match
-            and match["queue"] == label
-            and wanted.get(match["name"]) == match["operation"]
-        ):
+        if match and match["queue"] == label and wanted.get(match["name"]) == match["operation"]:
             counts[match["name"]] = counts.get(match["name"], 0) + int(float(match["count"]))
     return counts
 
