@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, JsonValue, ValidationError
 
-from harness.compact import CompactModel
+from harness.compact import unless_empty, unless_false, unless_none, unless_zero
 from harness.errors import FailureContext
 from harness.faults import FaultSpec
 from harness.gates import GateInput
@@ -65,41 +65,40 @@ class PlanResponse(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
-class ToolCallRequest(CompactModel):
+class ToolCallRequest(BaseModel):
     run_id: str
     scenario: str
     node_id: str
     tool: str
     arguments: dict[str, JsonValue]
-    provider: str | None = None
-    fault: FaultSpec | None = None
-    task: TaskBinding | None = None
-    plan_attempt: int | None = None
-    economy: bool = Field(
-        default=False, description="Under budget pressure: a tool writes with the fallback model."
+    provider: str | None = unless_none()
+    fault: FaultSpec | None = unless_none()
+    task: TaskBinding | None = unless_none()
+    plan_attempt: int | None = unless_none()
+    economy: bool = unless_false(
+        description="Under budget pressure: a tool writes with the fallback model."
     )
-    worker_model: str | None = Field(
-        default=None, description="The model the run's tools write with, if it names one."
+    worker_model: str | None = unless_none(
+        description="The model the run's tools write with, if it names one."
     )
-    mcp: McpTarget | None = Field(
-        default=None, description="The MCP server and tool that serve this call, if any."
+    mcp: McpTarget | None = unless_none(
+        description="The MCP server and tool that serve this call, if any."
     )
-    earlier_attempts: int = Field(
-        default=0,
+    earlier_attempts: int = unless_zero(
         ge=0,
         description="Attempts the call already had in a group of cheap calls: the activity's "
         "attempts count on from there.",
     )
 
 
-class AttemptTiming(CompactModel):
+class AttemptTiming(BaseModel):
     """When a tool call's attempts ran, by the activity's own clock: the last attempt's start
     and end, and the start of every retry that reported it. Results recorded before 0.4 have
     none, and their trace keeps the workflow's times."""
 
     started_at: datetime
     finished_at: datetime
-    retries: dict[int, datetime] = Field(
+    retries: dict[int, datetime] = unless_empty(
         default_factory=dict, description="Attempt number (2, 3, ...) to when it started."
     )
 
@@ -122,12 +121,12 @@ class RetryHeartbeat(BaseModel):
             return {}
 
 
-class ToolCallResult(CompactModel):
+class ToolCallResult(BaseModel):
     result: JsonValue
     attempt: int
     latency_ms: float = Field(description="The last attempt's own time, by the activity's clock.")
-    usage: TokenUsage | None = None
-    timing: AttemptTiming | None = None
+    usage: TokenUsage | None = unless_none()
+    timing: AttemptTiming | None = unless_none()
 
 
 class ProbeRequest(BaseModel):
@@ -196,58 +195,57 @@ class JudgeCallResult(BaseModel):
     usage: TokenUsage
 
 
-class BatchCall(CompactModel):
+class BatchCall(BaseModel):
     node_id: str
     tool: str
     arguments: dict[str, JsonValue]
     summary: str
-    fault: FaultSpec | None = None
-    local: bool = False
-    uses_llm: bool = False
-    mcp: McpTarget | None = None
+    fault: FaultSpec | None = unless_none()
+    local: bool = unless_false()
+    uses_llm: bool = unless_false()
+    mcp: McpTarget | None = unless_none()
 
 
-class NodeBatchRequest(CompactModel):
+class NodeBatchRequest(BaseModel):
     """Independent, already-resolved tool calls that one child workflow runs, so that a very
     wide plan spreads its history over several runs instead of one."""
 
     run_id: str
     scenario: str
-    provider: str | None = None
-    worker_model: str | None = None
+    provider: str | None = unless_none()
+    worker_model: str | None = unless_none()
     max_concurrency: int
     calls: list[BatchCall]
-    task: TaskBinding | None = None
-    plan_attempt: int | None = None
-    cheap_group_size: int = Field(
-        default=0,
+    task: TaskBinding | None = unless_none()
+    plan_attempt: int | None = unless_none()
+    cheap_group_size: int = unless_zero(
         ge=0,
         description="Cheap calls made together in one local activity, up to this many; 0: each "
         "in its own (batches of runs before 0.9).",
     )
 
 
-class BatchCallOutcome(CompactModel):
+class BatchCallOutcome(BaseModel):
     node_id: str
-    call: ToolCallResult | None = None
-    error_type: str | None = None
-    error_message: str | None = None
-    attempts: int = 0
-    timing: AttemptTiming | None = None
+    call: ToolCallResult | None = unless_none()
+    error_type: str | None = unless_none()
+    error_message: str | None = unless_none()
+    attempts: int = unless_zero()
+    timing: AttemptTiming | None = unless_none()
 
 
-class NodeBatchResult(CompactModel):
+class NodeBatchResult(BaseModel):
     outcomes: list[BatchCallOutcome]
 
 
-class ToolCallGroup(CompactModel):
+class ToolCallGroup(BaseModel):
     """Several ready calls of cheap, in-memory tools that one local activity makes at once:
     each call's outcome comes back on its own, and a call that failed is not retried here."""
 
     calls: list[ToolCallRequest]
 
 
-class ToolCallGroupResult(CompactModel):
+class ToolCallGroupResult(BaseModel):
     outcomes: list[BatchCallOutcome] = Field(description="One per call, in the calls' order.")
 
 
