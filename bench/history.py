@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
@@ -30,6 +31,7 @@ _WFT_STARTED = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
 _WFT_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
 _WFT_FAILED = EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
 _WFT_TIMED_OUT = EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
+_CAUSE_PREFIX = "WORKFLOW_TASK_FAILED_CAUSE_"
 
 
 async def chain_histories(client: Client, workflow_id: str, run_id: str) -> list[WorkflowHistory]:
@@ -86,6 +88,9 @@ class HistoryStats:
     activities: int
     workflow_tasks: int
     failed_workflow_tasks: int
+    failure_causes: str
+    """Each distinct cause of a failed workflow task (its cause and the first of its message),
+    with how often it came."""
     timed_out_workflow_tasks: int
     max_schedules_per_task: int
     completions_per_task: float | None
@@ -112,6 +117,7 @@ def analyze(histories: Iterable[WorkflowHistory], dag: BenchDag) -> HistoryStats
     wft_queue: list[float] = []
     wft_work: list[float] = []
     wft_failed = wft_timed_out = 0
+    causes: Counter[str] = Counter()
     schedules_per_task = [0]
     completions = 0
     for index, history in enumerate(histories):
@@ -145,6 +151,9 @@ def analyze(histories: Iterable[WorkflowHistory], dag: BenchDag) -> HistoryStats
                 schedules_per_task.append(0)
             elif kind == _WFT_FAILED:
                 wft_failed += 1
+                failed = event.workflow_task_failed_event_attributes
+                cause = WorkflowTaskFailedCause.Name(failed.cause).removeprefix(_CAUSE_PREFIX)
+                causes[f"{cause}: {failed.failure.message[:120]}"] += 1
             elif kind == _WFT_TIMED_OUT:
                 wft_timed_out += 1
     dispatch = [
@@ -161,6 +170,7 @@ def analyze(histories: Iterable[WorkflowHistory], dag: BenchDag) -> HistoryStats
         activities=len(scheduled),
         workflow_tasks=len(wft_work),
         failed_workflow_tasks=wft_failed,
+        failure_causes="; ".join(f"{count}x {cause}" for cause, count in causes.most_common()),
         timed_out_workflow_tasks=wft_timed_out,
         max_schedules_per_task=max(schedules_per_task),
         completions_per_task=completions / len(wft_work) if wft_work else None,

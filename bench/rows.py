@@ -118,7 +118,6 @@ def overhead_rows(
 
 _STAT_ROWS = (  # metric, HistoryStats field, unit
     ("workflow_tasks", "workflow_tasks", "tasks"),
-    ("failed_workflow_tasks", "failed_workflow_tasks", "tasks"),
     ("timed_out_workflow_tasks", "timed_out_workflow_tasks", "tasks"),
     ("completions_per_task", "completions_per_task", "acts"),
     ("max_schedules_per_task", "max_schedules_per_task", "acts"),
@@ -163,9 +162,16 @@ def history_rows(
         events = replace(events, target=f"<= {events_target:g}", met=met)
     longest = pair("max_run_events", "events", "max_run_events")
     longest = replace(longest, target="<= 10240", met=None if max_run is None else max_run <= 10240)
+    failed_tasks = pair("failed_workflow_tasks", "tasks", "failed_workflow_tasks")
+    causes = " | ".join(
+        f"{side}: {stats.failure_causes}"
+        for side, stats in (("harness", h), ("naive", n))
+        if stats is not None and stats.failure_causes
+    )
     return [
         events,
         longest,
+        replace(failed_tasks, note=causes or None),
         pair("runs_in_chain", "runs", "runs"),
         measure(
             bench,
