@@ -39,20 +39,23 @@ class DagState:
         self.remaining: dict[str, int] = {node.id: len(set(node.deps)) for node in plan.nodes}
         self.status: dict[str, NodeStatus] = dict.fromkeys(self._order, NodeStatus.PENDING)
         self._unfinished = len(self._order)
-        self._ready: list[int] = [
+        self._ready_set: set[int] = {
             self._index[node_id] for node_id in self._order if self.remaining[node_id] == 0
-        ]
-        heapq.heapify(self._ready)
+        }
+        """The ready nodes (plan positions); `_ready` is a heap of them in plan order, from
+        which a node taken out of turn is dropped only when it comes up (so taking one node of
+        thousands costs O(1), not a rebuilt heap)."""
+        self._ready: list[int] = sorted(self._ready_set)
 
     def has_ready(self) -> bool:
-        return bool(self._ready)
+        return bool(self._ready_set)
 
     def ready(self) -> list[str]:
         """Nodes whose dependencies are all DONE and that have not started, in plan order."""
-        return [self._order[i] for i in sorted(self._ready)]
+        return [self._order[i] for i in sorted(self._ready_set)]
 
     def ready_count(self) -> int:
-        return len(self._ready)
+        return len(self._ready_set)
 
     def take(self, node_id: str) -> None:
         """Mark one specific ready node RUNNING (for callers that pick nodes themselves)."""
@@ -62,8 +65,12 @@ class DagState:
     def pop_ready(self, limit: int) -> list[str]:
         """Take up to `limit` ready nodes (plan order) and mark them RUNNING."""
         taken: list[str] = []
-        while self._ready and len(taken) < limit:
-            node_id = self._order[heapq.heappop(self._ready)]
+        while self._ready_set and len(taken) < limit:
+            index = heapq.heappop(self._ready)
+            if index not in self._ready_set:
+                continue  # taken out of turn earlier
+            self._ready_set.remove(index)
+            node_id = self._order[index]
             self._set(node_id, NodeStatus.RUNNING)
             taken.append(node_id)
         return taken
@@ -76,6 +83,7 @@ class DagState:
             self.remaining[dependent] -= 1
             if self.remaining[dependent] == 0 and self.status[dependent] is NodeStatus.PENDING:
                 heapq.heappush(self._ready, self._index[dependent])
+                self._ready_set.add(self._index[dependent])
                 newly_ready.append(dependent)
         return newly_ready
 
@@ -118,10 +126,7 @@ class DagState:
         return sorted(skipped, key=self._index.__getitem__)
 
     def _discard_ready(self, node_id: str) -> None:
-        index = self._index[node_id]
-        if index in self._ready:
-            self._ready.remove(index)
-            heapq.heapify(self._ready)
+        self._ready_set.discard(self._index[node_id])
 
 
 def find_cycles(plan: Plan) -> list[list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
@@ -62,6 +63,10 @@ class TraceEvent(BaseModel):
     pressure: float = 0.0
     budget: BudgetUsage | None = None
     data: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+def _when(event: TraceEvent) -> datetime:
+    return event.at
 
 
 class TraceLog:
@@ -133,8 +138,7 @@ class TraceLog:
             budget=usage,
             data=data or {},
         )
-        index = len(self.events)
-        while index and self.events[index - 1].at > event.at:
-            index -= 1
-        self.events.insert(index, event)
+        # after every event at or before it: a binary search, as a batch's thousands of
+        # outcomes land among events of their own past
+        bisect.insort_right(self.events, event, key=_when)
         self.recorded.append(event)

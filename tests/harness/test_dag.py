@@ -231,3 +231,15 @@ def test_failing_the_head_of_a_long_chain_skips_the_whole_chain() -> None:
     assert skipped[0] == "n1"
     assert skipped[-1] == "n4999"
     assert state.is_finished()
+
+
+def test_nodes_taken_out_of_turn_leave_the_ready_queue_and_the_rest_keep_plan_order() -> None:
+    state = DagState(plan(*(node(f"n{i}", "echo") for i in range(6))))
+    state.take("n0")
+    state.take("n3")
+    assert state.ready() == ["n1", "n2", "n4", "n5"]
+    assert state.ready_count() == 4
+    assert state.pop_ready(3) == ["n1", "n2", "n4"]
+    state.take("n5")
+    assert not state.has_ready() and state.pop_ready(5) == []
+    assert state.status["n3"] is NodeStatus.RUNNING
