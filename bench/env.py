@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
 import signal
 import socket
@@ -195,7 +196,11 @@ async def _wait_for_pollers(
 
 @asynccontextmanager
 async def worker_process(server: Server, module: str, label: str) -> AsyncIterator[WorkerProcess]:
-    """`python -m MODULE` on a fresh task queue; ready once it polls; SIGTERM (or kill) on exit."""
+    """`python -m MODULE` on a fresh task queue; ready once it polls; SIGTERM (or kill) on exit.
+
+    The bench's own workflow modules get their bytecode first, as `python -m worker` writes the
+    harness's when it starts: each system's sandbox re-imports its workflow modules per run."""
+    compileall.compile_dir(ROOT / "bench", quiet=2)
     task_queue = fresh_queue(label)
     env = {
         **os.environ,

@@ -18,11 +18,13 @@ from infra.settings import Settings, SettingsError
 from memory import StoreError
 from tool_servers.config import McpConfigError
 from worker.app import build_worker
+from worker.bytecode import compile_workflow_package
 
 log = structlog.get_logger()
 
 
 async def serve(settings: Settings) -> None:
+    compile_workflow_package()
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
     mcp = McpHub.from_environment(os.environ)  # a bad MCP configuration stops it here
