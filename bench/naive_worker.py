@@ -14,7 +14,7 @@ from bench.naive import NaiveLevelsWorkflow, naive_step
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings
-from worker.app import MAX_CONCURRENT_ACTIVITIES
+from worker.tuning import WorkerTuning
 
 
 async def serve(settings: Settings) -> None:
@@ -24,7 +24,7 @@ async def serve(settings: Settings) -> None:
         task_queue=settings.task_queue,
         workflows=[NaiveLevelsWorkflow],
         activities=[naive_step],
-        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
+        **WorkerTuning.from_settings(settings).run_worker(),  # as the harness worker's
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

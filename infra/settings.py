@@ -49,6 +49,14 @@ class Settings:
     is not cancelled and paid for twice); compose's stop_grace_period is longer."""
     memory_url: str | None = None
     """The memory store: postgresql://... for a cluster; unset, SQLite in the state directory."""
+    max_concurrent_activities: int | None = None
+    """A worker's activity slots (worker.tuning: 200 unless set)."""
+    max_cached_workflows: int | None = None
+    """A worker's sticky cache of runs (the SDK's 1,000 unless set)."""
+    workflow_task_pollers: int | None = None
+    """A worker's concurrent workflow-task polls (the SDK's 5 unless set)."""
+    activity_task_pollers: int | None = None
+    """A worker's concurrent activity-task polls (the SDK's 5 unless set)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -79,6 +87,10 @@ class Settings:
             metrics_address=_address(env, "HARNESS_METRICS_ADDRESS"),
             memory_url=_memory_url(env, "HARNESS_MEMORY_URL"),
             shutdown_grace_seconds=_grace(env, "HARNESS_SHUTDOWN_GRACE_SECONDS"),
+            max_concurrent_activities=_number(env, "HARNESS_MAX_CONCURRENT_ACTIVITIES", int),
+            max_cached_workflows=_number(env, "HARNESS_MAX_CACHED_WORKFLOWS", int),
+            workflow_task_pollers=_number(env, "HARNESS_WORKFLOW_TASK_POLLERS", int),
+            activity_task_pollers=_number(env, "HARNESS_ACTIVITY_TASK_POLLERS", int),
         )
 
 

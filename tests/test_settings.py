@@ -48,6 +48,8 @@ def test_an_api_key_turns_tls_on_and_never_shows_in_the_settings_repr() -> None:
         ({"TEMPORAL_PROFILE": "nope"}, "profile 'nope'"),
         ({"HARNESS_MEMORY_URL": "redis://x"}, "HARNESS_MEMORY_URL must be postgresql://"),
         ({"HARNESS_MAX_TOKENS": "many"}, "HARNESS_MAX_TOKENS='many' is not a int"),
+        ({"HARNESS_MAX_CACHED_WORKFLOWS": "0"}, "HARNESS_MAX_CACHED_WORKFLOWS must be a positive"),
+        ({"HARNESS_ACTIVITY_TASK_POLLERS": "2.5"}, "HARNESS_ACTIVITY_TASK_POLLERS='2.5'"),
     ],
 )
 def test_a_setting_that_cannot_be_used_names_its_variable(env: dict[str, str], said: str) -> None:

@@ -19,6 +19,7 @@ from memory import StoreError
 from tool_servers.config import McpConfigError
 from worker.app import build_worker
 from worker.bytecode import compile_workflow_package
+from worker.tuning import WorkerTuning
 
 log = structlog.get_logger()
 
@@ -36,6 +37,7 @@ async def serve(settings: Settings) -> None:
         llm_activities_per_second=settings.llm_activities_per_second,
         shutdown_grace_seconds=settings.shutdown_grace_seconds,
         mcp=mcp,
+        tuning=WorkerTuning.from_settings(settings),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -50,6 +52,7 @@ async def serve(settings: Settings) -> None:
         llm_activities_per_second=settings.llm_activities_per_second,
         provider=provider.name,
         metrics_address=settings.metrics_address,
+        tuning=WorkerTuning.from_settings(settings).run_worker(),
     )
     async with worker:
         await stop.wait()

@@ -34,8 +34,7 @@ from memory import MemoryStore, open_store
 from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
-
-MAX_CONCURRENT_ACTIVITIES = 200
+from worker.tuning import WorkerTuning
 
 
 def default_services(environment: Mapping[str, str] | None = None) -> dict[str, object]:
@@ -106,6 +105,7 @@ def build_worker(
     memory: MemoryStore | None = None,
     shutdown_grace_seconds: float | None = None,
     mcp: McpHub | None = None,
+    tuning: WorkerTuning | None = None,
 ) -> HarnessWorker:
     """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
     by the Temporal server for every worker of the queue together (the last worker to start
@@ -113,7 +113,9 @@ def build_worker(
     by every worker; None opens the one the environment names (HARNESS_MEMORY_URL, else SQLite
     in the state directory), which the worker closes when it stops. `shutdown_grace_seconds`:
     how long a stop lets running activities finish (None: the SDK's, no wait). `mcp`: the MCP
-    servers whose tools the catalogs list (None: each scenario's and HARNESS_MCP_CONFIG's)."""
+    servers whose tools the catalogs list (None: each scenario's and HARNESS_MCP_CONFIG's).
+    `tuning`: slots, sticky cache and pollers (None: worker.tuning's defaults)."""
+    tuning = tuning or WorkerTuning()
     grace = timedelta(seconds=shutdown_grace_seconds) if shutdown_grace_seconds else None
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
@@ -150,16 +152,16 @@ def build_worker(
             remembering.record,
             evals.run_case,
         ],
-        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         graceful_shutdown_timeout=grace or timedelta(),
+        **tuning.run_worker(),
     )
     llm_worker = Worker(
         client,
         task_queue=llm_task_queue(task_queue),
         activities=[planner.plan, tools.run_tool, critic.judge],
         workflows=[],
-        max_concurrent_activities=MAX_CONCURRENT_ACTIVITIES,
         max_task_queue_activities_per_second=llm_activities_per_second,
         graceful_shutdown_timeout=grace or timedelta(),
+        **tuning.llm_worker(),
     )
     return HarnessWorker(run_worker, llm_worker, opened, mcp)
