@@ -202,6 +202,7 @@ async def worker_process(server: Server, module: str, label: str) -> AsyncIterat
     harness's when it starts: each system's sandbox re-imports its workflow modules per run."""
     compileall.compile_dir(ROOT / "bench", quiet=2)
     task_queue = fresh_queue(label)
+    state = tempfile.TemporaryDirectory(prefix=f"bench-{label}-state-")
     env = {
         **os.environ,
         "TEMPORAL_ADDRESS": server.address,
@@ -209,8 +210,10 @@ async def worker_process(server: Server, module: str, label: str) -> AsyncIterat
         "TEMPORAL_TLS": "false",
         "HARNESS_TASK_QUEUE": task_queue,
         "HARNESS_LLM_PROVIDER": "scripted",
+        "HARNESS_STATE_DIR": state.name,  # a memory store of its own, empty at the start
     }
     env.pop("TEMPORAL_API_KEY", None)
+    env.pop("HARNESS_MEMORY_URL", None)
     with tempfile.NamedTemporaryFile(
         "w+b", prefix=f"bench-{label}-", suffix=".log", delete=False
     ) as log_file:
@@ -233,6 +236,7 @@ async def worker_process(server: Server, module: str, label: str) -> AsyncIterat
     finally:
         await _stop(process)
         log_path.unlink(missing_ok=True)
+        state.cleanup()
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 
 import pytest
 from temporalio.client import Client
@@ -27,6 +28,8 @@ from tests.postgres_server import throwaway_cluster
 from workflows import search_attributes
 
 LOCAL = "local"
+SERVER_START_TIMEOUT = timedelta(seconds=60)
+"""The SDK waits 5 s for a dev server to answer; on a loaded 2-core machine it can take longer."""
 TIME_SKIPPING = "time-skipping"
 
 # Fixtures that are, or start, a Temporal server.
@@ -91,6 +94,7 @@ async def env(workflow_environment: str) -> AsyncIterator[WorkflowEnvironment]:
             plugins=[HarnessPlugin()],
             dev_server_log_level="warn",
             search_attributes=search_attributes.ALL_KEYS,
+            dev_server_startup_timeout=SERVER_START_TIMEOUT,
         )
     elif workflow_environment == TIME_SKIPPING:
         environment = await WorkflowEnvironment.start_time_skipping(

@@ -178,26 +178,51 @@ async def load_work_context(request: WorkContextRequest, *, local: bool) -> Work
     return result
 
 
-async def retrieve_memories(query: MemoryQuery) -> RetrievedMemories:
+async def retrieve_memories(query: MemoryQuery, *, local: bool = False) -> RetrievedMemories:
+    """`local`: in the run's own worker, without a task-queue round trip (runs since the patch
+    that made memory calls local; the store is shared, so any worker may)."""
+    summary = f"memories of scope {query.scope} for the planner"
+    if local:
+        nearby: RetrievedMemories = await workflow.execute_local_activity(
+            MEMORY_RETRIEVE_ACTIVITY,
+            query,
+            result_type=RetrievedMemories,
+            start_to_close_timeout=MEMORY_TIMEOUT,
+            retry_policy=SHORT_RETRY,
+            summary=summary,
+        )
+        return nearby
     found: RetrievedMemories = await workflow.execute_activity(
         MEMORY_RETRIEVE_ACTIVITY,
         query,
         result_type=RetrievedMemories,
         start_to_close_timeout=MEMORY_TIMEOUT,
         retry_policy=SHORT_RETRY,
-        summary=f"memories of scope {query.scope} for the planner",
+        summary=summary,
     )
     return found
 
 
-async def record_memory(record: MemoryRecord) -> MemoryWritten:
+async def record_memory(record: MemoryRecord, *, local: bool = False) -> MemoryWritten:
+    """`local`: as for retrieve_memories."""
+    summary = f"remember {record.id}"
+    if local:
+        nearby: MemoryWritten = await workflow.execute_local_activity(
+            MEMORY_RECORD_ACTIVITY,
+            record,
+            result_type=MemoryWritten,
+            start_to_close_timeout=MEMORY_TIMEOUT,
+            retry_policy=SHORT_RETRY,
+            summary=summary,
+        )
+        return nearby
     written: MemoryWritten = await workflow.execute_activity(
         MEMORY_RECORD_ACTIVITY,
         record,
         result_type=MemoryWritten,
         start_to_close_timeout=MEMORY_TIMEOUT,
         retry_policy=SHORT_RETRY,
-        summary=f"remember {record.id}",
+        summary=summary,
     )
     return written
 

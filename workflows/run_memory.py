@@ -26,6 +26,7 @@ from workflows import activity_calls
 from workflows.activity_calls import ActivityFailure, raise_if_cancelled
 
 MEMORY_PATCH = "run-memory-v1"
+LOCAL_MEMORY_PATCH = "memory-calls-are-local"
 
 
 def run_scope(request: RunRequest) -> str:
@@ -34,9 +35,11 @@ def run_scope(request: RunRequest) -> str:
 
 
 class RunMemory:
-    def __init__(self, state: RunState, trace: TraceLog) -> None:
+    def __init__(self, state: RunState, trace: TraceLog, *, local: bool = False) -> None:
+        """`local`: retrieve and record in the run's own worker (since the patch)."""
         self._state = state
         self._trace = trace
+        self._local = local
         self._remembered: dict[str, str] = {}
         """What the planner was told had no data, and which memory said so."""
 
@@ -58,7 +61,7 @@ class RunMemory:
             depth=depth,
         )
         try:
-            found = await activity_calls.retrieve_memories(query)
+            found = await activity_calls.retrieve_memories(query, local=self._local)
         except ActivityError as error:
             raise_if_cancelled(error)
             reason = ActivityFailure(error, 3).message
@@ -123,7 +126,7 @@ class RunMemory:
             workflow.logger.warning("no episode for run %s: %s", result.run_id, error)
             return
         try:
-            await activity_calls.record_memory(record)
+            await activity_calls.record_memory(record, local=self._local)
         except ActivityError as error:
             workflow.logger.warning(
                 "episode %s not written: %s", record.id, ActivityFailure(error, 3).message

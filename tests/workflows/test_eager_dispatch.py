@@ -16,6 +16,7 @@ import urllib.request
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -49,6 +50,7 @@ async def _server(*extra: str) -> AsyncIterator[tuple[Client, int]]:
         dev_server_existing_path=temporal_binary(),
         plugins=[HarnessPlugin()],
         dev_server_log_level="error",
+        dev_server_startup_timeout=timedelta(seconds=60),
         dev_server_extra_args=["--metrics-port", str(metrics), *extra],
     )
     async with environment:
