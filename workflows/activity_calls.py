@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from pydantic import JsonValue, ValidationError
 from temporalio import workflow
@@ -33,6 +34,7 @@ from harness.errors import ErrorCode, is_retryable, parse_error_code
 from harness.memory_records import MemoryQuery, MemoryRecord, MemoryWritten, RetrievedMemories
 from harness.messages import (
     AttemptTiming,
+    BatchCallOutcome,
     CatalogRequest,
     JudgeCallRequest,
     JudgeCallResult,
@@ -52,6 +54,8 @@ from harness.messages import (
     WorkContextRequest,
 )
 from harness.tools import ToolCatalog, ToolSpec
+
+R = TypeVar("R")
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
 WORK_CONTEXT_TIMEOUT = timedelta(seconds=30)
@@ -153,78 +157,70 @@ async def load_catalog(scenario: str) -> ToolCatalog:
     return result
 
 
+async def _nearby_or_queued(
+    name: str, argument: Any, result_type: type[R], *, local: bool, timeout: timedelta, summary: str
+) -> R:
+    """A short read or write of the harness's own stores: a local activity in the run's own
+    worker (no task-queue round trip) when `local`, else a regular one, as runs recorded before
+    made it. Retried as SHORT_RETRY says."""
+    if local:
+        nearby: R = await workflow.execute_local_activity(
+            name,
+            argument,
+            result_type=result_type,
+            start_to_close_timeout=timeout,
+            retry_policy=SHORT_RETRY,
+            summary=summary,
+        )
+        return nearby
+    queued: R = await workflow.execute_activity(
+        name,
+        argument,
+        result_type=result_type,
+        start_to_close_timeout=timeout,
+        retry_policy=SHORT_RETRY,
+        summary=summary,
+    )
+    return queued
+
+
 async def load_work_context(request: WorkContextRequest, *, local: bool) -> WorkContext:
     """`local`: read in the run's own worker, in the task that loads the catalog (a couple of
     queries: no task-queue round trip); runs of the first 0.5 builds read it as a plain
     activity."""
-    if local:
-        found: WorkContext = await workflow.execute_local_activity(
-            RUN_WORK_CONTEXT_ACTIVITY,
-            request,
-            result_type=WorkContext,
-            start_to_close_timeout=WORK_CONTEXT_TIMEOUT,
-            retry_policy=SHORT_RETRY,
-            summary=f"contract of scope {request.scope}",
-        )
-        return found
-    result: WorkContext = await workflow.execute_activity(
+    return await _nearby_or_queued(
         RUN_WORK_CONTEXT_ACTIVITY,
         request,
-        result_type=WorkContext,
-        start_to_close_timeout=WORK_CONTEXT_TIMEOUT,
-        retry_policy=SHORT_RETRY,
+        WorkContext,
+        local=local,
+        timeout=WORK_CONTEXT_TIMEOUT,
         summary=f"contract of scope {request.scope}",
     )
-    return result
 
 
 async def retrieve_memories(query: MemoryQuery, *, local: bool = False) -> RetrievedMemories:
     """`local`: in the run's own worker, without a task-queue round trip (runs since the patch
     that made memory calls local; the store is shared, so any worker may)."""
-    summary = f"memories of scope {query.scope} for the planner"
-    if local:
-        nearby: RetrievedMemories = await workflow.execute_local_activity(
-            MEMORY_RETRIEVE_ACTIVITY,
-            query,
-            result_type=RetrievedMemories,
-            start_to_close_timeout=MEMORY_TIMEOUT,
-            retry_policy=SHORT_RETRY,
-            summary=summary,
-        )
-        return nearby
-    found: RetrievedMemories = await workflow.execute_activity(
+    return await _nearby_or_queued(
         MEMORY_RETRIEVE_ACTIVITY,
         query,
-        result_type=RetrievedMemories,
-        start_to_close_timeout=MEMORY_TIMEOUT,
-        retry_policy=SHORT_RETRY,
-        summary=summary,
+        RetrievedMemories,
+        local=local,
+        timeout=MEMORY_TIMEOUT,
+        summary=f"memories of scope {query.scope} for the planner",
     )
-    return found
 
 
 async def record_memory(record: MemoryRecord, *, local: bool = False) -> MemoryWritten:
     """`local`: as for retrieve_memories."""
-    summary = f"remember {record.id}"
-    if local:
-        nearby: MemoryWritten = await workflow.execute_local_activity(
-            MEMORY_RECORD_ACTIVITY,
-            record,
-            result_type=MemoryWritten,
-            start_to_close_timeout=MEMORY_TIMEOUT,
-            retry_policy=SHORT_RETRY,
-            summary=summary,
-        )
-        return nearby
-    written: MemoryWritten = await workflow.execute_activity(
+    return await _nearby_or_queued(
         MEMORY_RECORD_ACTIVITY,
         record,
-        result_type=MemoryWritten,
-        start_to_close_timeout=MEMORY_TIMEOUT,
-        retry_policy=SHORT_RETRY,
-        summary=summary,
+        MemoryWritten,
+        local=local,
+        timeout=MEMORY_TIMEOUT,
+        summary=f"remember {record.id}",
     )
-    return written
 
 
 def llm_queue() -> str | None:
@@ -336,6 +332,15 @@ async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
         summary=f"{len(group.calls)} cheap calls: {first} … {last}",
     )
     return result
+
+
+def to_retry_alone(outcome: BatchCallOutcome) -> bool:
+    """A grouped call that failed in a way a retry may mend, with attempts left: it is made
+    again as its own activity."""
+    retryable = is_retryable(parse_error_code(outcome.error_type))
+    return (
+        outcome.call is None and retryable and outcome.attempts < (TOOL_RETRY.maximum_attempts or 1)
+    )
 
 
 def retry_after(retry: RetryPolicy, earlier_attempts: int) -> RetryPolicy:

@@ -15,7 +15,6 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from harness.contracts import BATCH_WORKFLOW
-from harness.errors import is_retryable, parse_error_code
 from harness.messages import (
     BatchCall,
     BatchCallOutcome,
@@ -31,6 +30,7 @@ from workflows.activity_calls import (
     retry_after,
     run_tool_call,
     run_tool_group,
+    to_retry_alone,
 )
 
 
@@ -70,12 +70,7 @@ class NodeBatchWorkflow:
             outcomes: list[BatchCallOutcome] = []
             retried = []
             for outcome in result.outcomes:
-                code = parse_error_code(outcome.error_type)
-                if (
-                    outcome.call is None
-                    and is_retryable(code)
-                    and outcome.attempts < (TOOL_RETRY.maximum_attempts or 1)
-                ):
+                if to_retry_alone(outcome):
                     retried.append(self._call(by_id[outcome.node_id], outcome.attempts))
                 else:
                     outcomes.append(outcome)

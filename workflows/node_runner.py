@@ -16,7 +16,7 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 from harness.budget import CONSERVE_AT
 from harness.contracts import BATCH_WORKFLOW
-from harness.errors import ErrorCode, is_retryable, parse_error_code
+from harness.errors import ErrorCode, parse_error_code
 from harness.faults import FaultSpec
 from harness.messages import (
     BatchCall,
@@ -29,11 +29,11 @@ from harness.node_ledger import NodeLedger
 from harness.run import ExecutionOptions
 from harness.tools import ToolCompletion
 from workflows.activity_calls import (
-    TOOL_RETRY,
     ActivityFailure,
     retry_after,
     run_tool_call,
     run_tool_group,
+    to_retry_alone,
     tool_call_summary,
     tool_retry,
 )
@@ -135,13 +135,12 @@ class NodeRunner:
                 self._ledger.retried(node_id, outcome.attempts, timing.retries if timing else None)
                 self._ledger.complete(node_id, outcome.call, arguments=arguments)
                 continue
-            code = parse_error_code(outcome.error_type)
             attempts = outcome.attempts
-            if is_retryable(code) and attempts < (TOOL_RETRY.maximum_attempts or 1):
+            if to_retry_alone(outcome):
                 retries.append(self.call(node_id, arguments, attempts))
                 continue
             self._ledger.retried(node_id, attempts, timing.retries if timing else None)
-            message = outcome.error_message or "failed"
+            code, message = parse_error_code(outcome.error_type), outcome.error_message or "failed"
             self._ledger.fail(node_id, arguments, code, message, attempts, timing)
         await asyncio.gather(*retries)
 
