@@ -32,6 +32,7 @@ from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest
+from harness.errors import ErrorCode
 from harness.faults import FaultSpec
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
@@ -93,8 +94,11 @@ def release_folder() -> Path:
 # -- plans and requests ---------------------------------------------------------------------
 
 
-def _fan_out(width: int) -> Plan:
-    leaves = [node(f"n{i}", "delay", ms=0, value=i) for i in range(width)]
+def _fan_out(width: int, tool: str = "delay") -> Plan:
+    leaves = [
+        node(f"n{i}", tool, ms=0, value=i) if tool == "delay" else node(f"n{i}", tool, value=i)
+        for i in range(width)
+    ]
     final = collect("final", [leaf.id for leaf in leaves])
     return plan_of(*leaves, final)
 
@@ -342,6 +346,39 @@ CASES: tuple[Case, ...] = (
             )
         ),
         children={"child_batches_node_batch": "-attempt-1-batch-1"},
+    ),
+    Case(  # since 0.9: cheap calls share local activities; one is retried on its own
+        "cheap_groups",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="cheap",
+                scenario="synthetic",
+                plan=_fan_out(10, "echo"),
+                max_concurrency=10,
+                scale=ScaleOptions(cheap_group_size=4),
+                faults=[FaultSpec(tool="echo", argument_value="3", code=ErrorCode.RATE_LIMITED)],
+            )
+        ),
+    ),
+    Case(  # since 0.9: a wide plan's batches start together, and group their cheap calls
+        "parallel_cheap_batches",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="wide",
+                scenario="synthetic",
+                plan=_fan_out(12, "echo"),
+                max_concurrency=6,
+                scale=ScaleOptions(
+                    batch_plan_nodes=10, batch_min_ready=5, batch_size=5, cheap_group_size=2
+                ),
+            )
+        ),
+        children={
+            "parallel_cheap_batches_node_batch_1": "-attempt-1-batch-1",
+            "parallel_cheap_batches_node_batch_2": "-attempt-1-batch-2",
+        },
     ),
     Case(
         "budget_exhausted_tool_calls",
