@@ -172,8 +172,10 @@ class Scheduler:
         ledger, cap = self._ledger, self._options.max_concurrency
         if ledger.halted_by is not None or self._stop_reason is not None:
             return
-        cheap = [node_id for node_id in ledger.ready() if self._groupable(node_id)]
         size = self._options.scale.cheap_group_size
+        if size < 2:
+            return  # each cheap call in its own local activity, as the request asks
+        cheap = [node_id for node_id in ledger.ready() if self._groupable(node_id)]
         while len(cheap) > 1 and self._in_flight < cap and not self._exhausted():
             take = min(size, cap - self._in_flight)
             calls: dict[str, dict[str, JsonValue]] = {}

@@ -125,3 +125,22 @@ async def test_the_child_batches_of_a_wide_plan_group_their_cheap_calls_too(
         child = await history_events(client, f"{result.run_id}-attempt-1-batch-{number}")
         groups = sorted(summary.split(":")[0] for summary in _summaries(child))
         assert groups == ["4 cheap calls", "8 cheap calls", "8 cheap calls"]  # 20 nodes
+
+
+async def test_a_group_size_of_one_makes_each_cheap_call_its_own_local_activity(
+    client: Client, task_queue: str
+) -> None:
+    request = RunRequest(
+        goal="echo",
+        scenario="synthetic",
+        plan=_echoes(4),
+        max_concurrency=4,
+        scale=ScaleOptions(cheap_group_size=1),
+    )
+    result = await _run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED
+    summaries = _summaries(await history_events(client, result.run_id))
+    assert not [summary for summary in summaries if "cheap calls" in summary]
+    assert sorted(s for s in summaries if "echo(" in s) == [
+        f"n{i} echo(value=v{i})" for i in range(4)
+    ]
