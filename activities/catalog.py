@@ -26,7 +26,7 @@ class CatalogActivities:
         with as_temporal_failures(activity.info().attempt):
             catalog = get_scenario(request.scenario).catalog()
         try:
-            return with_servers(catalog, await self._mcp.listings(request.scenario))
+            listed = with_servers(catalog, await self._mcp.listings(request.scenario))
         except ToolError as error:
             raise ApplicationError(
                 f"the catalog of {request.scenario}: {error.message}",
@@ -39,3 +39,11 @@ class CatalogActivities:
                 type=ErrorCode.CONFIG_INVALID.value,
                 non_retryable=True,
             ) from error
+        problems = listed.retry_problems()
+        if problems:  # refused here, so a run never builds a retry policy from them
+            raise ApplicationError(
+                f"the catalog of {request.scenario}: {'; '.join(problems)}",
+                type=ErrorCode.CONFIG_INVALID.value,
+                non_retryable=True,
+            )
+        return listed

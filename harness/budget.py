@@ -36,11 +36,26 @@ def _no_clock() -> float:
     return 0.0
 
 
+def attempts_to_reserve(wanted: int, limit: int | None, used: int, reserved: int) -> int:
+    """The attempts a tool call may make when it is admitted: the `wanted` attempts of its tool,
+    or fewer, so that the calls `used` so far, the attempts `reserved` by calls still running and
+    this call's together stay within `limit`. 0: no call may start now."""
+    if limit is None:
+        return wanted
+    return max(0, min(wanted, limit - used - reserved))
+
+
 class Budget:
     """Charges usage and reports pressure: the highest utilisation across limited dimensions.
 
     Elapsed time is read from `elapsed_seconds` whenever it is needed, so pressure never depends
-    on when something last wrote the time down."""
+    on when something last wrote the time down.
+
+    Tool calls are either charged one by one (`charge_tool_call`, runs before 0.10, whose
+    retries were charged after they ran) or reserved: a call reserves the attempts it may make
+    when it is admitted, and when it finishes is charged the attempts it made and gives the
+    rest back (`reserve_tool_calls`, `settle_tool_calls`). Pressure counts calls made, not
+    reserved: a reservation only keeps other calls from starting."""
 
     def __init__(
         self, limits: BudgetLimits, elapsed_seconds: Callable[[], float] = _no_clock
@@ -49,6 +64,7 @@ class Budget:
         self._elapsed_seconds = elapsed_seconds
         self._tokens = 0
         self._tool_calls = 0
+        self._reserved_calls = 0
         self._cost_usd = 0.0
 
     def charge_tokens(self, tokens: int, cost_usd: float = 0.0) -> None:
@@ -57,6 +73,29 @@ class Budget:
 
     def charge_tool_call(self) -> None:
         self._tool_calls += 1
+
+    def reserve_tool_calls(self, wanted: int) -> int:
+        """Reserve up to `wanted` attempts of one call; the attempts it may make (0: none)."""
+        granted = attempts_to_reserve(
+            wanted, self.limits.max_tool_calls, self._tool_calls, self._reserved_calls
+        )
+        self._reserved_calls += granted
+        return granted
+
+    def settle_tool_calls(self, reserved: int, used: int) -> None:
+        """A call that `reserved` attempts finished after `used`: charge those, free the rest."""
+        self._reserved_calls -= reserved
+        self._tool_calls += used
+
+    def can_reserve_tool_call(self) -> bool:
+        """At least one attempt is neither made nor reserved (always, without a limit)."""
+        limit = self.limits.max_tool_calls
+        return attempts_to_reserve(1, limit, self._tool_calls, self._reserved_calls) > 0
+
+    @property
+    def reserved_tool_calls(self) -> int:
+        """Attempts reserved by calls still running."""
+        return self._reserved_calls
 
     @property
     def usage(self) -> BudgetUsage:

@@ -16,7 +16,7 @@ from harness.host_contract import Act, ContractInForce
 from harness.memory_context import MemoryContext
 from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
-from harness.tools import McpTarget, ToolCatalog
+from harness.tools import CallPolicy, McpTarget, ToolCatalog
 from harness.usage import TokenUsage
 from harness.work import Evidence, GateResult, TaskBinding
 
@@ -204,6 +204,10 @@ class BatchCall(BaseModel):
     local: bool = unless_false()
     uses_llm: bool = unless_false()
     mcp: McpTarget | None = unless_none()
+    policy: CallPolicy | None = unless_none(
+        description="The attempts the call reserved from the run's budget, its timeout and "
+        "backoff; none: the house's 3 attempts (batches of runs before 0.10)."
+    )
 
 
 class NodeBatchRequest(BaseModel):

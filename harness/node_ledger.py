@@ -54,6 +54,7 @@ class NodeLedger:
         self.usage = TokenUsage()
         self.budget_skips = 0
         self.halted_by: str | None = None
+        self._reserved: dict[str, int] = {}
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -129,7 +130,28 @@ class NodeLedger:
         outcome.started_at = self._clock()
 
     def charge_call(self) -> None:
+        """One call charged at admission; its retries when they are known (runs before 0.10)."""
         self._budget.charge_tool_call()
+
+    def reserve_call(self, node_id: str) -> int:
+        """Reserve the attempts the admitted node's call may make (its tool's, or what the
+        budget has left): the call's retry policy allows no more. Charged when it finishes."""
+        granted = self._budget.reserve_tool_calls(self.spec(node_id).attempts_per_call())
+        self._reserved[node_id] = granted
+        return granted
+
+    def reserved_attempts(self, node_id: str) -> int | None:
+        """The attempts the node's call reserved; None when it reserved none (runs before
+        0.10) or has been charged already."""
+        return self._reserved.get(node_id)
+
+    def _settle(self, node_id: str, attempts: int) -> None:
+        """Charge a finished call's attempts and give back the rest of its reservation. A call
+        admitted counts once even if it never ran (an approval refused, a call cancelled), as
+        it did when calls were charged at admission."""
+        reserved = self._reserved.pop(node_id, None)
+        if reserved is not None:
+            self._budget.settle_tool_calls(reserved, max(attempts, 1))
 
     # -- what happens to an admitted node -------------------------------------------------
 
@@ -167,12 +189,16 @@ class NodeLedger:
     def retried(
         self, node_id: str, attempts: int, started: Mapping[int, datetime] | None = None
     ) -> None:
-        """Temporal retried inside the activity; charge and trace each extra attempt, at the
-        time it `started` when the activity reported it (else now, and the event says so)."""
+        """The call finished after `attempts`: charge them (each extra one, when only the first
+        was charged at admission) and trace each retry, at the time it `started` when the
+        activity reported it (else now, and the event says so)."""
         outcome = self.outcomes[node_id]
         started = started or {}
+        reserved = node_id in self._reserved
+        self._settle(node_id, attempts)
         for attempt in range(2, attempts + 1):
-            self._budget.charge_tool_call()
+            if not reserved:
+                self._budget.charge_tool_call()
             at = started.get(attempt)
             self._trace.emit(
                 TraceKind.NODE_RETRY,
@@ -194,6 +220,7 @@ class NodeLedger:
         arguments: dict[str, JsonValue] | None = None,
     ) -> None:
         """DONE with `call`'s result; `arguments` given keeps the result for later attempts."""
+        self._settle(node_id, 1 if reused else call.attempt)
         outcome = self.outcomes[node_id]
         outcome.status = NodeStatus.DONE
         outcome.result = call.result
@@ -238,6 +265,7 @@ class NodeLedger:
     ) -> None:
         """FAILED, and every dependent SKIPPED; the first FATAL failure halts the run.
         `timing` is the last attempt's, when its activity reported one."""
+        self._settle(node_id, attempts)
         outcome = self.outcomes[node_id]
         outcome.status = NodeStatus.FAILED
         outcome.error_code = code.value
@@ -270,6 +298,7 @@ class NodeLedger:
 
     def cancel(self, node_id: str, reason: str, *, budget: bool) -> None:
         """An admitted node stopped before it finished: SKIPPED, with its dependents."""
+        self._settle(node_id, 1)
         self._finish_timing(self.outcomes[node_id])
         self._mark_skipped(self._dag.skip(node_id), reason, budget=budget)
 

@@ -182,6 +182,11 @@ class ExecutionOptions(BaseModel):
         description="A wide plan's child batches run at once, sharing the concurrency cap "
         "(runs before 0.9 ran them one after another).",
     )
+    reserve_attempts: bool = Field(
+        default=False,
+        description="Each tool call reserves its attempts from the tool-call budget when it is "
+        "admitted and makes no more (runs before 0.10 charged retries after they ran).",
+    )
 
     @classmethod
     def of(

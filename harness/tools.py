@@ -49,6 +49,26 @@ class McpTarget(BaseModel):
     )
 
 
+DEFAULT_TOOL_ATTEMPTS = 3
+DEFAULT_TOOL_BACKOFF_SECONDS = 1.0
+MAX_TOOL_ATTEMPTS = 10
+MAX_TOOL_TIMEOUT_SECONDS = 3600.0
+MAX_TOOL_BACKOFF_SECONDS = 60.0
+"""The ranges a tool's own retry settings may take (checked where a catalog is listed, by
+`retry_problems`): a tool may ask for fewer attempts or a shorter wait than the defaults, or for
+more, within bounds that keep one call from holding a run for hours."""
+
+
+class CallPolicy(BaseModel):
+    """How one admitted call is made: the attempts it reserved from the run's tool-call budget
+    (its tool's, or fewer when the budget has fewer left), how long each may take (none: the
+    house default) and the wait before the first retry."""
+
+    max_attempts: int = Field(ge=1)
+    timeout_seconds: float | None = None
+    backoff_seconds: float = DEFAULT_TOOL_BACKOFF_SECONDS
+
+
 class ToolSpec(BaseModel):
     name: str
     description: str
@@ -90,6 +110,26 @@ class ToolSpec(BaseModel):
         default=None,
         description="The tool is served by an MCP server: the worker calls it there.",
     )
+    # The three retry settings are left out of a catalog's payload while they hold their
+    # defaults, so catalogs (in every run's history, and in the planner's prompt) stay as before.
+    max_attempts: int = Field(
+        default=DEFAULT_TOOL_ATTEMPTS,
+        exclude_if=lambda value: value == DEFAULT_TOOL_ATTEMPTS,
+        description="Attempts of one call, the first included, while its failures are "
+        "retryable; every attempt counts against the run's tool-call budget. A side effect "
+        "that is not idempotent runs once whatever this says.",
+    )
+    timeout_seconds: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="How long one attempt may take; none: 120 s (10 s for a local tool).",
+    )
+    backoff_seconds: float = Field(
+        default=DEFAULT_TOOL_BACKOFF_SECONDS,
+        exclude_if=lambda value: value == DEFAULT_TOOL_BACKOFF_SECONDS,
+        description="The wait before the first retry; each next wait doubles, up to 30 s "
+        "(or this, when longer).",
+    )
 
     @classmethod
     def from_model(
@@ -109,6 +149,9 @@ class ToolSpec(BaseModel):
         completion: ToolCompletion = ToolCompletion.SYNC,
         native_wait: NativeWait | None = None,
         local: bool = False,
+        max_attempts: int = DEFAULT_TOOL_ATTEMPTS,
+        timeout_seconds: float | None = None,
+        backoff_seconds: float = DEFAULT_TOOL_BACKOFF_SECONDS,
     ) -> ToolSpec:
         return cls(
             name=name,
@@ -125,13 +168,68 @@ class ToolSpec(BaseModel):
             completion=completion,
             native_wait=native_wait,
             local=local,
+            max_attempts=max_attempts,
+            timeout_seconds=timeout_seconds,
+            backoff_seconds=backoff_seconds,
         )
+
+    def attempts_per_call(self) -> int:
+        """The attempts one call may make: a side effect that is not idempotent runs once, a
+        native wait makes no call (and counts as one), anything else as its spec says."""
+        if self.native_wait is not None or (self.side_effects and not self.idempotent):
+            return 1
+        return min(max(self.max_attempts, 1), MAX_TOOL_ATTEMPTS)
+
+    def call_policy(self, attempts: int) -> CallPolicy:
+        """The policy of a call that reserved `attempts`. A setting out of range (refused where
+        catalogs are listed, so only a catalog from elsewhere has one) falls back to its
+        default here: workflow code builds its retry policy from this and must not fail."""
+        timeout = self.timeout_seconds
+        in_range = timeout is not None and 0 < timeout <= MAX_TOOL_TIMEOUT_SECONDS
+        backoff = self.backoff_seconds
+        return CallPolicy(
+            max_attempts=max(attempts, 1),
+            timeout_seconds=timeout if in_range else None,
+            backoff_seconds=backoff
+            if 0 < backoff <= MAX_TOOL_BACKOFF_SECONDS
+            else DEFAULT_TOOL_BACKOFF_SECONDS,
+        )
+
+    def retry_problems(self) -> list[str]:
+        """What is out of range in the tool's retry settings, one line each (none: fine).
+        Comparisons only, no arithmetic: NaN and huge numbers are refused, never raised on."""
+        problems = []
+        if not 1 <= self.max_attempts <= MAX_TOOL_ATTEMPTS:
+            problems.append(
+                f"tool '{self.name}': max_attempts is {_shown(self.max_attempts)}; "
+                f"use 1 to {MAX_TOOL_ATTEMPTS}"
+            )
+        timeout = self.timeout_seconds
+        if timeout is not None and not 0 < timeout <= MAX_TOOL_TIMEOUT_SECONDS:
+            problems.append(
+                f"tool '{self.name}': timeout_seconds is {_shown(timeout)}; "
+                f"use more than 0 and at most {MAX_TOOL_TIMEOUT_SECONDS:g}"
+            )
+        if not 0 < self.backoff_seconds <= MAX_TOOL_BACKOFF_SECONDS:
+            problems.append(
+                f"tool '{self.name}': backoff_seconds is {_shown(self.backoff_seconds)}; "
+                f"use more than 0 and at most {MAX_TOOL_BACKOFF_SECONDS:g}"
+            )
+        return problems
 
     def argument_names(self) -> list[str]:
         return list(self.arguments_schema.get("properties", {}))
 
     def required_arguments(self) -> list[str]:
         return list(self.arguments_schema.get("required", []))
+
+
+def _shown(value: float) -> str:
+    """A number for a message; one too long to print (str() of an int past 4,300 digits
+    raises) is named by its size."""
+    if isinstance(value, int) and not -(10**9) < value < 10**9:
+        return "-1000000000 or less" if value < 0 else "1000000000 or more"
+    return str(value)
 
 
 class ToolCatalog(BaseModel):
@@ -143,6 +241,25 @@ class ToolCatalog(BaseModel):
 
     def names(self) -> list[str]:
         return [tool.name for tool in self.tools]
+
+    def call_policy(self, attempts: int) -> CallPolicy:
+        """The policy of a call that reserved `attempts`. A setting out of range (refused where
+        catalogs are listed, so only a catalog from elsewhere has one) falls back to its
+        default here: workflow code builds its retry policy from this and must not fail."""
+        timeout = self.timeout_seconds
+        in_range = timeout is not None and 0 < timeout <= MAX_TOOL_TIMEOUT_SECONDS
+        backoff = self.backoff_seconds
+        return CallPolicy(
+            max_attempts=max(attempts, 1),
+            timeout_seconds=timeout if in_range else None,
+            backoff_seconds=backoff
+            if 0 < backoff <= MAX_TOOL_BACKOFF_SECONDS
+            else DEFAULT_TOOL_BACKOFF_SECONDS,
+        )
+
+    def retry_problems(self) -> list[str]:
+        """Every tool's out-of-range retry settings (see ToolSpec.retry_problems)."""
+        return [problem for tool in self.tools for problem in tool.retry_problems()]
 
     def final_synthesis_nodes(self, plan: Plan) -> list[PlanNode]:
         """The plan's nodes whose tool writes the report; a valid plan has exactly one."""

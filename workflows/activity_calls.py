@@ -53,7 +53,7 @@ from harness.messages import (
     WorkContext,
     WorkContextRequest,
 )
-from harness.tools import ToolCatalog, ToolSpec
+from harness.tools import CallPolicy, ToolCatalog, ToolSpec
 
 R = TypeVar("R")
 
@@ -277,8 +277,29 @@ async def judge(request: JudgeCallRequest) -> JudgeCallResult:
 
 
 def tool_retry(spec: ToolSpec) -> RetryPolicy:
-    """Side effects run once unless the tool is idempotent; everything else is retried."""
+    """Side effects run once unless the tool is idempotent; everything else is retried (runs
+    before 0.10: the same for every tool)."""
     return SIDE_EFFECT_RETRY if spec.side_effects and not spec.idempotent else TOOL_RETRY
+
+
+def policy_retry(policy: CallPolicy) -> RetryPolicy:
+    """The retry policy of a call that reserved `policy.max_attempts` attempts: TOOL_RETRY's
+    shape, from the tool's own first backoff."""
+    first = timedelta(seconds=policy.backoff_seconds)
+    longest = TOOL_RETRY.maximum_interval or first
+    return dataclasses.replace(
+        TOOL_RETRY,
+        initial_interval=first,
+        maximum_interval=max(longest, first),
+        maximum_attempts=policy.max_attempts,
+    )
+
+
+def policy_timeout(policy: CallPolicy | None, *, local: bool) -> timedelta:
+    """One attempt's start-to-close timeout: the tool's own, else the house's."""
+    if policy is not None and policy.timeout_seconds is not None:
+        return timedelta(seconds=policy.timeout_seconds)
+    return LOCAL_TOOL_TIMEOUT if local else TOOL_TIMEOUT
 
 
 async def run_tool_call(
@@ -288,15 +309,17 @@ async def run_tool_call(
     retry: RetryPolicy,
     summary: str,
     uses_llm: bool = False,
+    policy: CallPolicy | None = None,
 ) -> ToolCallResult:
     """One node's tool call: a local activity for cheap in-memory tools, else a regular one;
-    a tool that calls a model runs where model calls are rate-limited."""
+    a tool that calls a model runs where model calls are rate-limited. `policy`: the call's
+    own timeout, if its tool has one."""
     if local:
         result: ToolCallResult = await workflow.execute_local_activity(
             RUN_TOOL_ACTIVITY,
             request,
             result_type=ToolCallResult,
-            start_to_close_timeout=LOCAL_TOOL_TIMEOUT,
+            start_to_close_timeout=policy_timeout(policy, local=True),
             retry_policy=retry,
             summary=summary,
         )
@@ -306,7 +329,7 @@ async def run_tool_call(
         request,
         task_queue=llm_queue() if uses_llm else None,
         result_type=ToolCallResult,
-        start_to_close_timeout=TOOL_TIMEOUT,
+        start_to_close_timeout=policy_timeout(policy, local=False),
         heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
         retry_policy=retry,
         summary=summary,
@@ -334,13 +357,12 @@ async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
     return result
 
 
-def to_retry_alone(outcome: BatchCallOutcome) -> bool:
-    """A grouped call that failed in a way a retry may mend, with attempts left: it is made
-    again as its own activity."""
+def to_retry_alone(outcome: BatchCallOutcome, max_attempts: int | None = None) -> bool:
+    """A grouped call that failed in a way a retry may mend, with attempts left (of the
+    `max_attempts` it reserved; none: TOOL_RETRY's): it is made again as its own activity."""
     retryable = is_retryable(parse_error_code(outcome.error_type))
-    return (
-        outcome.call is None and retryable and outcome.attempts < (TOOL_RETRY.maximum_attempts or 1)
-    )
+    limit = max_attempts or TOOL_RETRY.maximum_attempts or 1
+    return outcome.call is None and retryable and outcome.attempts < limit
 
 
 def retry_after(retry: RetryPolicy, earlier_attempts: int) -> RetryPolicy:

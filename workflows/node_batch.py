@@ -27,6 +27,7 @@ from workflows.activity_calls import (
     TOOL_RETRY,
     ActivityFailure,
     llm_queue,
+    policy_retry,
     retry_after,
     run_tool_call,
     run_tool_group,
@@ -64,14 +65,15 @@ class NodeBatchWorkflow:
             group = ToolCallGroup(calls=[self._tool_request(call) for call in calls])
             try:
                 result = await run_tool_group(group)
-            except ActivityError:
-                return list(await asyncio.gather(*(self._call(call, 1) for call in calls)))
+            except ActivityError as error:
+                return list(await asyncio.gather(*(self._again(call, error) for call in calls)))
             by_id = {call.node_id: call for call in calls}
             outcomes: list[BatchCallOutcome] = []
             retried = []
             for outcome in result.outcomes:
-                if to_retry_alone(outcome):
-                    retried.append(self._call(by_id[outcome.node_id], outcome.attempts))
+                call = by_id[outcome.node_id]
+                if to_retry_alone(outcome, call.policy.max_attempts if call.policy else None):
+                    retried.append(self._call(call, outcome.attempts))
                 else:
                     outcomes.append(outcome)
             return outcomes + list(await asyncio.gather(*retried))
@@ -93,25 +95,40 @@ class NodeBatchWorkflow:
             earlier_attempts=earlier_attempts,
         )
 
+    async def _again(self, call: BatchCall, error: ActivityError) -> BatchCallOutcome:
+        """A call whose group failed as a whole, which counts as its first attempt: made again
+        as its own activity, unless that was the only attempt it reserved."""
+        if call.policy is not None and call.policy.max_attempts <= 1:
+            return _failed(call, ActivityFailure(error, 1))
+        return await self._call(call, 1)
+
     async def _call(self, call: BatchCall, earlier_attempts: int = 0) -> BatchCallOutcome:
+        """The call as its own activity, with the attempts it reserved in the run's budget
+        (none reserved: TOOL_RETRY's, as batches of runs before 0.10)."""
+        retry = TOOL_RETRY if call.policy is None else policy_retry(call.policy)
         try:
             result = await run_tool_call(
                 self._tool_request(call, earlier_attempts),
                 local=call.local,
-                retry=retry_after(TOOL_RETRY, earlier_attempts),
+                retry=retry_after(retry, earlier_attempts),
                 uses_llm=call.uses_llm,
                 summary=call.summary,
+                policy=call.policy,
             )
         except ActivityError as error:
-            failure = ActivityFailure(error, TOOL_RETRY.maximum_attempts or 1)
-            return BatchCallOutcome(
-                node_id=call.node_id,
-                error_type=failure.type,
-                error_message=failure.message,
-                attempts=failure.attempts,
-                timing=failure.timing,
-            )
+            most = call.policy.max_attempts if call.policy else TOOL_RETRY.maximum_attempts
+            return _failed(call, ActivityFailure(error, most or 1))
         return BatchCallOutcome(node_id=call.node_id, call=result, attempts=result.attempt)
+
+
+def _failed(call: BatchCall, failure: ActivityFailure) -> BatchCallOutcome:
+    return BatchCallOutcome(
+        node_id=call.node_id,
+        error_type=failure.type,
+        error_message=failure.message,
+        attempts=failure.attempts,
+        timing=failure.timing,
+    )
 
 
 def _cheap(call: BatchCall) -> bool:

@@ -27,9 +27,10 @@ from harness.messages import (
 )
 from harness.node_ledger import NodeLedger
 from harness.run import ExecutionOptions
-from harness.tools import ToolCompletion
+from harness.tools import CallPolicy, ToolCompletion
 from workflows.activity_calls import (
     ActivityFailure,
+    policy_retry,
     retry_after,
     run_tool_call,
     run_tool_group,
@@ -73,15 +74,19 @@ class NodeRunner:
         self, node_id: str, arguments: dict[str, JsonValue], earlier_attempts: int = 0
     ) -> None:
         """The node's tool call, as its own activity; `earlier_attempts` it already had in a
-        group of cheap calls count towards its retries."""
+        group of cheap calls count towards its retries. A call that reserved its attempts makes
+        no more than those, with its tool's timeout and backoff."""
         node, spec = self._ledger.node(node_id), self._ledger.spec(node_id)
+        policy = self._policy(node_id)
+        retry = tool_retry(spec) if policy is None else policy_retry(policy)
         try:
             result = await run_tool_call(
                 self.tool_request(node_id, arguments, earlier_attempts),
                 local=spec.local,
-                retry=retry_after(tool_retry(spec), earlier_attempts),
+                retry=retry_after(retry, earlier_attempts),
                 uses_llm=spec.uses_llm,
                 summary=tool_call_summary(node_id, node.tool, arguments),
+                policy=policy,
             )
         except ActivityError as error:
             await self._failed(node_id, arguments, error)
@@ -125,7 +130,8 @@ class NodeRunner:
         except ActivityError as error:
             if self._stopping() and isinstance(error.cause, CancelledError):
                 raise asyncio.CancelledError from error
-            await asyncio.gather(*(self.call(n, args, 1) for n, args in calls.items()))
+            again = [self._after_group(n, args, error) for n, args in calls.items()]
+            await asyncio.gather(*again)
             return
         retries = []
         for outcome in result.outcomes:
@@ -136,13 +142,30 @@ class NodeRunner:
                 self._ledger.complete(node_id, outcome.call, arguments=arguments)
                 continue
             attempts = outcome.attempts
-            if to_retry_alone(outcome):
+            if to_retry_alone(outcome, self._ledger.reserved_attempts(node_id)):
                 retries.append(self.call(node_id, arguments, attempts))
                 continue
             self._ledger.retried(node_id, attempts, timing.retries if timing else None)
             code, message = parse_error_code(outcome.error_type), outcome.error_message or "failed"
             self._ledger.fail(node_id, arguments, code, message, attempts, timing)
         await asyncio.gather(*retries)
+
+    async def _after_group(
+        self, node_id: str, arguments: dict[str, JsonValue], error: ActivityError
+    ) -> None:
+        """A call whose group failed as a whole, which counts as its first attempt: made again
+        as its own activity, unless that was the only attempt it reserved."""
+        reserved = self._ledger.reserved_attempts(node_id)
+        if reserved is None or reserved > 1:
+            await self.call(node_id, arguments, 1)
+            return
+        failure = ActivityFailure(error, 1)
+        self._ledger.fail(node_id, arguments, failure.code, failure.message, 1, failure.timing)
+
+    def _policy(self, node_id: str) -> CallPolicy | None:
+        """The call's policy, when it reserved its attempts (none: runs before 0.10)."""
+        reserved = self._ledger.reserved_attempts(node_id)
+        return None if reserved is None else self._ledger.spec(node_id).call_policy(reserved)
 
     def _economy(self) -> bool:
         return self._options.economy_under_pressure and self._ledger.pressure() >= CONSERVE_AT
@@ -153,7 +176,10 @@ class NodeRunner:
         if self._stopping() and isinstance(error.cause, CancelledError):
             raise asyncio.CancelledError from error  # the run stopped it: not the node's failure
         spec = self._ledger.spec(node_id)
-        failure = ActivityFailure(error, tool_retry(spec).maximum_attempts or 1)
+        # A failure that does not say how many attempts ran (a timeout on the last one) ran
+        # all the policy allowed: the attempts reserved, or TOOL_RETRY's before 0.10.
+        most = self._ledger.reserved_attempts(node_id) or tool_retry(spec).maximum_attempts or 1
+        failure = ActivityFailure(error, most)
         self._ledger.retried(node_id, failure.attempts, failure.retries)
         if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
             if spec.probes_outcome:
@@ -180,6 +206,7 @@ class NodeRunner:
             local=self._ledger.spec(node_id).local,
             uses_llm=self._ledger.spec(node_id).uses_llm,
             mcp=self._ledger.spec(node_id).mcp,
+            policy=self._policy(node_id),
         )
 
     async def run_batch(self, calls: list[BatchCall], number: int, slots: int) -> NodeBatchResult:

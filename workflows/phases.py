@@ -210,6 +210,7 @@ class RunPhases:
         options.economy_under_pressure = ctx.economy
         options.parallel_batches = ctx.parallel_batches
         options.group_cheap_calls = ctx.group_cheap_calls
+        options.reserve_attempts = ctx.reserve_attempts
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)

@@ -51,6 +51,9 @@ class RunContext:
     """Ready cheap calls share a local activity (since the patch that brought it)."""
     parallel_batches: bool = False
     """A wide plan's child batches run at once (since the patch that brought it)."""
+    reserve_attempts: bool = False
+    """Every tool call reserves its attempts from the tool-call budget, and each tool's own
+    retry settings apply (since the patch that brought it)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

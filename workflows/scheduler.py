@@ -101,6 +101,8 @@ class Scheduler:
             if self._exhausted():
                 ledger.skip_ready(BUDGET_EXHAUSTED_REASON, budget=True)
                 return
+            if not self._can_reserve():
+                return  # every call left is reserved by a running one: wait for what it returns
             if self._batching and ledger.ready_count() >= self._options.scale.batch_min_ready:
                 if self._options.parallel_batches:
                     self._launch_batches(self._options.max_concurrency - self._in_flight)
@@ -130,11 +132,23 @@ class Scheduler:
         if key in self._reusable and not spec.side_effects:
             ledger.complete(node_id, self._reusable[key], reused=True)
             return None
-        ledger.charge_call()
+        if self._options.reserve_attempts:
+            ledger.reserve_call(node_id)
+        else:
+            ledger.charge_call()
         return arguments
 
     def _exhausted(self) -> bool:
         return self._budget.degradation() is Degradation.EXHAUSTED
+
+    def _admits(self) -> bool:
+        return not self._exhausted() and self._can_reserve()
+
+    def _can_reserve(self) -> bool:
+        """A call admitted now could reserve at least one attempt. When every call left under
+        the limit is reserved by calls still running, ready nodes wait for what those give back
+        (none is skipped: they may yet run). Runs before 0.10 reserved nothing."""
+        return not self._options.reserve_attempts or self._budget.can_reserve_tool_call()
 
     def _apply_halt(self) -> None:
         """After a HALT, nodes held on a wait would only keep the run open until their
@@ -176,11 +190,11 @@ class Scheduler:
         if size < 2:
             return  # each cheap call in its own local activity, as the request asks
         cheap = [node_id for node_id in ledger.ready() if self._groupable(node_id)]
-        while len(cheap) > 1 and self._in_flight < cap and not self._exhausted():
+        while len(cheap) > 1 and self._in_flight < cap and self._admits():
             take = min(size, cap - self._in_flight)
             calls: dict[str, dict[str, JsonValue]] = {}
             for node_id in cheap[:take]:
-                if self._exhausted():
+                if not self._admits():
                     break
                 ledger.admit(node_id)
                 arguments = self._prepare(node_id)
@@ -302,7 +316,7 @@ class Scheduler:
         for node_id in node_ids:
             if limit is not None and len(calls) >= limit:
                 break
-            if self._exhausted():
+            if not self._admits():
                 continue
             self._ledger.admit(node_id)
             arguments = self._prepare(node_id)

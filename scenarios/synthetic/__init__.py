@@ -132,6 +132,19 @@ SCENARIO = Scenario(
         Tool(ToolSpec.from_model("fail", "Fail with an error code.", FailArgs), FailArgs, fail),
         Tool(
             ToolSpec.from_model(
+                "flaky",
+                "A call to a flaky service (sleep, then return the input), with retry settings "
+                "of its own: up to 5 attempts of 20 s each, the first retry after 0.5 s.",
+                DelayArgs,
+                max_attempts=5,
+                timeout_seconds=20,
+                backoff_seconds=0.5,
+            ),
+            DelayArgs,
+            delay,
+        ),
+        Tool(
+            ToolSpec.from_model(
                 "write", "One model call: a sentence about a topic.", WriteArgs, uses_llm=True
             ),
             WriteArgs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.budget import Budget, BudgetLimits, Degradation, degradation
+from harness.budget import Budget, BudgetLimits, Degradation, attempts_to_reserve, degradation
 
 
 class _Clock:
@@ -109,3 +109,62 @@ def test_time_passing_raises_pressure_without_anything_being_charged() -> None:
 )
 def test_degradation_thresholds_are_0_7_0_9_and_1_0(pressure: float, level: Degradation) -> None:
     assert degradation(pressure) is level
+
+
+# --- tool calls reserve their attempts -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("wanted", "limit", "used", "reserved", "granted"),
+    [
+        (3, None, 100, 50, 3),  # no limit: the tool's own attempts
+        (3, 6, 0, 0, 3),
+        (3, 6, 0, 3, 3),  # two calls of three fill six
+        (3, 6, 0, 6, 0),  # everything reserved: the next call waits
+        (3, 6, 4, 0, 2),  # fewer left than the tool wants: what is left
+        (3, 6, 1, 3, 2),
+        (1, 6, 5, 0, 1),
+        (5, 6, 6, 0, 0),  # everything made
+        (3, 6, 7, 0, 0),  # overrun (runs charged before 0.10): never negative
+        (1, 1, 0, 0, 1),
+        (10, 4, 0, 0, 4),
+    ],
+)
+def test_a_call_reserves_the_smaller_of_its_tools_attempts_and_the_calls_left_unreserved(
+    wanted: int, limit: int | None, used: int, reserved: int, granted: int
+) -> None:
+    assert attempts_to_reserve(wanted, limit, used, reserved) == granted
+
+
+def test_attempts_a_call_did_not_use_are_given_back_and_only_made_ones_are_charged() -> None:
+    budget = Budget(BudgetLimits(max_tool_calls=6))
+
+    first, second = budget.reserve_tool_calls(3), budget.reserve_tool_calls(3)
+    assert (first, second, budget.can_reserve_tool_call()) == (3, 3, False)
+    assert budget.usage.tool_calls == 0 and budget.pressure() == 0.0
+
+    budget.settle_tool_calls(first, used=1)
+    assert (budget.usage.tool_calls, budget.reserved_tool_calls) == (1, 3)
+    assert budget.reserve_tool_calls(3) == 2  # six, less one made and three reserved
+
+    budget.settle_tool_calls(second, used=3)
+    budget.settle_tool_calls(2, used=2)
+    assert (budget.usage.tool_calls, budget.reserved_tool_calls) == (6, 0)
+    assert budget.pressure() == 1.0
+    assert budget.reserve_tool_calls(3) == 0
+
+
+def test_retried_calls_never_make_more_calls_than_the_limit() -> None:
+    """Whatever the order of admissions and finishes, made attempts stay within the limit when
+    each call makes at most what it reserved."""
+    budget = Budget(BudgetLimits(max_tool_calls=6))
+    running: list[int] = []
+    for step in range(20):
+        granted = budget.reserve_tool_calls(3)
+        if granted:
+            running.append(granted)
+        if running and (not granted or step % 2):
+            reserved = running.pop(0)
+            budget.settle_tool_calls(reserved, used=reserved)  # every attempt used
+        assert budget.usage.tool_calls + budget.reserved_tool_calls <= 6
+    assert budget.usage.tool_calls <= 6

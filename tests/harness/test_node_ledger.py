@@ -404,3 +404,72 @@ def test_counts_sum_the_settled_nodes_and_the_charged_tool_calls() -> None:
         nodes=4, done=1, failed=1, skipped=2, tool_calls=3, replans=1
     )
     assert run.ledger.is_finished()
+
+
+# --- reserved attempts -----------------------------------------------------------------------
+
+
+def limited(max_tool_calls: int, *nodes: PlanNode) -> Rig:
+    """A ledger over `nodes` whose budget allows `max_tool_calls`."""
+    clock = FakeClock()
+    budget = Budget(BudgetLimits(max_tool_calls=max_tool_calls))
+    trace = TraceLog("run-1", None, budget, clock.now)
+    ledger = NodeLedger(synthetic_plan(*nodes), synthetic_catalog(), budget, trace, clock.now)
+    return Rig(ledger, budget, trace, clock)
+
+
+def test_a_reserved_call_is_charged_the_attempts_it_made_and_gives_back_the_rest() -> None:
+    run = limited(6, delay("a", 10), delay("b", 10))
+    run.ledger.admit("a")
+    run.ledger.admit("b")
+
+    assert (run.ledger.reserve_call("a"), run.ledger.reserve_call("b")) == (3, 3)
+    run.ledger.retried("a", 2)
+    run.ledger.complete("a", tool_call("a", attempt=2))
+
+    assert run.budget.usage.tool_calls == 2
+    assert (run.budget.reserved_tool_calls, run.ledger.reserved_attempts("a")) == (3, None)
+    retries = [e for e in run.trace.events if e.kind is TraceKind.NODE_RETRY]
+    assert [e.data for e in retries] == [{"attempt": 2}]
+
+
+def test_a_call_reserves_what_the_budget_has_left_when_that_is_less_than_its_tools() -> None:
+    run = limited(4, node("f", "flaky", ms=1, value="f"), delay("b", 10))
+    run.ledger.admit("f")
+    run.ledger.admit("b")
+
+    assert run.ledger.reserve_call("f") == 4  # flaky wants 5
+    assert run.ledger.reserve_call("b") == 0
+
+
+def test_a_side_effect_that_is_not_idempotent_reserves_one_attempt() -> None:
+    run = limited(6, node("s", "side_effect", target="prod"))
+    run.ledger.admit("s")
+
+    assert run.ledger.reserve_call("s") == 1
+
+
+@pytest.mark.parametrize("ending", ["fail", "cancel"])
+def test_a_reserved_call_that_never_ran_counts_once(ending: str) -> None:
+    run = limited(6, delay("a", 10))
+    run.ledger.admit("a")
+    run.ledger.reserve_call("a")
+
+    if ending == "fail":
+        run.ledger.fail("a", {}, ErrorCode.POLICY_VIOLATION, "approval refused", attempts=0)
+    else:
+        run.ledger.cancel("a", "cancelled", budget=False)
+
+    assert (run.budget.usage.tool_calls, run.budget.reserved_tool_calls) == (1, 0)
+
+
+def test_a_call_charged_at_admission_is_charged_each_retry_after_it_ran() -> None:
+    """Runs before 0.10 reserved nothing: their replay charges as they did."""
+    run = limited(6, delay("a", 10))
+    run.ledger.admit("a")
+    run.ledger.charge_call()
+
+    run.ledger.retried("a", 3)
+    run.ledger.fail("a", {}, ErrorCode.RATE_LIMITED, "slow down", attempts=3)
+
+    assert run.budget.usage.tool_calls == 3
