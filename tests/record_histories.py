@@ -592,6 +592,75 @@ CASES = (
 )
 
 
+def _rate_limited_twice(value: str) -> FaultSpec:
+    return FaultSpec(tool="delay", argument_value=value, code=ErrorCode.RATE_LIMITED, times=2)
+
+
+def _leaves(count: int) -> Plan:
+    """`count` independent delays d0, d1 ... (each its own id as the value) and a collector."""
+    leaves = [delay(f"d{i}", 5) for i in range(count)]
+    return plan_of(*leaves, collect("final", [leaf.id for leaf in leaves]))
+
+
+CASES = (
+    *CASES,
+    # 0.10: every tool call reserves its attempts from the tool-call budget; a call that is
+    # retried twice leaves fewer calls for the others, and ready calls wait for what finished
+    # calls give back
+    Case(
+        "retries_under_a_tool_call_budget",
+        RunPhase.BUDGET_EXHAUSTED,
+        _to_the_end(
+            RunRequest(
+                goal="retries under a budget",
+                scenario="synthetic",
+                plan=_leaves(6),
+                limits=BudgetLimits(max_tool_calls=6),
+                faults=[_rate_limited_twice("d1")],
+            )
+        ),
+    ),
+    # 0.10: a tool's own attempts, timeout and backoff (synthetic `flaky`: 5 of 20 s, 0.5 s)
+    Case(
+        "a_tools_own_retry_policy",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="a flaky service",
+                scenario="synthetic",
+                plan=plan_of(
+                    node("f", "flaky", ms=1, value="f"),
+                    delay("plain", 1),
+                    collect("end", ["f", "plain"]),
+                ),
+                limits=BudgetLimits(max_tool_calls=8),
+                faults=[FaultSpec(tool="flaky", code=ErrorCode.RATE_LIMITED, times=3)],
+            )
+        ),
+    ),
+    # 0.10: child batches get each call's reserved attempts in their input
+    Case(
+        "child_batches_retries_under_a_budget",
+        RunPhase.BUDGET_EXHAUSTED,
+        _to_the_end(
+            RunRequest(
+                goal="wide, under a budget",
+                scenario="synthetic",
+                plan=_leaves(12),
+                max_concurrency=4,
+                limits=BudgetLimits(max_tool_calls=10),
+                faults=[_rate_limited_twice("d0")],
+                scale=ScaleOptions(batch_plan_nodes=10, batch_min_ready=3, batch_size=12),
+            )
+        ),
+        children={
+            "child_batches_retries_under_a_budget_node_batch_1": "-attempt-1-batch-1",
+            "child_batches_retries_under_a_budget_node_batch_2": "-attempt-1-batch-2",
+        },
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 
