@@ -242,21 +242,6 @@ class ToolCatalog(BaseModel):
     def names(self) -> list[str]:
         return [tool.name for tool in self.tools]
 
-    def call_policy(self, attempts: int) -> CallPolicy:
-        """The policy of a call that reserved `attempts`. A setting out of range (refused where
-        catalogs are listed, so only a catalog from elsewhere has one) falls back to its
-        default here: workflow code builds its retry policy from this and must not fail."""
-        timeout = self.timeout_seconds
-        in_range = timeout is not None and 0 < timeout <= MAX_TOOL_TIMEOUT_SECONDS
-        backoff = self.backoff_seconds
-        return CallPolicy(
-            max_attempts=max(attempts, 1),
-            timeout_seconds=timeout if in_range else None,
-            backoff_seconds=backoff
-            if 0 < backoff <= MAX_TOOL_BACKOFF_SECONDS
-            else DEFAULT_TOOL_BACKOFF_SECONDS,
-        )
-
     def retry_problems(self) -> list[str]:
         """Every tool's out-of-range retry settings (see ToolSpec.retry_problems)."""
         return [problem for tool in self.tools for problem in tool.retry_problems()]
