@@ -50,11 +50,15 @@ class NodeRunner:
         held: HeldNodes,
         options: ExecutionOptions,
         stopping: Callable[[], bool],
+        calls_returned: Callable[[], None] = lambda: None,
     ) -> None:
+        """`calls_returned`: told when a node's call has ended but the node goes on waiting
+        (an operation's result, a reconcile): the attempts it did not use are free again."""
         self._ledger = ledger
         self._held = held
         self._options = options
         self._stopping = stopping
+        self._calls_returned = calls_returned
 
     async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         node = self._ledger.node(node_id)
@@ -95,6 +99,7 @@ class NodeRunner:
             node_id, result.attempt, result.timing.retries if result.timing else None
         )
         if spec.completion is ToolCompletion.ASYNC_OPERATION:
+            self._calls_returned()
             await self._held.await_operation(node_id, arguments, result)
             return
         self._ledger.complete(node_id, result, arguments=None if spec.side_effects else arguments)
@@ -182,6 +187,7 @@ class NodeRunner:
         failure = ActivityFailure(error, most)
         self._ledger.retried(node_id, failure.attempts, failure.retries)
         if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
+            self._calls_returned()
             if spec.probes_outcome:
                 await self._held.after_uncertain_call(node_id, arguments, failure.message)
             else:

@@ -50,7 +50,9 @@ class Scheduler:
         self._options = options
         self._reusable = reusable
         held = HeldNodes(ledger, desk, options)
-        self._runner = NodeRunner(ledger, held, options, lambda: self._stop_reason is not None)
+        self._runner = NodeRunner(
+            ledger, held, options, lambda: self._stop_reason is not None, self._calls_returned
+        )
         self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
         self._batches = 0
         self._in_flight = 0
@@ -140,6 +142,13 @@ class Scheduler:
 
     def _exhausted(self) -> bool:
         return self._budget.degradation() is Degradation.EXHAUSTED
+
+    def _calls_returned(self) -> None:
+        """A node's call ended and gave back what it did not use, while the node waits on: the
+        nodes waiting for calls may start now, not when it finishes (runs before 0.10 reserved
+        nothing, and launched nothing here)."""
+        if self._options.reserve_attempts:
+            self._launch_ready()
 
     def _admits(self) -> bool:
         return not self._exhausted() and self._can_reserve()

@@ -3,6 +3,7 @@ attempts, timeout and backoff reach its activity's retry policy."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio.api.enums.v1 import EventType
@@ -11,12 +12,22 @@ from temporalio.client import Client
 
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
+from harness.deliveries import DeliverRequest
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
 from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.run import RunPhase, RunRequest, RunResult, RunStatus, ScaleOptions
+from starter.run_results import result_of
 from tests.factories import collect, delay, node, synthetic_plan
-from tests.support import execute_run, history_events, running_worker
+from tests.support import (
+    deliver_update,
+    execute_run,
+    history_events,
+    pending_wait,
+    running_worker,
+    start_run,
+)
+from workflows import AgentRunWorkflow
 
 RUN_TOOL = "harness.run_tool"
 
@@ -175,6 +186,38 @@ async def test_child_batches_share_the_tool_call_budget_retries_included(
     assert made <= 10
     assert result.budget.usage.tool_calls == made == sum(n.attempts for n in result.nodes)
     assert _status(result, "n0") is NodeStatus.DONE
+
+
+async def test_attempts_a_call_gives_back_before_its_operation_ends_let_waiting_nodes_run(
+    client: Client, task_queue: str
+) -> None:
+    """`job` reserves all 3 calls; its call makes 1 and then waits for the operation's
+    result. The 2 it gave back let `work` run meanwhile, not after the delivery."""
+    plan = synthetic_plan(
+        node("job", "start_job", job="slow"), delay("work", 1), collect("final", ["job", "work"])
+    )
+    request = RunRequest(
+        goal="an operation and a node that waits for calls",
+        scenario="synthetic",
+        plan=plan,
+        limits=BudgetLimits(max_tool_calls=3),
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, request)
+        operation = await pending_wait(handle, "op-job")
+        work = NodeStatus.PENDING
+        for _ in range(600):  # up to 30 s
+            status: RunStatus = await handle.query(AgentRunWorkflow.status)
+            work = next(n.status for n in status.nodes if n.id == "work")
+            if work is NodeStatus.DONE:
+                break
+            await asyncio.sleep(0.05)
+        assert work is NodeStatus.DONE
+        delivery = DeliverRequest(operation_id=operation.operation_id, data={"ok": True})
+        assert (await deliver_update(handle, "deliver_sync", delivery)).accepted
+        result: RunResult = await result_of(client, handle)
+    assert result.status is RunPhase.SUCCEEDED
+    assert result.budget.usage.tool_calls == 3
 
 
 def _status(result: RunResult, node_id: str) -> NodeStatus:
