@@ -349,6 +349,46 @@ async def test_a_result_pending_for_too_long_goes_to_a_person_who_is_shown_the_o
     assert probes == ["PENDING"] * 3
 
 
+async def test_a_result_that_comes_after_a_person_reconciled_is_traced_late_and_not_applied(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """The refund stays pending, so a person reconciles it as paid; the service's result comes
+    after that. Both signals are sent while no worker runs, so the run takes them in one task,
+    in order: the reconcile stands, and the late result is in the trace as `late`, never
+    applied."""
+    async with payment_service(client, tmp_path, settle_seconds=3600) as slow:
+        async with refunds_worker(client, task_queue, slow):
+            handle = await start_refund(
+                client, task_queue, timeouts=WaitTimeouts(async_operation=1.0)
+            )
+            await approve(handle)
+            reconcile = await pending_wait(handle, "reconcile-refund")
+        (payment,) = await slow.payments()
+        assert isinstance(reconcile.example, dict)
+        await handle.signal(
+            "deliver",
+            DeliverRequest(wait_id="reconcile-refund", data=reconcile.example, actor="human:ops"),
+        )
+        late = {"status": "failed", "operation_id": payment.operation_id, "late": True}
+        await handle.signal(
+            "deliver",
+            DeliverRequest(operation_id=payment.operation_id, data=late, actor="system:payments"),
+        )
+        async with refunds_worker(client, task_queue, slow):
+            result = await finished(client, handle, 40)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert node(result, "refund").result == reconcile.example["result"]
+    operation_waits = [w for w in result.waits if w.operation_id == payment.operation_id]
+    assert operation_waits and all(w.payload is None for w in operation_waits)
+    (event,) = [e for e in result.trace if e.status == "late"]
+    assert event.kind is TraceKind.WAIT_REJECT and event.node_id == "refund"
+    assert event.data["reconciled_by"] == "human:ops"
+    assert event.data["reconcile_wait"] == "reconcile-refund"
+    assert event.data["reconciled_as"] == "succeeded"
+    assert event.data["data"] == json.dumps(late, sort_keys=True)
+    assert "which stands" in (event.message or "")
+
+
 async def test_with_signed_actors_the_services_signed_outcome_is_taken_and_a_forged_one_is_not(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
