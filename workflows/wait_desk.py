@@ -8,10 +8,12 @@ from datetime import timedelta
 from pydantic import BaseModel, JsonValue
 from temporalio import workflow
 
+from harness.approval_cover import ApprovalCover, Cover
 from harness.deliveries import DeliverRequest
 from harness.signatures import canonical_actor
 from harness.trace import TraceKind, TraceLog
 from harness.wait_book import (
+    Decision,
     Delivery,
     DeliveryReceipt,
     DeliveryRules,
@@ -41,6 +43,8 @@ class WaitDesk:
         """`keyed_actors`: the run's actors with keys, each as signatures.canonical_actor
         spells it (a run without actor keys has none)."""
         self.book = WaitBook()
+        self.approvals = ApprovalCover()
+        """The run's decided approvals by action, across its attempts (see held_nodes)."""
         self._trace = trace
         self._on_change = on_change
         self._keyed = keyed_actors
@@ -142,6 +146,24 @@ class WaitDesk:
             data=_wait_data(wait),
         )
         self._on_change()
+
+    def covered(self, node_id: str, tool: str, cover: Cover) -> None:
+        """A node's approval settled by the same action's earlier decision: traced, no wait."""
+        verb = "approved" if cover.decision is Decision.APPROVE else "rejected"
+        self._trace.emit(
+            TraceKind.WAIT_DELIVER,
+            node_id=node_id,
+            status="covered",
+            message=f"{tool} with these arguments was {verb} by {cover.decided_by} in wait "
+            f"{cover.wait_id} (attempt {cover.attempt}); not asked again",
+            data={
+                "wait_id": cover.wait_id,
+                "kind": WaitKind.APPROVAL.value,
+                "decision": cover.decision.value,
+                "decided_by": cover.decided_by,
+                "decided_in_attempt": cover.attempt,
+            },
+        )
 
     def cancel_pending(self, reason: str, *, node_id: str | None = None) -> None:
         """Close pending waits (of one node, or all) as CANCELLED; later deliveries are refused.

@@ -20,6 +20,7 @@ from activities.llm import ProviderRegistry, ScriptedProvider
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.faults import FaultSpec
+from harness.llm import JudgeReply, JudgeRequest
 from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
 from harness.signatures import signed_message
 from harness.trace import TraceKind
@@ -347,6 +348,44 @@ async def test_a_result_pending_for_too_long_goes_to_a_person_who_is_shown_the_o
     assert "still pending after 3 more waits" in (node(status, "refund").error_message or "")
     probes = [e.status for e in trace if e.kind is TraceKind.NODE_PROBE]
     assert probes == ["PENDING"] * 3
+
+
+class JudgeFailsOnce(ScriptedProvider):
+    """The offline critic, but its first verdict fails the report: the run replans."""
+
+    def __init__(self) -> None:
+        self.verdicts = 0
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply:
+        reply = await super().judge(request)
+        self.verdicts += 1
+        if self.verdicts > 1:
+            return reply
+        return reply.model_copy(update={"passed": False, "reasons": ["a critic's bad day"]})
+
+
+async def test_a_replan_after_a_failed_check_does_not_ask_again_for_the_approved_refund(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    """The refund is approved and paid, then the check of the report fails and the run
+    replans: the new plan's refund is the same action (tool and arguments), covered by the
+    approval given, and paid once."""
+    registry = ProviderRegistry.always(JudgeFailsOnce())
+    services = {"payments": service.client}
+    async with build_worker(client, task_queue, registry, services=services):
+        handle = await start_refund(client, task_queue)
+        await approve(handle)
+        result = await finished(client, handle, 60)
+        (payment,) = await service.payments()
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempts == 2
+    approvals = [w.id for w in result.waits if w.kind is WaitKind.APPROVAL]
+    assert approvals == ["approve-refund"]
+    (covered,) = [e for e in result.trace if e.status == "covered"]
+    assert (covered.attempt, covered.node_id) == (2, "refund")
+    assert covered.data["wait_id"] == "approve-refund"
+    assert covered.data["decided_by"] == "human:ops"
+    assert payment.order_id == "A-1001"
 
 
 async def test_a_result_that_comes_after_a_person_reconciled_is_traced_late_and_not_applied(

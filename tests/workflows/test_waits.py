@@ -9,16 +9,20 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from activities.llm import ScriptedProvider
 from harness.budget import BudgetLimits
 from harness.contracts import DELIVER_SIGNAL
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.messages import PlanRequest, PlanResponse
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.signatures import signed_message
 from harness.trace import TraceKind
+from harness.usage import TokenUsage
 from harness.wait_book import Decision, DeliveryReceipt, WaitStatus
 from infra.signing import new_private_key, public_key, sign
+from scenarios.base import Scenario
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
@@ -422,6 +426,56 @@ async def test_with_actor_keys_only_signed_early_results_are_parked(
         if e.kind is TraceKind.WAIT_REJECT and str(e.data.get("target", "")).startswith("junk-")
     ]
     assert len(junk) == 200 and all("no key in this run" in (e.message or "") for e in junk)
+
+
+class Replans(ScriptedProvider):
+    """A planner for the synthetic scenario: the given plan is attempt 1, `plan` every replan."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+
+    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+        return PlanResponse(plan=self._plan, planned_by="test:replans", usage=TokenUsage())
+
+
+async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_one_is(
+    client: Client, task_queue: str
+) -> None:
+    """Attempt 1: the change to prod is approved, then a step fails and the run replans.
+    Attempt 2 plans the same change (same tool, same arguments) and one to staging: the
+    first is covered by the approval given, the second is another action and is asked."""
+    first = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("broken", "fail", deps=["change"], code="INVALID_ARGUMENT"),
+        collect("final", ["change", "broken"]),
+    )
+    second = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("other", "side_effect", target="staging"),
+        collect("final", ["change", "other"]),
+    )
+    request = RunRequest(goal="change prod", scenario="synthetic", plan=first, max_replans=1)
+    async with running_worker(client, task_queue, Replans(second)):
+        handle = await start_run(client, task_queue, request)
+        await pending_wait(handle, "approve-change")
+        await deliver_update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        await pending_wait(handle, "approve-other")
+        waits = await handle.query(AgentRunWorkflow.waits)
+        assert [w.id for w in waits] == ["approve-change", "approve-other"]
+        await deliver_update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-other", actor="human:ops")
+        )
+        result: RunResult = await result_of(client, handle)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempts == 2
+    (covered,) = [e for e in result.trace if e.status == "covered"]
+    assert (covered.attempt, covered.node_id, covered.data["wait_id"]) == (
+        2,
+        "change",
+        "approve-change",
+    )
 
 
 async def test_answers_that_do_not_help_stop_after_three_questions(
