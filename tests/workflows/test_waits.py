@@ -9,23 +9,20 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from activities.llm import ScriptedProvider
 from harness.budget import BudgetLimits
 from harness.contracts import DELIVER_SIGNAL
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
-from harness.messages import PlanRequest, PlanResponse
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
 from harness.signatures import signed_message
 from harness.trace import TraceKind
-from harness.usage import TokenUsage
 from harness.wait_book import Decision, DeliveryReceipt, WaitStatus
 from infra.signing import new_private_key, public_key, sign
-from scenarios.base import Scenario
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
+    Replans,
     deliver_update,
     execute_run,
     history_events,
@@ -426,16 +423,6 @@ async def test_with_actor_keys_only_signed_early_results_are_parked(
         if e.kind is TraceKind.WAIT_REJECT and str(e.data.get("target", "")).startswith("junk-")
     ]
     assert len(junk) == 200 and all("no key in this run" in (e.message or "") for e in junk)
-
-
-class Replans(ScriptedProvider):
-    """A planner for the synthetic scenario: the given plan is attempt 1, `plan` every replan."""
-
-    def __init__(self, plan: Plan) -> None:
-        self._plan = plan
-
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        return PlanResponse(plan=self._plan, planned_by="test:replans", usage=TokenUsage())
 
 
 async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_one_is(
