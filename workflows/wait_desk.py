@@ -226,9 +226,7 @@ class WaitDesk:
         return canonical_actor(delivery.actor) in self._keyed
 
     def deliver(self, delivery: Delivery, signed: bool | None = None) -> DeliveryReceipt:
-        receipt = self.book.deliver(
-            delivery, workflow.now(), self._rules(), self._lots, signed if self._keyed else None
-        )
+        receipt = self.book.deliver(delivery, workflow.now(), self._rules(), self._lots, signed)
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
         if receipt.late and wait is not None and self._late_traced:
             self._trace_late(delivery, receipt, wait)
