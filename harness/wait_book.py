@@ -6,6 +6,8 @@ so the same deliveries in the same order always give the same state (replay-safe
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from datetime import datetime, timedelta
 from enum import IntEnum, StrEnum
 
@@ -86,15 +88,39 @@ class DeliveryReceipt(BaseModel):
     duplicate: bool = False
     wait_id: str | None = None
     reason: str
+    late: bool = Field(
+        default=False,
+        description="The wait had closed (expired, cancelled, rejected) before this delivery "
+        "came: it is recorded as late and never applied.",
+    )
 
 
 MAX_PARKED = 100
-"""Rules of 0.1: at most this many early deliveries in all; the next one is refused."""
+"""At most this many early deliveries in all. Rules of 0.1: the next one is refused; lots by
+sender (0.10): the largest lot gives way (EarlyLots.BY_SENDER)."""
 MAX_PARKED_PER_KIND = 50
 PARKED_FOR = timedelta(hours=1)
 """Rules of 0.2: early results and early events each have a lot of their own; an entry expires
 after an hour, and a full lot lets its oldest entry go rather than refuse the newest (a real
 early result is the newest: its wait opens moments later)."""
+MAX_PARKED_PER_SENDER = 50
+"""Lots by sender (0.10): what one sender (an actor, however spelt) may have parked at once."""
+LATE_EXCERPT_CHARS = 500
+"""How much of a late delivery's data its trace event keeps (it is never applied)."""
+
+
+class EarlyLots(StrEnum):
+    """How early deliveries are parked; a run keeps what it started with, so it replays.
+
+    BY_KIND (0.2 to 0.9): results and events each have one lot, so a flood of junk results
+    from anyone pushed a real early result out of the shared lot. BY_SENDER (0.10): each sender
+    has its own lot of MAX_PARKED_PER_SENDER, a full lot lets its own oldest entry go, and when
+    all lots together hold MAX_PARKED the largest lot gives way: one sender's junk can neither
+    evict nor crowd out another sender's result. In a run with actor keys only a signed
+    delivery parks (`signed` in WaitBook.park)."""
+
+    BY_KIND = "by_kind"
+    BY_SENDER = "by_sender"
 
 
 class DeliveryRules(IntEnum):
@@ -141,19 +167,34 @@ class WaitBook:
         return wait
 
     def park(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V4
+        self,
+        delivery: Delivery,
+        now: datetime,
+        rules: DeliveryRules = DeliveryRules.V4,
+        lots: EarlyLots = EarlyLots.BY_KIND,
+        signed: bool | None = None,
     ) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
-        own completion): keep it, bounded, until the wait opens."""
+        own completion): keep it, bounded, until the wait opens. `signed`: None in a run
+        without actor keys, else whether the delivery carries its keyed actor's signature."""
         target = delivery.operation_id or delivery.event
         if rules is DeliveryRules.V1 and len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
+        if lots is EarlyLots.BY_SENDER and signed is False:
+            return DeliveryReceipt(
+                accepted=False,
+                reason=f"'{target}' is not awaited yet, and this run has actor keys: an early "
+                "delivery is kept only when a keyed actor signs it",
+            )
         if rules >= DeliveryRules.V2:
             try:
                 parse_actor(delivery.actor)
             except ValueError as error:
                 return DeliveryReceipt(accepted=False, reason=str(error))
-            self._make_room(delivery, now)
+            if lots is EarlyLots.BY_SENDER:
+                self._make_room_by_sender(delivery, now)
+            else:
+                self._make_room(delivery, now)
         self.parked.append(Parked(delivery=delivery, at=now))
         return DeliveryReceipt(
             accepted=True, reason=f"'{target}' is not awaited yet; parked until it is"
@@ -164,6 +205,23 @@ class WaitBook:
         same_lot = [p for p in self.parked if _by_event(p.delivery) == _by_event(delivery)]
         if len(same_lot) >= MAX_PARKED_PER_KIND:
             self.parked.remove(same_lot[0])
+
+    def _make_room_by_sender(self, delivery: Delivery, now: datetime) -> None:
+        """Room for one more of the sender's deliveries, taken from the sender's own lot when it
+        is full, else, when all lots are full, from the largest (its oldest entry)."""
+        self.parked = [entry for entry in self.parked if now - entry.at < PARKED_FOR]
+        sender = _sender(delivery)
+        own = [entry for entry in self.parked if _sender(entry.delivery) == sender]
+        if len(own) >= MAX_PARKED_PER_SENDER:
+            self.parked.remove(own[0])
+        elif len(self.parked) >= MAX_PARKED:
+            self.parked.remove(self._oldest_of_largest_lot())
+
+    def _oldest_of_largest_lot(self) -> Parked:
+        """The oldest entry of the sender with most parked (of those, the one parked first)."""
+        sizes = Counter(_sender(entry.delivery) for entry in self.parked)
+        largest = max(sizes.values())
+        return next(e for e in self.parked if sizes[_sender(e.delivery)] == largest)
 
     def unpark(
         self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V4
@@ -208,14 +266,20 @@ class WaitBook:
         return None
 
     def deliver(
-        self, delivery: Delivery, now: datetime, rules: DeliveryRules = DeliveryRules.V4
+        self,
+        delivery: Delivery,
+        now: datetime,
+        rules: DeliveryRules = DeliveryRules.V4,
+        lots: EarlyLots = EarlyLots.BY_KIND,
+        signed: bool | None = None,
     ) -> DeliveryReceipt:
-        """Apply `delivery`; anything not accepted changes nothing."""
+        """Apply `delivery`; anything not accepted changes nothing. `lots` and `signed` are for
+        an early delivery (see park)."""
         wait = self.find(delivery, rules)
         target = delivery.wait_id or delivery.operation_id or delivery.event
         if wait is None:
             if delivery.wait_id is None and (delivery.operation_id or delivery.event):
-                return self.park(delivery, now, rules)
+                return self.park(delivery, now, rules, lots, signed)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
         problem = _problem(wait, delivery, rules) or self._contract_problem(wait, delivery)
         if problem is not None:
@@ -237,6 +301,7 @@ class WaitBook:
                 wait_id=wait.id,
                 reason=f"wait '{wait.id}' is {wait.status.value}; the late delivery is "
                 "quarantined and not applied",
+                late=True,
             )
         wait.status = WaitStatus.DELIVERED
         wait.delivered_by = delivery.actor
@@ -259,6 +324,21 @@ class WaitBook:
                 f"allow_system_{act.value} off: only a person may do {act.value} here"
             )
         return None
+
+    def settled_by_reconcile(self, wait: Wait) -> Wait | None:
+        """The delivered RECONCILE wait of `wait`'s node opened after it: what a person (or
+        system) said the operation did, which a late result never overrides."""
+        if wait.node_id is None:
+            return None
+        later = [
+            other
+            for other in self.waits.values()
+            if other.node_id == wait.node_id
+            and other.kind is WaitKind.RECONCILE
+            and other.status is WaitStatus.DELIVERED
+            and other.created_at >= wait.created_at
+        ]
+        return later[-1] if later else None
 
     def close(self, wait_id: str, status: WaitStatus) -> None:
         wait = self.waits[wait_id]
@@ -317,6 +397,23 @@ def _placeholders(value: JsonValue) -> list[str]:
 def _awaited_by(wait: Wait, delivery: Delivery) -> bool:
     by_operation = wait.operation_id is not None and delivery.operation_id == wait.operation_id
     return by_operation or (wait.event is not None and delivery.event == wait.event)
+
+
+def _sender(delivery: Delivery) -> str:
+    """Who sent it, one spelling per actor (`Human: Ops` and `human:Ops` are one sender)."""
+    try:
+        kind, name = parse_actor(delivery.actor)
+    except ValueError:
+        return delivery.actor
+    return f"{kind.value}:{name}"
+
+
+def late_excerpt(payload: JsonValue) -> str:
+    """A late delivery's data as its trace event keeps it: JSON, cut at LATE_EXCERPT_CHARS."""
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+    if len(text) <= LATE_EXCERPT_CHARS:
+        return text
+    return f"{text[:LATE_EXCERPT_CHARS]}… ({len(text)} characters)"
 
 
 def _by_event(delivery: Delivery) -> bool:

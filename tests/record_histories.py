@@ -29,13 +29,14 @@ from temporalio.testing import WorkflowEnvironment
 
 import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
+from activities.llm import LLMProvider
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
-from harness.deliveries import ApprovalRequest
+from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
 from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions, WaitTimeouts
 from harness.signatures import signed_message
 from harness.work import TaskBinding
 from infra.plugin import HarnessPlugin
@@ -47,7 +48,7 @@ from starter.run_results import result_of
 from starter.runs import new_run_id, start_run
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
-from tests.support import pending_wait, running_worker
+from tests.support import Replans, pending_wait, running_worker
 from workflows import AgentRunWorkflow, search_attributes
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -84,6 +85,9 @@ class Case:
     """Before the run starts (e.g. a scope's contract and a task for the run to work on)."""
     then: Hook | None = None
     """After the run ended, before the histories are fetched (e.g. a review and a completion)."""
+    provider: Callable[[], LLMProvider] | None = None
+    """The worker's model provider, when not the offline ScriptedProvider (e.g. a planner for
+    the synthetic scenario's replans)."""
 
 
 def release_folder() -> Path:
@@ -201,6 +205,103 @@ async def junk_before_an_early_result(start: Start) -> Handle:
 
 OPS_KEY = "9lx8TbEC7sBC3ibYeyoJUCp3CHs7HaLxuoimHzWjB5E="
 """A fixed test key, so the recorded run's input is the same each time it is recorded."""
+
+
+def _gated_job() -> Plan:
+    """The job starts after the event `go`: its result can come before its wait opens."""
+    return plan_of(
+        node("gate", "await_event", event="go"),
+        node("job", "start_job", deps=["gate"], job="early"),
+        collect("final", ["job"]),
+    )
+
+
+async def _junk(handle: Handle, count: int = 200) -> None:
+    await asyncio.gather(
+        *(
+            handle.signal(
+                "deliver", {"operation_id": f"junk-{n}", "data": n, "actor": "system:junk"}
+            )
+            for n in range(count)
+        )
+    )
+
+
+async def junk_after_an_early_result(start: Start) -> Handle:
+    """Since 0.10, early deliveries are parked by sender: the real result from system:jobs,
+    then 200 junk ones from system:junk, which do not push it out."""
+    request = RunRequest(goal="early", scenario="synthetic", plan=_gated_job())
+    handle = await start(request)
+    await pending_wait(handle, "event-gate")
+    early = {"operation_id": f"{handle.id}:job:early", "data": {"done": True}}
+    receipt = await _update(handle, "deliver_sync", {**early, "actor": "system:jobs"})
+    assert "parked" in receipt["reason"], receipt
+    await _junk(handle)
+    await handle.signal("deliver", {"event": "go"})
+    return handle
+
+
+async def signed_early_result_after_junk(start: Start) -> Handle:
+    """Since 0.10, a run with actor keys parks only signed early deliveries: 200 unsigned junk
+    results are refused, the signed real one is parked and taken."""
+    keys = {"system:jobs": public_key(OPS_KEY)}
+    request = RunRequest(goal="early", scenario="synthetic", plan=_gated_job(), actor_keys=keys)
+    handle = await start(request)
+    await pending_wait(handle, "event-gate")
+    await _junk(handle)
+    early = DeliverRequest(
+        operation_id=f"{handle.id}:job:early", data={"done": True}, actor="system:jobs"
+    )
+    early.signature = sign(OPS_KEY, signed_message(handle.id, early))
+    receipt = await _update(handle, "deliver_sync", early.model_dump(mode="json"))
+    assert "parked" in receipt["reason"], receipt
+    await handle.signal("deliver", {"event": "go"})
+    return handle
+
+
+async def late_result_traced_late(start: Start) -> Handle:
+    """Since 0.10, a result for a wait that expired is traced as late and not applied."""
+    plan = plan_of(
+        node("job", "start_job", job="slow"),
+        delay("busy", 4000),
+        collect("final", ["job", "busy"]),
+    )
+    timeouts = WaitTimeouts(async_operation=1)
+    handle = await start(
+        RunRequest(goal="late", scenario="synthetic", plan=plan, wait_timeouts=timeouts)
+    )
+    await pending_wait(handle, "op-job")
+    await _node_status(handle, "job", NodeStatus.FAILED)
+    late = {"operation_id": f"{handle.id}:job:slow", "data": {"x": 1}}
+    receipt: Payload = await handle.execute_update("deliver_sync", late, result_type=dict)
+    assert receipt["late"] and not receipt["accepted"], receipt
+    return handle
+
+
+def _replans_to_a_second_change() -> LLMProvider:
+    return Replans(
+        plan_of(
+            node("change", "side_effect", target="prod"),
+            node("other", "side_effect", target="staging"),
+            collect("final", ["change", "other"]),
+        )
+    )
+
+
+async def approval_covers_a_replan(start: Start) -> Handle:
+    """Since 0.10, an approval covers its action across replans: attempt 1's approved change
+    to prod is not asked again in attempt 2; the new change to staging is."""
+    plan = plan_of(
+        node("change", "side_effect", target="prod"),
+        node("broken", "fail", deps=["change"], code="INVALID_ARGUMENT"),
+        collect("final", ["change", "broken"]),
+    )
+    handle = await start(RunRequest(goal="change prod", scenario="synthetic", plan=plan))
+    await pending_wait(handle, "approve-change")
+    await _update(handle, "approve_sync", APPROVE_CHANGE)
+    await pending_wait(handle, "approve-other")
+    await _update(handle, "approve_sync", {**APPROVE_CHANGE, "wait_id": "approve-other"})
+    return handle
 
 
 async def signed_approval(start: Start) -> Handle:
@@ -591,6 +692,21 @@ CASES = (
     ),
 )
 
+CASES = (
+    *CASES,
+    # 0.10, waits: early deliveries parked by sender (and only signed ones in a keyed run), a
+    # late result traced as late, an approval that covers its action across a replan
+    Case("junk_after_an_early_result", RunPhase.SUCCEEDED, junk_after_an_early_result),
+    Case("signed_early_result_after_junk", RunPhase.SUCCEEDED, signed_early_result_after_junk),
+    Case("late_result_traced_late", RunPhase.FAILED_EXECUTION, late_result_traced_late),
+    Case(
+        "approval_covers_a_replan",
+        RunPhase.SUCCEEDED,
+        approval_covers_a_replan,
+        provider=_replans_to_a_second_change,
+    ),
+)
+
 
 def _rate_limited_twice(value: str) -> FaultSpec:
     return FaultSpec(tool="delay", argument_value=value, code=ErrorCode.RATE_LIMITED, times=2)
@@ -781,7 +897,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
             task_queue = f"record-{new_run_id()[4:12]}"
             with tempfile.TemporaryDirectory(prefix="record-memory-") as directory:
                 memory = SqliteMemoryStore(Path(directory) / "memory.db")
-                async with running_worker(env.client, task_queue, memory=memory):
+                provider = case.provider() if case.provider is not None else None
+                async with running_worker(env.client, task_queue, provider, memory=memory):
                     if not await record(env.client, task_queue, case, outdir):
                         failed += 1
                 memory.close()

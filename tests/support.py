@@ -15,9 +15,13 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from activities.mcp_hub import McpHub
+from harness.messages import PlanRequest, PlanResponse
+from harness.plan import Plan
 from harness.run import RunRequest, RunResult
+from harness.usage import TokenUsage
 from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
+from scenarios.base import Scenario
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
 from worker.app import build_worker
@@ -37,6 +41,17 @@ async def running_worker(
     registry = ProviderRegistry.always(provider or ScriptedProvider())
     async with build_worker(client, task_queue, registry, memory=memory, mcp=mcp):
         yield
+
+
+class Replans(ScriptedProvider):
+    """A planner for the synthetic scenario, which has none: the request's plan is attempt 1,
+    `plan` every replan (the rest is the offline provider's)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+
+    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+        return PlanResponse(plan=self._plan, planned_by="test:replans", usage=TokenUsage())
 
 
 async def execute_run(client: Client, task_queue: str, request: RunRequest) -> RunResult:

@@ -36,7 +36,7 @@ from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, De
 from harness.progress_page import ProgressPage
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
-from harness.signatures import signature_problem
+from harness.signatures import canonical_actor, signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue
@@ -74,7 +74,8 @@ class AgentRunWorkflow:
         budget = Budget(request.limits, clock.elapsed_seconds)
         trace = TraceLog(run_id, request.session_id, budget, clock.now)
         state = RunState(run_id=run_id, request=request, started_at=clock.started)
-        desk = WaitDesk(trace, self._publish)
+        keyed = frozenset(canonical_actor(actor) for actor in request.actor_keys)
+        desk = WaitDesk(trace, self._publish, keyed)
         reporter = TaskReporter(request.task, run_id)
         self._ctx = RunContext(clock, state, budget, trace, desk, reporter)
         self._phases = RunPhases(self._ctx)

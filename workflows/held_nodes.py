@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 from temporalio import workflow
 
+from harness.approval_cover import action_key
 from harness.dag import NodeStatus
 from harness.errors import ErrorCode
 from harness.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
@@ -24,6 +25,7 @@ from workflows.activity_calls import probe_operation, tool_call_summary
 from workflows.wait_desk import WaitDesk
 
 LATE_RESULT_RECONCILES_PATCH = "late-side-effect-result-reconciles"
+APPROVAL_COVERS_PATCH = "an-approval-covers-its-action-across-replans"
 MAX_PENDING_ROUNDS = 3
 """How many more waits a late result gets while its system says the operation is under way."""
 
@@ -36,7 +38,21 @@ class HeldNodes:
         self._timeouts = options.wait_timeouts
 
     async def approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
-        """Hold the node until a person or system approves it; anything else fails it."""
+        """Hold the node until a person or system approves it; anything else fails it. The
+        same action decided in an earlier attempt of the run is not asked again
+        (harness.approval_cover)."""
+        key = action_key(tool, arguments)
+        cover = self._desk.approvals.cover(key, self._options.attempt)
+        if cover is not None and workflow.patched(APPROVAL_COVERS_PATCH):
+            self._desk.covered(node_id, tool, cover)
+            if cover.decision is Decision.APPROVE:
+                return True
+            reason = (
+                f"rejected by {cover.decided_by} in wait {cover.wait_id} (attempt "
+                f"{cover.attempt}); the same action is not asked again"
+            )
+            self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
+            return False
         self._ledger.hold(node_id, NodeStatus.WAITING)
         wait = self._desk.open(
             f"approve-{node_id}",
@@ -46,6 +62,7 @@ class HeldNodes:
             node_id=node_id,
         )
         await self._desk.until_settled(wait)
+        self._desk.approvals.decided(key, wait, self._options.attempt)
         self._ledger.hold(node_id, NodeStatus.RUNNING)
         if wait.status is WaitStatus.DELIVERED and wait.decision is Decision.APPROVE:
             return True

@@ -8,35 +8,58 @@ from datetime import timedelta
 from pydantic import BaseModel, JsonValue
 from temporalio import workflow
 
+from harness.approval_cover import ApprovalCover, Cover
 from harness.deliveries import DeliverRequest
+from harness.signatures import canonical_actor
 from harness.trace import TraceKind, TraceLog
 from harness.wait_book import (
+    Decision,
     Delivery,
     DeliveryReceipt,
     DeliveryRules,
+    EarlyLots,
     Wait,
     WaitBook,
     WaitKind,
     WaitStatus,
+    late_excerpt,
 )
 
 QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
 DELIVERY_RULES_PATCH = "delivery-rules-v2"
 RECONCILE_RULES_PATCH = "delivery-rules-v3"
 AGENT_RECONCILE_PATCH = "delivery-rules-v4"
+EARLY_LOTS_PATCH = "early-deliveries-parked-by-sender"
+LATE_TRACE_PATCH = "late-deliveries-traced-as-late"
 
 
 class WaitDesk:
-    def __init__(self, trace: TraceLog, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        trace: TraceLog,
+        on_change: Callable[[], None],
+        keyed_actors: frozenset[str] = frozenset(),
+    ) -> None:
+        """`keyed_actors`: the run's actors with keys, each as signatures.canonical_actor
+        spells it (a run without actor keys has none)."""
         self.book = WaitBook()
+        self.approvals = ApprovalCover()
+        """The run's decided approvals by action, across its attempts (see held_nodes)."""
         self._trace = trace
         self._on_change = on_change
+        self._keyed = keyed_actors
         self._v4 = False
+        self._lots = EarlyLots.BY_KIND
+        self._late_traced = False
 
     def decide_rules(self) -> None:
         """First thing in the run's first task (see activity_calls.llm_queue): whether the run
-        takes the 0.4 rules. The older releases' markers stay where their runs wrote them."""
+        takes the 0.4 rules, the lots by sender and the late trace of 0.10. The older releases'
+        markers stay where their runs wrote them."""
         self._v4 = workflow.patched(AGENT_RECONCILE_PATCH)
+        if workflow.patched(EARLY_LOTS_PATCH):
+            self._lots = EarlyLots.BY_SENDER
+        self._late_traced = workflow.patched(LATE_TRACE_PATCH)
 
     def _rules(self) -> DeliveryRules:
         """The delivery rules of the release the run started on (see DeliveryRules)."""
@@ -124,6 +147,24 @@ class WaitDesk:
         )
         self._on_change()
 
+    def covered(self, node_id: str, tool: str, cover: Cover) -> None:
+        """A node's approval settled by the same action's earlier decision: traced, no wait."""
+        verb = "approved" if cover.decision is Decision.APPROVE else "rejected"
+        self._trace.emit(
+            TraceKind.WAIT_DELIVER,
+            node_id=node_id,
+            status="covered",
+            message=f"{tool} with these arguments was {verb} by {cover.decided_by} in wait "
+            f"{cover.wait_id} (attempt {cover.attempt}); not asked again",
+            data={
+                "wait_id": cover.wait_id,
+                "kind": WaitKind.APPROVAL.value,
+                "decision": cover.decision.value,
+                "decided_by": cover.decided_by,
+                "decided_in_attempt": cover.attempt,
+            },
+        )
+
     def cancel_pending(self, reason: str, *, node_id: str | None = None) -> None:
         """Close pending waits (of one node, or all) as CANCELLED; later deliveries are refused.
         Closing nothing changes nothing that the UI shows (runs recorded before this rule
@@ -167,7 +208,7 @@ class WaitDesk:
         """Deliver, unless the run's signed actors refuse who sent it (traced, nothing changed)."""
         problem = unsigned(request, delivery.kind)
         if problem is None:
-            return self.deliver(delivery)
+            return self.deliver(delivery, signed=self._signed(delivery))
         target = delivery.wait_id or delivery.operation_id or delivery.event
         self._trace.emit(
             TraceKind.WAIT_REJECT,
@@ -177,9 +218,19 @@ class WaitDesk:
         )
         return DeliveryReceipt(accepted=False, wait_id=delivery.wait_id, reason=problem)
 
-    def deliver(self, delivery: Delivery) -> DeliveryReceipt:
-        receipt = self.book.deliver(delivery, workflow.now(), self._rules())
+    def _signed(self, delivery: Delivery) -> bool | None:
+        """In a run with actor keys, whether the delivery (already past the signature check)
+        speaks for a keyed actor, i.e. carries that actor's valid signature; else None."""
+        if not self._keyed:
+            return None
+        return canonical_actor(delivery.actor) in self._keyed
+
+    def deliver(self, delivery: Delivery, signed: bool | None = None) -> DeliveryReceipt:
+        receipt = self.book.deliver(delivery, workflow.now(), self._rules(), self._lots, signed)
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
+        if receipt.late and wait is not None and self._late_traced:
+            self._trace_late(delivery, receipt, wait)
+            return receipt
         self._trace.emit(
             TraceKind.WAIT_DELIVER if receipt.accepted else TraceKind.WAIT_REJECT,
             node_id=wait.node_id if wait else None,
@@ -197,6 +248,35 @@ class WaitDesk:
         if receipt.accepted and not receipt.duplicate:
             self._on_change()
         return receipt
+
+    def _trace_late(self, delivery: Delivery, receipt: DeliveryReceipt, wait: Wait) -> None:
+        """A delivery to a closed wait: traced as `late` with what it said (short) and, when a
+        reconcile settled the node, who reconciled it and how; it is never applied."""
+        reconciled = self.book.settled_by_reconcile(wait)
+        message = f"{delivery.actor}: {receipt.reason}"
+        data: dict[str, JsonValue] = {
+            "wait_id": wait.id,
+            "kind": delivery.kind.value,
+            "actor": delivery.actor,
+            "target": delivery.wait_id or delivery.operation_id or delivery.event,
+            "data": late_excerpt(delivery.payload),
+        }
+        if reconciled is not None:
+            outcome = (
+                reconciled.payload.get("outcome") if isinstance(reconciled.payload, dict) else None
+            )
+            message += (
+                f"; {reconciled.delivered_by} had reconciled it as {outcome} "
+                f"(wait {reconciled.id}), which stands"
+            )
+            data |= {
+                "reconcile_wait": reconciled.id,
+                "reconciled_by": reconciled.delivered_by,
+                "reconciled_as": outcome if isinstance(outcome, str) else None,
+            }
+        self._trace.emit(
+            TraceKind.WAIT_REJECT, node_id=wait.node_id, status="late", message=message, data=data
+        )
 
 
 def _deadline_name(wait: Wait) -> str:

@@ -9,16 +9,20 @@ import pytest
 from pydantic import JsonValue
 
 from harness.wait_book import (
+    LATE_EXCERPT_CHARS,
     MAX_PARKED,
     MAX_PARKED_PER_KIND,
+    MAX_PARKED_PER_SENDER,
     PARKED_FOR,
     Decision,
     Delivery,
     DeliveryReceipt,
     DeliveryRules,
+    EarlyLots,
     WaitBook,
     WaitKind,
     WaitStatus,
+    late_excerpt,
 )
 from tests.factories import START, wait, wait_book
 
@@ -36,11 +40,13 @@ def approval(
     return Delivery(wait_id=wait_id, kind=WaitKind.APPROVAL, actor=actor, decision=decision)
 
 
-def operation_result(operation_id: str, data: JsonValue = "ok") -> Delivery:
+def operation_result(
+    operation_id: str, data: JsonValue = "ok", actor: str = "system:jobs"
+) -> Delivery:
     return Delivery(
         operation_id=operation_id,
         kind=WaitKind.ASYNC_OPERATION,
-        actor="system:jobs",
+        actor=actor,
         payload=data,
     )
 
@@ -352,6 +358,148 @@ def test_an_early_delivery_from_a_malformed_actor_is_refused_at_once() -> None:
 
     assert not receipt.accepted
     assert book.parked == []
+
+
+# --- early deliveries in lots by sender (0.10) -----------------------------------------------
+
+
+def park_by_sender(book: WaitBook, delivery: Delivery, signed: bool | None = None) -> bool:
+    receipt = book.deliver(delivery, START, lots=EarlyLots.BY_SENDER, signed=signed)
+    return receipt.accepted
+
+
+def handed_over_to(book: WaitBook, operation_id: str) -> JsonValue:
+    """The data a wait for `operation_id`, opened now, is handed over from the parked lot."""
+    opened = book.open(
+        wait(f"op-{operation_id}", WaitKind.ASYNC_OPERATION, operation_id=operation_id)
+    )
+    handed_over = book.unpark(opened, LATER)
+    return handed_over.payload if handed_over is not None else None
+
+
+JUNK = 200
+
+
+def test_by_kind_two_hundred_junk_results_after_a_real_one_push_it_out() -> None:
+    """The finding (F7) under the lots of 0.2 to 0.9, kept for the runs that started on them."""
+    book = WaitBook()
+    book.deliver(operation_result("run-1:job:x", {"rows": 3}, actor="system:payments"), START)
+    for number in range(JUNK):
+        book.deliver(operation_result(f"junk-{number}", actor="system:junk"), START)
+
+    assert handed_over_to(book, "run-1:job:x") is None
+
+
+def test_by_sender_one_senders_junk_after_a_real_result_does_not_evict_it() -> None:
+    book = WaitBook()
+    real = operation_result("run-1:job:x", {"rows": 3}, actor="system:payments")
+    assert park_by_sender(book, real)
+    for number in range(JUNK):
+        assert park_by_sender(book, operation_result(f"junk-{number}", actor="system:junk"))
+
+    assert handed_over_to(book, "run-1:job:x") == {"rows": 3}
+    assert len(book.parked) == MAX_PARKED_PER_SENDER
+
+
+def test_by_sender_one_senders_junk_before_a_real_result_does_not_crowd_it_out() -> None:
+    book = WaitBook()
+    for number in range(JUNK):
+        park_by_sender(book, operation_result(f"junk-{number}", actor="system:junk"))
+    real = operation_result("run-1:job:x", {"rows": 3}, actor="system:payments")
+
+    assert park_by_sender(book, real)
+    assert handed_over_to(book, "run-1:job:x") == {"rows": 3}
+
+
+def test_by_sender_a_senders_lot_is_one_lot_however_the_actor_is_spelt() -> None:
+    book = WaitBook()
+    spellings = ["system:junk", "System:junk", " system: junk"]
+    for number in range(JUNK):
+        park_by_sender(book, operation_result(f"junk-{number}", actor=spellings[number % 3]))
+
+    assert len(book.parked) == MAX_PARKED_PER_SENDER
+
+
+def test_by_sender_a_full_lot_lets_its_own_oldest_entry_go() -> None:
+    book = WaitBook()
+    for number in range(MAX_PARKED_PER_SENDER + 1):
+        park_by_sender(book, operation_result(f"job-{number}"))
+
+    assert [p.delivery.operation_id for p in book.parked][:2] == ["job-1", "job-2"]
+    assert len(book.parked) == MAX_PARKED_PER_SENDER
+
+
+def test_by_sender_when_all_lots_are_full_the_largest_gives_way_not_a_small_one() -> None:
+    book = WaitBook()
+    park_by_sender(book, operation_result("run-1:job:x", {"rows": 3}, actor="system:payments"))
+    senders = MAX_PARKED // MAX_PARKED_PER_SENDER
+    for sender in range(senders):
+        for number in range(MAX_PARKED_PER_SENDER):
+            park_by_sender(
+                book, operation_result(f"junk-{sender}-{number}", actor=f"system:j{sender}")
+            )
+
+    assert len(book.parked) == MAX_PARKED
+    assert handed_over_to(book, "run-1:job:x") == {"rows": 3}
+
+
+def test_in_a_run_with_actor_keys_only_a_signed_early_delivery_is_parked() -> None:
+    book = WaitBook()
+
+    unsigned = book.deliver(
+        operation_result("junk-1", actor="system:junk"),
+        START,
+        lots=EarlyLots.BY_SENDER,
+        signed=False,
+    )
+
+    assert not unsigned.accepted and "actor keys" in unsigned.reason
+    assert book.parked == []
+    assert park_by_sender(book, operation_result("run-1:job:x", actor="system:payments"), True)
+    assert handed_over_to(book, "run-1:job:x") == "ok"
+
+
+# --- late deliveries ------------------------------------------------------------------------
+
+
+def test_a_delivery_to_a_closed_wait_is_marked_late() -> None:
+    book = wait_book(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
+    book.close("op-job", WaitStatus.EXPIRED)
+
+    receipt = refused(book, operation_result("run-1:job:x"))
+
+    assert receipt.late
+
+
+def test_a_refused_delivery_to_a_pending_wait_is_not_late() -> None:
+    assert not refused(approval_book(), answer("Paris", wait_id="approve-change")).late
+
+
+def test_the_reconcile_that_settled_an_operation_is_found_for_its_late_result() -> None:
+    book = wait_book(
+        wait("op-pay", WaitKind.ASYNC_OPERATION, node_id="pay", operation_id="op-1"),
+        wait("reconcile-pay", WaitKind.RECONCILE, node_id="pay"),
+        wait("reconcile-other", WaitKind.RECONCILE, node_id="other"),
+    )
+    book.close("op-pay", WaitStatus.EXPIRED)
+    assert book.settled_by_reconcile(book.waits["op-pay"]) is None
+    reconciled = Delivery(
+        wait_id="reconcile-pay",
+        kind=WaitKind.RECONCILE,
+        actor="human:ops",
+        payload={"outcome": "failed"},
+    )
+    assert book.deliver(reconciled, LATER).accepted
+
+    found = book.settled_by_reconcile(book.waits["op-pay"])
+
+    assert found is not None and found.id == "reconcile-pay"
+
+
+def test_a_late_deliverys_data_is_kept_short_in_the_trace() -> None:
+    assert late_excerpt({"status": "paid"}) == '{"status": "paid"}'
+    long = late_excerpt({"blob": "x" * 10_000})
+    assert len(long) < LATE_EXCERPT_CHARS + 40 and long.endswith("characters)")
 
 
 # --- which wait a delivery is for -----------------------------------------------------------

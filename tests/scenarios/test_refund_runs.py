@@ -20,6 +20,7 @@ from activities.llm import ProviderRegistry, ScriptedProvider
 from harness.dag import NodeStatus
 from harness.deliveries import ApprovalRequest, DeliverRequest
 from harness.faults import FaultSpec
+from harness.llm import JudgeReply, JudgeRequest
 from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
 from harness.signatures import signed_message
 from harness.trace import TraceKind
@@ -347,6 +348,84 @@ async def test_a_result_pending_for_too_long_goes_to_a_person_who_is_shown_the_o
     assert "still pending after 3 more waits" in (node(status, "refund").error_message or "")
     probes = [e.status for e in trace if e.kind is TraceKind.NODE_PROBE]
     assert probes == ["PENDING"] * 3
+
+
+class JudgeFailsOnce(ScriptedProvider):
+    """The offline critic, but its first verdict fails the report: the run replans."""
+
+    def __init__(self) -> None:
+        self.verdicts = 0
+
+    async def judge(self, request: JudgeRequest) -> JudgeReply:
+        reply = await super().judge(request)
+        self.verdicts += 1
+        if self.verdicts > 1:
+            return reply
+        return reply.model_copy(update={"passed": False, "reasons": ["a critic's bad day"]})
+
+
+async def test_a_replan_after_a_failed_check_does_not_ask_again_for_the_approved_refund(
+    client: Client, task_queue: str, service: PaymentService
+) -> None:
+    """The refund is approved and paid, then the check of the report fails and the run
+    replans: the new plan's refund is the same action (tool and arguments), covered by the
+    approval given, and paid once."""
+    registry = ProviderRegistry.always(JudgeFailsOnce())
+    services = {"payments": service.client}
+    async with build_worker(client, task_queue, registry, services=services):
+        handle = await start_refund(client, task_queue)
+        await approve(handle)
+        result = await finished(client, handle, 60)
+        (payment,) = await service.payments()
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempts == 2
+    approvals = [w.id for w in result.waits if w.kind is WaitKind.APPROVAL]
+    assert approvals == ["approve-refund"]
+    (covered,) = [e for e in result.trace if e.status == "covered"]
+    assert (covered.attempt, covered.node_id) == (2, "refund")
+    assert covered.data["wait_id"] == "approve-refund"
+    assert covered.data["decided_by"] == "human:ops"
+    assert payment.order_id == "A-1001"
+
+
+async def test_a_result_that_comes_after_a_person_reconciled_is_traced_late_and_not_applied(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """The refund stays pending, so a person reconciles it as paid; the service's result comes
+    after that. Both signals are sent while no worker runs, so the run takes them in one task,
+    in order: the reconcile stands, and the late result is in the trace as `late`, never
+    applied."""
+    async with payment_service(client, tmp_path, settle_seconds=3600) as slow:
+        async with refunds_worker(client, task_queue, slow):
+            handle = await start_refund(
+                client, task_queue, timeouts=WaitTimeouts(async_operation=1.0)
+            )
+            await approve(handle)
+            reconcile = await pending_wait(handle, "reconcile-refund")
+        (payment,) = await slow.payments()
+        assert isinstance(reconcile.example, dict)
+        await handle.signal(
+            "deliver",
+            DeliverRequest(wait_id="reconcile-refund", data=reconcile.example, actor="human:ops"),
+        )
+        late = {"status": "failed", "operation_id": payment.operation_id, "late": True}
+        await handle.signal(
+            "deliver",
+            DeliverRequest(operation_id=payment.operation_id, data=late, actor="system:payments"),
+        )
+        async with refunds_worker(client, task_queue, slow):
+            result = await finished(client, handle, 40)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert node(result, "refund").result == reconcile.example["result"]
+    operation_waits = [w for w in result.waits if w.operation_id == payment.operation_id]
+    assert operation_waits and all(w.payload is None for w in operation_waits)
+    (event,) = [e for e in result.trace if e.status == "late"]
+    assert event.kind is TraceKind.WAIT_REJECT and event.node_id == "refund"
+    assert event.data["reconciled_by"] == "human:ops"
+    assert event.data["reconcile_wait"] == "reconcile-refund"
+    assert event.data["reconciled_as"] == "succeeded"
+    assert event.data["data"] == json.dumps(late, sort_keys=True)
+    assert "which stands" in (event.message or "")
 
 
 async def test_with_signed_actors_the_services_signed_outcome_is_taken_and_a_forged_one_is_not(

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from harness.budget import BudgetLimits
 from harness.contracts import DELIVER_SIGNAL
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
-from harness.wait_book import Decision, WaitStatus
+from harness.signatures import signed_message
+from harness.trace import TraceKind
+from harness.wait_book import Decision, DeliveryReceipt, WaitStatus
+from infra.signing import new_private_key, public_key, sign
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
+    Replans,
     deliver_update,
     execute_run,
     history_events,
@@ -322,6 +328,141 @@ async def test_a_hundred_junk_early_results_do_not_push_out_the_real_one(
     assert result.status is RunPhase.SUCCEEDED
     job = next(n for n in result.nodes if n.id == "job")
     assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
+
+
+def early_plan() -> Plan:
+    """The job starts only after the event `go`, so its result can be delivered before its
+    wait opens (early)."""
+    return synthetic_plan(
+        node("gate", "await_event", event="go"),
+        node("job", "start_job", deps=["gate"], job="early"),
+        collect("final", ["job"]),
+    )
+
+
+async def early_deliveries(
+    handle: WorkflowHandle[Any, Any], real: DeliverRequest, *, real_first: bool, junk: int = 200
+) -> DeliveryReceipt:
+    """The real early result and `junk` early deliveries from another sender, in that order or
+    the other; the receipt of the real one."""
+    await pending_wait(handle, "event-gate")
+
+    async def flood() -> None:
+        await asyncio.gather(
+            *(
+                handle.signal(
+                    DELIVER_SIGNAL,
+                    DeliverRequest(operation_id=f"junk-{n}", data=n, actor="system:junk"),
+                )
+                for n in range(junk)
+            )
+        )
+
+    if not real_first:
+        await flood()
+    receipt = await deliver_update(handle, "deliver_sync", real)
+    if real_first:
+        await flood()
+    return receipt
+
+
+@pytest.mark.parametrize("real_first", [True, False], ids=["real-first", "real-last"])
+async def test_two_hundred_junk_early_results_from_another_sender_leave_the_real_one(
+    client: Client, task_queue: str, real_first: bool
+) -> None:
+    """F7: a real early result and 200 junk early deliveries from someone else, in either
+    order. A short async deadline makes a lost result fail the node TIMEOUT, as it did."""
+    request = RunRequest(
+        goal="early",
+        scenario="synthetic",
+        plan=early_plan(),
+        wait_timeouts=WaitTimeouts(async_operation=5),
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, request)
+        real = DeliverRequest(
+            operation_id=f"{handle.id}:job:early", data={"done": True}, actor="system:jobs"
+        )
+        early = await early_deliveries(handle, real, real_first=real_first)
+        await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="go"))  # now the job starts
+        result: RunResult = await result_of(client, handle)
+    assert early.accepted and "parked" in early.reason
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    job = next(n for n in result.nodes if n.id == "job")
+    assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
+
+
+@pytest.mark.parametrize("real_first", [True, False], ids=["real-first", "real-last"])
+async def test_with_actor_keys_only_signed_early_results_are_parked(
+    client: Client, task_queue: str, real_first: bool
+) -> None:
+    jobs_key = new_private_key()
+    request = RunRequest(
+        goal="early",
+        scenario="synthetic",
+        plan=early_plan(),
+        wait_timeouts=WaitTimeouts(async_operation=5),
+        actor_keys={"system:jobs": public_key(jobs_key)},
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, request)
+        real = DeliverRequest(
+            operation_id=f"{handle.id}:job:early", data={"done": True}, actor="system:jobs"
+        )
+        real.signature = sign(jobs_key, signed_message(handle.id, real))
+        early = await early_deliveries(handle, real, real_first=real_first)
+        await handle.signal(DELIVER_SIGNAL, DeliverRequest(event="go"))
+        result: RunResult = await result_of(client, handle)
+    assert early.accepted and "parked" in early.reason
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    job = next(n for n in result.nodes if n.id == "job")
+    assert isinstance(job.result, dict) and job.result["outcome"] == {"done": True}
+    junk = [
+        e
+        for e in result.trace
+        if e.kind is TraceKind.WAIT_REJECT and str(e.data.get("target", "")).startswith("junk-")
+    ]
+    assert len(junk) == 200 and all("no key in this run" in (e.message or "") for e in junk)
+
+
+async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_one_is(
+    client: Client, task_queue: str
+) -> None:
+    """Attempt 1: the change to prod is approved, then a step fails and the run replans.
+    Attempt 2 plans the same change (same tool, same arguments) and one to staging: the
+    first is covered by the approval given, the second is another action and is asked."""
+    first = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("broken", "fail", deps=["change"], code="INVALID_ARGUMENT"),
+        collect("final", ["change", "broken"]),
+    )
+    second = synthetic_plan(
+        node("change", "side_effect", target="prod"),
+        node("other", "side_effect", target="staging"),
+        collect("final", ["change", "other"]),
+    )
+    request = RunRequest(goal="change prod", scenario="synthetic", plan=first, max_replans=1)
+    async with running_worker(client, task_queue, Replans(second)):
+        handle = await start_run(client, task_queue, request)
+        await pending_wait(handle, "approve-change")
+        await deliver_update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        await pending_wait(handle, "approve-other")
+        waits = await handle.query(AgentRunWorkflow.waits)
+        assert [w.id for w in waits] == ["approve-change", "approve-other"]
+        await deliver_update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-other", actor="human:ops")
+        )
+        result: RunResult = await result_of(client, handle)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempts == 2
+    (covered,) = [e for e in result.trace if e.status == "covered"]
+    assert (covered.attempt, covered.node_id, covered.data["wait_id"]) == (
+        2,
+        "change",
+        "approve-change",
+    )
 
 
 async def test_answers_that_do_not_help_stop_after_three_questions(
