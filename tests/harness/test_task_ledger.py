@@ -250,7 +250,7 @@ def test_a_full_task_takes_no_more_records_and_says_to_split_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     book = ledger()
-    monkeypatch.setattr("harness.task_ledger.MAX_LEDGER_BYTES", book.size + 1200)
+    monkeypatch.setattr("harness.task_ledger.MAX_LEDGER_BYTES", book.size + 1100)
     apply(book, FACT)
     apply(book, EVIDENCE)
     assert "is full (" in refused(book, FACT)
