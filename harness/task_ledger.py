@@ -278,14 +278,14 @@ class TaskLedger:
             return None  # cancelling a full task ends it: its state grows no more
         finishing = isinstance(operation, FINISHING)
         bound = MAX_LEDGER_BYTES + (FINISHING_RESERVE_BYTES if finishing else 0)
-        if self.size + self._growth(command) <= bound:
+        if self.size + self.growth(command) <= bound:
             return None
         full = f"task '{self.task.id}' is full ({self.size:,} of {MAX_LEDGER_BYTES:,} bytes)"
         if finishing:
             return f"{full}, and so is its reserve for finishing it: cancel it and split its work"
         return f"{full}: split it into subtasks (harness task split {self.task.id} TITLE)"
 
-    def _growth(self, command: TaskCommand) -> int:
+    def growth(self, command: TaskCommand) -> int:
         """At most what `command` adds: what it says, and what it copies from elsewhere."""
         operation = command.operation
         extra = 0

@@ -16,6 +16,7 @@ from harness.scope_rules import (
     ResolveLesson,
     RevokeRule,
     RulesCommand,
+    RulesOperation,
     ScopeRules,
     ScopeRulesState,
     SetContract,
@@ -139,7 +140,7 @@ def test_a_ledger_knows_its_size_exactly_through_every_kind_of_command() -> None
 def test_no_command_adds_more_than_the_gateway_reckoned_before_taking_it() -> None:
     book = ledger()
     for n, each in enumerate(maximal_life()):
-        before, reckoned = book.size, book._growth(each)  # noqa: SLF001 - the estimate itself
+        before, reckoned = book.size, book.growth(each)
         book.apply(each, START + timedelta(seconds=n))
         if not isinstance(each.operation, Complete):  # its gates are the contract's
             assert book.size - before <= reckoned, each.operation.op
@@ -286,11 +287,11 @@ def test_rules_know_their_size_and_a_full_scope_refuses_new_lessons() -> None:
     rules = ScopeRules("s", ScopeRulesState(contract=Contract(presets={"refund": Preset()})))
     lesson = ProposeLesson(fact=TEXT, evidence=["e" * 200] * 50, question=TEXT, proposal=TEXT)
 
-    def send(operation: object, key: str) -> str:
+    def send(operation: RulesOperation, key: str) -> str:
         receipt = rules.apply(
             RulesCommand(scope="s", actor=LONGEST_ACTOR, operation=operation, idempotency_key=key),
             START,
-        )  # type: ignore[arg-type]
+        )
         assert rules.size == json_bytes(rules.state)
         return receipt.reason
 
