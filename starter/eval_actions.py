@@ -26,7 +26,14 @@ from temporalio.exceptions import CancelledError, TerminatedError, WorkflowAlrea
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
-from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest, regressions
+from harness.eval_report import (
+    Baseline,
+    EvalProgress,
+    EvalReport,
+    EvalRequest,
+    regressions,
+    suite_problem,
+)
 from harness.problems import article, describe_invalid
 from infra.settings import Settings
 from starter import runs
@@ -87,6 +94,9 @@ async def start_eval(
 ) -> None:
     from starter.dev_server import has_search_attributes
 
+    too_large = suite_problem(request, eval_id)
+    if too_large is not None:
+        raise CliError(f"cannot start this eval: {too_large}")
     try:
         request.search_attributes = await has_search_attributes(client, settings.temporal_namespace)
     except RPCError:  # a server that will not list them (no operator rights): runs go without

@@ -9,6 +9,14 @@ from datetime import timedelta
 import pytest
 
 from harness.bounds import MAX_ACTOR_CHARS, MAX_NAME_CHARS
+from harness.eval_report import (
+    MAX_REPEAT,
+    MAX_UNMET_BYTES,
+    UNMET_TAIL_BYTES,
+    EvalRequest,
+    bounded_unmet,
+    suite_problem,
+)
 from harness.host_contract import Contract, Preset, RuleKind
 from harness.scope_rules import (
     PromoteLesson,
@@ -56,6 +64,7 @@ from harness.work import (
     TaskRecord,
     TaskStatus,
 )
+from starter.eval_files import load_cases
 from tests.factories import START
 
 TEXT = "é" * SUMMARY_CHARS  # two bytes a character: the most a text field takes
@@ -313,3 +322,34 @@ def test_rules_know_their_size_and_a_full_scope_refuses_new_lessons() -> None:
             send(RevokeRule(rule_id=f"rule-{n // 5}", reason=TEXT), f"v{n}")
     assert "bytes of contract, lessons and rules)" in reason
     assert n >= 20
+
+
+@pytest.mark.parametrize(
+    "problems",
+    [
+        [],
+        ["status is FAILED_EXECUTION, expected SUCCEEDED"],
+        ["x" * 10_000],
+        ["\x00" * 1_000, "short"],
+        [f"no error code E{n} (seen: none)" for n in range(500)],
+    ],
+)
+def test_a_case_result_keeps_its_unmet_expectations_within_their_bound(
+    problems: list[str],
+) -> None:
+    kept = bounded_unmet(problems)
+    assert json_bytes(kept) <= MAX_UNMET_BYTES
+    assert bool(kept) == bool(problems)  # a failed case always says why
+    if json_bytes(problems) <= MAX_UNMET_BYTES - UNMET_TAIL_BYTES:
+        assert kept == problems
+    else:
+        assert kept[-1].startswith("and ") or kept[-1].endswith("...")
+
+
+def test_a_suite_too_large_to_carry_through_continue_as_new_is_refused_before_it_starts() -> None:
+    cases = load_cases([])  # every bundled scenario's cases
+    assert suite_problem(EvalRequest(cases=cases, repeat=6), "eval-12345678") is None
+    problem = suite_problem(EvalRequest(cases=cases, repeat=MAX_REPEAT), "eval-12345678")
+    assert problem is not None
+    assert problem.startswith(f"this suite of {len(cases) * MAX_REPEAT:,} case run(s) would")
+    assert problem.endswith("split its cases into smaller suites, or repeat them less")
