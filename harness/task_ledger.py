@@ -1,8 +1,8 @@
 """One task's ledger and the gateway every change to it goes through.
 
 `check` says what is wrong with a command, before anything changes: the task it names, the
-actor's kind and what that kind may do, a terminal task, an idempotency key used with other
-content, a record that does not exist. `apply` changes the ledger only for a command `check`
+actor (its form, its length) and what its kind may do, a terminal task, an idempotency key used
+with other content, a record that does not exist, a ledger that would pass its size in bytes. `apply` changes the ledger only for a command `check`
 passes. In a workflow, `check` is an update's validator and `apply` its handler, so a refused
 command leaves no trace in history and an applied one is journalled there.
 
@@ -105,11 +105,6 @@ class TaskLedgerState(BaseModel):
     key_ids: dict[str, str | None] = Field(
         default_factory=dict, description="Idempotency key -> the record it created."
     )
-
-    @property
-    def records(self) -> int:
-        beliefs = len(self.facts) + len(self.evidence) + len(self.decisions) + len(self.relations)
-        return beliefs + len(self.submissions) + len(self.reviews) + len(self.acceptances)
 
 
 class ContextRequest(BaseModel):
