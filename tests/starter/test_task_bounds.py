@@ -144,3 +144,17 @@ async def test_a_task_filled_to_its_bound_through_continue_as_new_answers_and_sa
     assert done.task.status is TaskStatus.DONE
     assert json_bytes(done) <= MAX_LEDGER_BYTES + FINISHING_RESERVE_BYTES
     print(f"{recorded} facts of 500-character statement and source fill a task")
+
+
+async def test_an_eval_suite_too_large_to_carry_is_refused_in_one_line_before_it_starts(
+    client: Client, task_queue: str
+) -> None:
+    eval_id = f"eval-{uuid.uuid4().hex[:8]}"
+    code, out, err = await harness(
+        "eval", "--repeat", "20", "--no-start", "--id", eval_id,
+        client=client, task_queue=task_queue,
+    )  # fmt: skip
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1, err
+    assert "would carry" in err and "split its cases into smaller suites" in err
+    started = [e async for e in client.list_workflows(f"WorkflowId = '{eval_id}'")]
+    assert started == []
