@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.bounds import MAX_ACTOR_CHARS, MAX_NAME_CHARS
 from harness.eval_report import (
@@ -353,3 +355,46 @@ def test_a_suite_too_large_to_carry_through_continue_as_new_is_refused_before_it
     assert problem is not None
     assert problem.startswith(f"this suite of {len(cases) * MAX_REPEAT:,} case run(s) would")
     assert problem.endswith("split its cases into smaller suites, or repeat them less")
+
+
+TEXTS = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=SUMMARY_CHARS)
+ACTORS = st.sampled_from(["agent:", "human:", "system:"]).flatmap(
+    lambda kind: st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=50).map(
+        lambda name: kind + name + "x"
+    )
+)
+
+
+def operations(facts: int, decisions: int) -> st.SearchStrategy[TaskOperation]:
+    """Commands of every kind that grows or changes a ledger, with any text."""
+    fact_id = st.integers(1, max(facts, 1)).map(lambda n: f"fact-{n}")
+    return st.one_of(
+        st.builds(RecordFact, statement=TEXTS, source=TEXTS, confidence=st.floats(0, 1)),
+        st.builds(RecordEvidence, kind=st.sampled_from(EvidenceKind), summary=TEXTS),
+        st.builds(ProposeDecision, question=TEXTS, proposal=TEXTS),
+        st.builds(InvalidateFact, fact_id=fact_id, reason=TEXTS),
+        st.builds(
+            ResolveDecision,
+            decision_id=st.integers(1, max(decisions, 1)).map(lambda n: f"dec-{n}"),
+            accept=st.booleans(),
+            reason=TEXTS,
+        ),
+        st.builds(SetStatus, status=st.sampled_from(TaskStatus), reason=TEXTS | st.none()),
+    )
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.data())
+def test_any_commands_with_any_text_keep_the_size_exact_and_within_the_estimate(
+    data: st.DataObject,
+) -> None:
+    book = ledger()
+    for step in range(data.draw(st.integers(1, 25))):
+        state = book.state
+        operation = data.draw(operations(len(state.facts), len(state.decisions)))
+        key = data.draw(TEXTS.map(lambda text: text[:200]) | st.none())
+        each = command(operation, data.draw(ACTORS), key)
+        before, reckoned = book.size, book.growth(each)
+        book.apply(each, START + timedelta(seconds=step))  # accepted or refused
+        assert book.size == json_bytes(book.state)
+        assert book.size - before <= reckoned
