@@ -44,7 +44,8 @@ MAX_LESSONS = 1000
 MAX_RULES_BYTES = 400_000
 """The most a scope's contract, lessons and rules take as JSON. They travel through
 continue-as-new with the scope's graph (harness.task_graph.MAX_GRAPH_BYTES) as one payload,
-which Temporal refuses past 2 MB: together about 1 MB."""
+which Temporal refuses past 2 MB: together about 1 MB. About 225 lessons with 500-character
+texts fit (33 with 50 evidence references each)."""
 
 
 class SetContract(BaseModel):

@@ -24,7 +24,8 @@ MAX_DEPENDENCIES = 100
 MAX_GRAPH_BYTES = 600_000
 """The most a scope's graph takes as JSON. It travels through continue-as-new with the scope's
 rules (harness.scope_rules.MAX_RULES_BYTES) as one payload, which Temporal refuses past 2 MB:
-together about 1 MB. About 500 tasks with 500-character titles fit."""
+together about 1 MB. About 900 tasks with 500-character titles fit (178 with every field, the
+actor and the key at their longest)."""
 INHERITED_BYTES = 128
 """A subtask takes its parent's preset, which its command does not spell out."""
 

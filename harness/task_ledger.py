@@ -2,9 +2,10 @@
 
 `check` says what is wrong with a command, before anything changes: the task it names, the
 actor (its form, its length) and what its kind may do, a terminal task, an idempotency key used
-with other content, a record that does not exist, a ledger that would pass its size in bytes. `apply` changes the ledger only for a command `check`
-passes. In a workflow, `check` is an update's validator and `apply` its handler, so a refused
-command leaves no trace in history and an applied one is journalled there.
+with other content, a record that does not exist, a ledger that would pass its size in bytes.
+`apply` changes the ledger only for a command `check` passes. In a workflow, `check` is an
+update's validator and `apply` its handler, so a refused command leaves no trace in history
+and an applied one is journalled there.
 
 Who may do what: an `agent:` actor may record facts, evidence, decisions and relations, and
 move its task between ACTIVE and BLOCKED; it may never resolve a decision, complete, cancel or
