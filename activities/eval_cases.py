@@ -37,7 +37,7 @@ from harness.contracts import (
 from harness.dag import NodeStatus
 from harness.deliveries import AnswerRequest, ApprovalRequest
 from harness.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
-from harness.eval_report import CaseResult, CaseRunRequest
+from harness.eval_report import CaseResult, CaseRunRequest, bounded_unmet
 from harness.eval_scoring import CaseObservation, observe, unmet
 from harness.run import RunResult
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
@@ -220,7 +220,7 @@ def _case_result(request: CaseRunRequest, seen: CaseObservation, problems: list[
         run_id=request.run_id,
         tags=case.tags,
         passed=not problems,
-        unmet=problems,
+        unmet=bounded_unmet(problems),  # the suite carries every result: each one is bounded
         status=seen.status,
         attempts=seen.attempts,
         replans=seen.replans,

@@ -36,6 +36,10 @@ MAX_TOOL_CALLS: Final = 10**9
 MAX_COST_USD: Final = 10**6
 MAX_NAME_CHARS: Final = 1_000
 """Run, wait and operation ids, events and actors (an operation id may be an ARN or a URL)."""
+MAX_ACTOR_CHARS: Final = MAX_NAME_CHARS
+"""Every actor, wherever it enters: run deliveries, and task, graph and rules commands (where it
+is stored with each record). One number, the deliveries' own: lowering it would make a run's
+signal handler refuse, on replay, a delivery its history shows it took."""
 MAX_COMMENT_CHARS: Final = 2_000
 MAX_ANSWER_CHARS: Final = 10_000
 MAX_SIGNATURE_CHARS: Final = 200

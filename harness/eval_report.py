@@ -4,18 +4,94 @@ tokens and cost per scenario and overall, and the comparison with a baseline."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
 from harness.eval_case import EvalCase
 from harness.run import RunPhase
+from harness.state_size import json_bytes
 
 MAX_REPEAT = 20
 MAX_EVAL_CONCURRENCY = 64
 DEFAULT_EVAL_CONCURRENCY = 4
 DEFAULT_CASE_TIMEOUT_SECONDS = 600.0
+MAX_SUITE_BYTES = 1_500_000
+"""What a suite carries through continue-as-new, one payload that Temporal refuses past 2 MB:
+its request (the cases, their plans) and the result of every case it finished. Reckoned before
+it starts, with every result at its largest (a suite takes no commands that could grow it), so
+it may sit closer to the limit than an entity's measured state: the bundled 183 cases fit
+6 repeats."""
+MAX_UNMET_BYTES = 600
+"""A case result's unmet expectations, as JSON: the first in full where they fit, then cut."""
+UNMET_TAIL_BYTES = 32
+"""Room for the last of them: "and N more"."""
+
+
+def bounded_unmet(problems: Sequence[str]) -> list[str]:
+    """The unmet expectations a case result keeps, at most MAX_UNMET_BYTES as JSON: those that
+    fit, the next cut to fit, and how many more there were."""
+    kept: list[str] = []
+    fits = MAX_UNMET_BYTES - UNMET_TAIL_BYTES
+    for index, problem in enumerate(problems):
+        if json_bytes([*kept, problem]) <= fits:
+            kept.append(problem)
+            continue
+        cut = _longest_prefix(problem, lambda text: json_bytes([*kept, text + "..."]) <= fits)
+        if cut:
+            kept.append(cut + "...")
+            index += 1
+        if index < len(problems):
+            kept.append(f"and {len(problems) - index} more")
+        return kept
+    return kept
+
+
+def _longest_prefix(text: str, fits: Callable[[str], bool]) -> str:
+    """The longest start of `text` that `fits` (which holds for a start if for a longer one)."""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(text[:middle]) else (low, middle - 1)
+    return text[:low]
+
+
+def suite_problem(request: EvalRequest, eval_id: str) -> str | None:
+    """A suite whose request and results would not fit MAX_SUITE_BYTES, said with what to do.
+    Each case's result is reckoned at its largest: its names, tags and unmet expectations."""
+    results = sum(
+        _largest_result(case, eval_id, request.repeat) * request.repeat for case in request.cases
+    )
+    size = json_bytes(request) + results
+    if size <= MAX_SUITE_BYTES:
+        return None
+    runs = len(request.cases) * request.repeat
+    return (
+        f"this suite of {runs:,} case run(s) would carry {size:,} bytes, more than "
+        f"{MAX_SUITE_BYTES:,}: split its cases into smaller suites, or repeat them less"
+    )
+
+
+def _largest_result(case: EvalCase, eval_id: str, repeat: int) -> int:
+    largest = CaseResult(
+        case=case.key,
+        scenario=case.scenario,
+        repeat=repeat,
+        run_id=f"{eval_id}.{case.scenario}.{case.id}.{repeat}",
+        tags=case.tags,
+        passed=False,
+        unmet=["x" * (MAX_UNMET_BYTES - len('[""]'))],
+        status=RunPhase.FAILED_VERIFICATION,
+        attempts=10**9,
+        replans=10**9,
+        tool_calls=10**9,
+        tokens=10**18,
+        cost_usd=-1.2345678901234567e-300,
+        latency_seconds=-1.2345678901234567e-300,
+        judge_score=-1.2345678901234567e-300,
+    )
+    return json_bytes(largest) + 1  # and the comma before it
 
 
 class UnreadableEvalRequestError(ValueError):

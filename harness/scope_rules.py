@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from harness.actors import ActorKind, parse_actor
+from harness.bounds import MAX_NAME_CHARS
 from harness.host_contract import (
     BUILT_IN_GATES,
     Contract,
@@ -27,11 +28,24 @@ from harness.host_contract import (
     in_force,
     name_problem,
 )
+from harness.state_size import (
+    Tally,
+    actor_kind,
+    actor_problem,
+    growth_estimate,
+    json_bytes,
+    names_problem,
+)
 from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
 from harness.task_graph import CreateTask, GraphCommand
 from harness.work import TEXT, Decision, DecisionStatus
 
 MAX_LESSONS = 1000
+MAX_RULES_BYTES = 400_000
+"""The most a scope's contract, lessons and rules take as JSON. They travel through
+continue-as-new with the scope's graph (harness.task_graph.MAX_GRAPH_BYTES) as one payload,
+which Temporal refuses past 2 MB: together about 1 MB. About 225 lessons with 500-character
+texts fit (33 with 50 evidence references each)."""
 
 
 class SetContract(BaseModel):
@@ -124,6 +138,12 @@ class ScopeRules:
     def __init__(self, scope: str, state: ScopeRulesState) -> None:
         self.scope = scope
         self.state = state
+        self._tally = Tally(lambda: json_bytes(self.state))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the contract, lessons and rules as JSON, as continue-as-new carries them."""
+        return self._tally.bytes
 
     def in_force(self, preset: str | None) -> ContractInForce:
         return in_force(self.state.contract, self.state.rules, self.scope, preset)
@@ -142,14 +162,29 @@ class ScopeRules:
 
     def check(self, command: RulesCommand) -> str | None:
         if command.scope != self.scope:
-            return f"the command is for scope '{command.scope}', not '{self.scope}'"
-        try:
-            kind, _ = parse_actor(command.actor)
-        except ValueError as error:
-            return str(error)
+            return f"the command is for scope '{command.scope[:200]}', not '{self.scope}'"
+        problem = actor_problem(command.actor)
+        if problem is not None:
+            return problem
         keys = self._keys()
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
+        operation = command.operation
+        ids = {name: getattr(operation, name, None) for name in ("lesson_id", "rule_id")}
+        problem = names_problem(ids, MAX_NAME_CHARS)
+        problem = problem or self._rule_problem(command, actor_kind(command.actor))
+        return problem or self._size_problem(command)
+
+    def _size_problem(self, command: RulesCommand) -> str | None:
+        """Refused before it is journalled: the rules stay far below Temporal's limit."""
+        if self.size + growth_estimate(command, command.idempotency_key) <= MAX_RULES_BYTES:
+            return None
+        return (
+            f"scope '{self.scope}' is full ({self.size:,} of {MAX_RULES_BYTES:,} bytes of "
+            "contract, lessons and rules): keep lessons short, or use a new scope"
+        )
+
+    def _rule_problem(self, command: RulesCommand, kind: ActorKind) -> str | None:
         operation = command.operation
         if isinstance(operation, SetContract):
             if kind is not ActorKind.HUMAN:
@@ -174,9 +209,24 @@ class ScopeRules:
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
         content = command.fingerprint()
-        return self._keys().once(
+        operation, state = command.operation, self.state
+        touched: list[BaseModel | None] = []
+        if isinstance(operation, ResolveLesson | PromoteLesson):
+            touched.append(self.lesson(operation.lesson_id))
+        elif isinstance(operation, RevokeRule):
+            touched.append(self.rule(operation.rule_id))
+        self._tally.changing(
+            touched=[record for record in touched if record is not None],
+            lists=(state.lessons, state.rules),
+            maps=(state.keys, state.key_ids),
+        )
+        receipt = self._keys().once(
             command.idempotency_key, content, lambda: self._apply(command, now)
         )
+        self._tally.changed()
+        if isinstance(operation, SetContract):  # replaced whole: measured again when asked
+            self._tally.forget()
+        return receipt
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)

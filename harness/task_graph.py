@@ -14,12 +14,20 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from harness.actors import parse_actor
+from harness.bounds import MAX_NAME_CHARS
+from harness.state_size import Tally, actor_problem, growth_estimate, json_bytes, names_problem
 from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
 from harness.work import TEXT, TaskStatus
 
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 MAX_DEPENDENCIES = 100
+MAX_GRAPH_BYTES = 600_000
+"""The most a scope's graph takes as JSON. It travels through continue-as-new with the scope's
+rules (harness.scope_rules.MAX_RULES_BYTES) as one payload, which Temporal refuses past 2 MB:
+together about 1 MB. About 900 tasks with 500-character titles fit (178 with every field, the
+actor and the key at their longest)."""
+INHERITED_BYTES = 128
+"""A subtask takes its parent's preset, which its command does not spell out."""
 
 
 def scope_problem(scope: str) -> str | None:
@@ -86,23 +94,43 @@ class TaskGraphState(BaseModel):
 class TaskGraph:
     def __init__(self, state: TaskGraphState) -> None:
         self.state = state
+        self._tally = Tally(lambda: json_bytes(self.state))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the graph as JSON, as continue-as-new carries it."""
+        return self._tally.bytes
 
     def check(self, command: GraphCommand) -> str | None:
         if command.scope != self.state.scope:
-            return f"the command is for scope '{command.scope}', not '{self.state.scope}'"
-        try:
-            parse_actor(command.actor)
-        except ValueError as error:
-            return str(error)
+            return f"the command is for scope '{command.scope[:200]}', not '{self.state.scope}'"
+        problem = actor_problem(command.actor)
+        if problem is not None:
+            return problem
         keys = self._keys()
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
         operation = command.operation
+        problem = names_problem(_names(operation), MAX_NAME_CHARS)
+        if problem is not None:
+            return problem
+        if isinstance(operation, StatusChanged):  # a task's one status, replaced: no growth
+            return self._unknown(operation.task_id)
         if isinstance(operation, CreateTask):
-            return self._create_problem(operation)
-        if isinstance(operation, AddDependency):
-            return self._dependency_problem(operation.task_id, operation.depends_on)
-        return self._unknown(operation.task_id)
+            problem = self._create_problem(operation)
+        else:
+            problem = self._dependency_problem(operation.task_id, operation.depends_on)
+        return problem or self._size_problem(command)
+
+    def _size_problem(self, command: GraphCommand) -> str | None:
+        """Refused before it is journalled: the graph stays far below Temporal's limit."""
+        growth = growth_estimate(command, command.idempotency_key, INHERITED_BYTES)
+        if self.size + growth <= MAX_GRAPH_BYTES:
+            return None
+        return (
+            f"scope '{self.state.scope}' is full ({self.size:,} of {MAX_GRAPH_BYTES:,} bytes of "
+            "tasks): put new tasks in a new scope"
+        )
 
     def apply(
         self, command: GraphCommand, now: datetime, *, checked: bool = False
@@ -112,9 +140,16 @@ class TaskGraph:
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
         content = command.fingerprint()
-        return self._keys().once(
+        operation, state = command.operation, self.state
+        changed = state.tasks.get(getattr(operation, "task_id", ""))
+        self._tally.changing(
+            touched=[changed] if changed else [], maps=(state.tasks, state.keys, state.key_ids)
+        )
+        receipt = self._keys().once(
             command.idempotency_key, content, lambda: self._apply(command, now)
         )
+        self._tally.changed()
+        return receipt
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
@@ -217,3 +252,13 @@ class TaskGraph:
                     came_from[dep] = current
                     frontier.append(dep)
         return []
+
+
+def _names(operation: GraphOperation) -> dict[str, str | None]:
+    """The task ids an operation names, which its model does not bound."""
+    if isinstance(operation, CreateTask):
+        names = {f"depends_on[{n}]": dep for n, dep in enumerate(operation.depends_on)}
+        return {"parent_id": operation.parent_id, **names}
+    if isinstance(operation, AddDependency):
+        return {"task_id": operation.task_id, "depends_on": operation.depends_on}
+    return {"task_id": operation.task_id}

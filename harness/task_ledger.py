@@ -1,10 +1,11 @@
 """One task's ledger and the gateway every change to it goes through.
 
 `check` says what is wrong with a command, before anything changes: the task it names, the
-actor's kind and what that kind may do, a terminal task, an idempotency key used with other
-content, a record that does not exist. `apply` changes the ledger only for a command `check`
-passes. In a workflow, `check` is an update's validator and `apply` its handler, so a refused
-command leaves no trace in history and an applied one is journalled there.
+actor (its form, its length) and what its kind may do, a terminal task, an idempotency key used
+with other content, a record that does not exist, a ledger that would pass its size in bytes.
+`apply` changes the ledger only for a command `check` passes. In a workflow, `check` is an
+update's validator and `apply` its handler, so a refused command leaves no trace in history
+and an applied one is journalled there.
 
 Who may do what: an `agent:` actor may record facts, evidence, decisions and relations, and
 move its task between ACTIVE and BLOCKED; it may never resolve a decision, complete, cancel or
@@ -18,8 +19,17 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from harness.actors import ActorKind, parse_actor
+from harness.bounds import MAX_NAME_CHARS
 from harness.gates import GateInput, built_in_gates
 from harness.host_contract import ContractInForce
+from harness.state_size import (
+    Tally,
+    actor_kind,
+    actor_problem,
+    growth_estimate,
+    json_bytes,
+    names_problem,
+)
 from harness.task_commands import (
     AddRelation,
     BindRun,
@@ -36,6 +46,7 @@ from harness.task_commands import (
     SetStatus,
     Submit,
     TaskCommand,
+    TaskOperation,
 )
 from harness.work import (
     Decision,
@@ -60,20 +71,20 @@ AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
 GRAPH_RELATIONS = frozenset({RelationType.PARENT_OF, RelationType.DEPENDS_ON})
 """Edges between tasks belong to the scope's task graph (harness.task_graph), not to a ledger."""
 RECENT_EVIDENCE = 20
-MAX_RECORDS = 10_000
-"""The most facts, evidence, decisions and relations one task holds (its state travels whole
-through continue-as-new, well inside Temporal's 2 MB payload limit): past it, split the task."""
-RECORDING = (
-    RecordFact,
-    RecordEvidence,
-    ProposeDecision,
-    AddRelation,
-    Submit,
-    ReviewSubmission,
-    Complete,
-)
+MAX_LEDGER_BYTES = 1_000_000
+"""The most one task's ledger takes as JSON. Its state travels whole through continue-as-new,
+one payload that Temporal refuses past 2 MB (and then retries forever): past this bound, a
+command that records or changes anything is refused, and the task should be split. About 800
+facts with 500-character statements and sources fit (tests/starter/test_task_bounds.py)."""
+FINISHING_RESERVE_BYTES = 200_000
+"""Above the bound, room for finishing a full task: submitting, reviewing, completing it and
+its runs' reports. Cancelling it is never refused for its size (it happens once)."""
 RUN_REPORTS = (BindRun, RunEnded)
 """What only the harness (a system) says of a run: that it works on the task, how it ended."""
+REF_GROWTH_BYTES = 16
+"""A `run:` reference to evidence becomes the evidence's id once recorded, perhaps longer."""
+FINISHING = (Submit, ReviewSubmission, Complete, SetStatus, RunEnded)
+"""What a full task still takes, within FINISHING_RESERVE_BYTES: what brings it to an end."""
 
 
 class TaskLedgerState(BaseModel):
@@ -95,11 +106,6 @@ class TaskLedgerState(BaseModel):
     key_ids: dict[str, str | None] = Field(
         default_factory=dict, description="Idempotency key -> the record it created."
     )
-
-    @property
-    def records(self) -> int:
-        beliefs = len(self.facts) + len(self.evidence) + len(self.decisions) + len(self.relations)
-        return beliefs + len(self.submissions) + len(self.reviews) + len(self.acceptances)
 
 
 class ContextRequest(BaseModel):
@@ -129,6 +135,12 @@ class TaskContext(BaseModel):
 class TaskLedger:
     def __init__(self, state: TaskLedgerState) -> None:
         self.state = state
+        self._tally = Tally(lambda: json_bytes(self.state))
+
+    @property
+    def size(self) -> int:
+        """Bytes of the ledger as JSON, as continue-as-new carries it."""
+        return self._tally.bytes
 
     @property
     def task(self) -> TaskRecord:
@@ -139,24 +151,23 @@ class TaskLedger:
     def check(self, command: TaskCommand) -> str | None:
         """The problem with `command`, or None when it may be applied (or is a duplicate)."""
         if command.task_id != self.task.id:
-            return f"the command is for task '{command.task_id}', not '{self.task.id}'"
-        try:
-            kind, _ = parse_actor(command.actor)
-        except ValueError as error:
-            return str(error)
+            return f"the command is for task '{command.task_id[:200]}', not '{self.task.id}'"
+        problem = actor_problem(command.actor)
+        if problem is not None:
+            return problem
         keys = self._keys()
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
+        problem = names_problem(_names(command.operation), MAX_NAME_CHARS)
+        problem = problem or self._rule_problem(command, actor_kind(command.actor))
+        return problem or self._size_problem(command)
+
+    def _rule_problem(self, command: TaskCommand, kind: ActorKind) -> str | None:
         operation = command.operation
         if self.task.status.is_terminal and not isinstance(operation, RunEnded):
             return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
         if isinstance(operation, RUN_REPORTS) and kind is ActorKind.AGENT:
             return "an agent cannot say which runs work on a task or how they ended"
-        if isinstance(operation, RECORDING) and self.state.records >= MAX_RECORDS:
-            return (
-                f"task '{self.task.id}' holds {MAX_RECORDS:,} records, the most a task may; "
-                "split it into subtasks"
-            )
         if isinstance(operation, SetStatus):
             return self._status_problem(operation, kind)
         if isinstance(operation, Submit):
@@ -198,9 +209,24 @@ class TaskLedger:
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
         content = command.fingerprint()
+        state = self.state
+        self._tally.changing(
+            touched=self._touched(command.operation),
+            lists=(
+                state.facts,
+                state.evidence,
+                state.decisions,
+                state.relations,
+                state.submissions,
+                state.reviews,
+                state.acceptances,
+            ),
+            maps=(state.keys, state.key_ids),
+        )
         receipt = self._keys().once(
             command.idempotency_key, content, lambda: self._apply(command, now, gates)
         )
+        self._tally.changed()
         if isinstance(command.operation, Complete):  # (again) what the gates said
             receipt.gates = self._last_gates()
         return receipt
@@ -239,6 +265,33 @@ class TaskLedger:
         return [gate for gate in acceptances if gate.completion == last]
 
     # -- checks -----------------------------------------------------------------------------
+
+    def _size_problem(self, command: TaskCommand) -> str | None:
+        """A command that would take the ledger past its bound: refused before it is
+        journalled, so the state continue-as-new carries stays far below Temporal's limit."""
+        operation = command.operation
+        if isinstance(operation, SetStatus) and operation.status.is_terminal:
+            return None  # cancelling a full task ends it: its state grows no more
+        finishing = isinstance(operation, FINISHING)
+        bound = MAX_LEDGER_BYTES + (FINISHING_RESERVE_BYTES if finishing else 0)
+        if self.size + self.growth(command) <= bound:
+            return None
+        full = f"task '{self.task.id}' is full ({self.size:,} of {MAX_LEDGER_BYTES:,} bytes)"
+        if finishing:
+            return f"{full}, and so is its reserve for finishing it: cancel it and split its work"
+        return f"{full}: split it into subtasks (harness task split {self.task.id} TITLE)"
+
+    def growth(self, command: TaskCommand) -> int:
+        """At most what `command` adds: what it says, and what it copies from elsewhere."""
+        operation = command.operation
+        extra = 0
+        if isinstance(operation, BindRun):  # the run whose submission it repairs
+            extra = MAX_NAME_CHARS
+        elif isinstance(operation, Submit | AddRelation):  # run: references named by id
+            extra = REF_GROWTH_BYTES * (
+                len(operation.evidence_ids) if isinstance(operation, Submit) else 2
+            )
+        return growth_estimate(command, command.idempotency_key, extra)
 
     def _status_problem(self, operation: SetStatus, kind: ActorKind) -> str | None:
         if kind is ActorKind.AGENT and self.task.status is TaskStatus.IN_REVIEW:
@@ -375,6 +428,23 @@ class TaskLedger:
         return EntityRef(kind=EntityKind.EVIDENCE, id=found.id) if found else ref
 
     # -- changes ----------------------------------------------------------------------------
+
+    def _touched(self, operation: TaskOperation) -> list[BaseModel]:
+        """The records `operation` may change in place (the task always: its status, its
+        runs); what it appends is measured as it is appended."""
+        state = self.state
+        touched: list[BaseModel | None] = [self.task]
+        if isinstance(operation, SetStatus):
+            touched += [s for s in state.submissions if s.status is SubmissionStatus.PENDING]
+        elif isinstance(operation, ReviewSubmission):
+            touched.append(self._submission(operation.submission_id))
+        elif isinstance(operation, InvalidateFact):
+            touched.append(self._fact(operation.fact_id))
+        elif isinstance(operation, ResolveDecision):
+            touched.append(self._decision(operation.decision_id))
+        elif isinstance(operation, RecordEvidence):  # relations that named it by reference
+            touched += [r for r in state.relations if "run:" in (r.source.id[:4], r.target.id[:4])]
+        return [record for record in touched if record is not None]
 
     def _apply(
         self, command: TaskCommand, now: datetime, gates: list[GateResult] | None
@@ -541,6 +611,17 @@ class TaskLedger:
 
     def _decision(self, decision_id: str) -> Decision | None:
         return next((d for d in self.state.decisions if d.id == decision_id), None)
+
+
+def _names(operation: TaskOperation) -> dict[str, str | None]:
+    """The names an operation stores or looks up, which its model does not bound."""
+    names = {
+        name: getattr(operation, name, None)
+        for name in ("run_id", "node_id", "fact_id", "decision_id", "submission_id")
+    }
+    if isinstance(operation, RunEnded):
+        names["status"] = operation.status
+    return names
 
 
 def _same_actor(first: str, second: str) -> bool:

@@ -26,7 +26,14 @@ from temporalio.exceptions import CancelledError, TerminatedError, WorkflowAlrea
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
-from harness.eval_report import Baseline, EvalProgress, EvalReport, EvalRequest, regressions
+from harness.eval_report import (
+    Baseline,
+    EvalProgress,
+    EvalReport,
+    EvalRequest,
+    regressions,
+    suite_problem,
+)
 from harness.problems import article, describe_invalid
 from infra.settings import Settings
 from starter import runs
@@ -54,12 +61,13 @@ async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
         eval_id = args.resume
     else:
         request = eval_request(args)
+        eval_id = args.eval_id or f"eval-{uuid.uuid4().hex[:8]}"
+        _check_size(request, eval_id)  # before any service is started
         if not args.no_start:
             from starter.demo import ensure_services
 
             await ensure_services(settings)
         client = await runs.client_for(settings)
-        eval_id = args.eval_id or f"eval-{uuid.uuid4().hex[:8]}"
         await start_eval(client, settings, request, eval_id)
         note(f"eval {eval_id}: {len(request.cases)} case(s) x {request.repeat}")
     report = await follow(client, eval_id, quiet=args.quiet)
@@ -87,6 +95,7 @@ async def start_eval(
 ) -> None:
     from starter.dev_server import has_search_attributes
 
+    _check_size(request, eval_id)
     try:
         request.search_attributes = await has_search_attributes(client, settings.temporal_namespace)
     except RPCError:  # a server that will not list them (no operator rights): runs go without
@@ -102,6 +111,12 @@ async def start_eval(
         )
     except WorkflowAlreadyStartedError as error:
         raise CliError(f"an eval with id '{eval_id}' already exists; pick another --id") from error
+
+
+def _check_size(request: EvalRequest, eval_id: str) -> None:
+    too_large = suite_problem(request, eval_id)
+    if too_large is not None:
+        raise CliError(f"cannot start this eval: {too_large}")
 
 
 async def follow(client: Client, eval_id: str, *, quiet: bool = False) -> EvalReport:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.actors import parse_actor
+from harness.state_size import actor_problem
 from harness.task_graph import scope_problem
 from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
 from starter.cli_handlers import handled
@@ -18,10 +18,9 @@ MAX_KEY_CHARS = 200
 
 
 def _actor(text: str) -> str:
-    try:
-        parse_actor(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    problem = actor_problem(text)  # the gateways' own check, before anything is sent
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

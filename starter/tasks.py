@@ -8,6 +8,8 @@ listings go through Temporal's visibility.
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
@@ -35,6 +37,7 @@ from workflows import ScopeWorkflow, search_attributes
 from workflows.scope_graph import ScopeStart
 
 MAX_LISTED = 1000
+ABORTED_UPDATE_ATTEMPTS = 5
 
 
 class TaskRefused(Exception):
@@ -126,9 +129,7 @@ async def _update(
     command: GraphCommand | TaskCommand | RulesCommand,
 ) -> LedgerReceipt:
     try:
-        receipt: LedgerReceipt = await client.get_workflow_handle(workflow_id).execute_update(
-            name, command, result_type=LedgerReceipt
-        )
+        receipt: LedgerReceipt = await _send_update(workflow_id, client, name, command)
     except WorkflowUpdateFailedError as error:
         cause = error.cause
         raise TaskRefused(
@@ -137,6 +138,31 @@ async def _update(
     except RPCError as error:
         raise TaskRefused(await _why_closed(client, workflow_id, error)) from error
     return receipt
+
+
+async def _send_update(
+    workflow_id: str,
+    client: Client,
+    name: str,
+    command: GraphCommand | TaskCommand | RulesCommand,
+) -> LedgerReceipt:
+    """An update the server aborts before the workflow took it (the workflow was continuing as
+    new: UNAVAILABLE, "workflow update was aborted") is sent again, to the new run; nothing
+    was applied, and its idempotency key would make a second apply a duplicate anyway."""
+    handle = client.get_workflow_handle(workflow_id)
+    attempt = 1
+    while True:
+        try:
+            receipt: LedgerReceipt = await handle.execute_update(
+                name, command, result_type=LedgerReceipt
+            )
+            return receipt
+        except RPCError as error:
+            aborted = error.status is RPCStatusCode.UNAVAILABLE and "aborted" in error.message
+            if not aborted or attempt == ABORTED_UPDATE_ATTEMPTS:
+                raise
+        await asyncio.sleep(0.1 * attempt)
+        attempt += 1
 
 
 async def _why_closed(client: Client, workflow_id: str, error: RPCError) -> str:

@@ -249,12 +249,13 @@ def test_an_agent_cannot_move_a_task_that_is_in_review() -> None:
 def test_a_full_task_takes_no_more_records_and_says_to_split_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("harness.task_ledger.MAX_RECORDS", 2)
     book = ledger()
+    monkeypatch.setattr("harness.task_ledger.MAX_LEDGER_BYTES", book.size + 1100)
     apply(book, FACT)
     apply(book, EVIDENCE)
-    assert "holds 2 records, the most a task may; split it" in refused(book, FACT)
-    apply(book, SetStatus(status=TaskStatus.BLOCKED))  # not a record
+    assert "is full (" in refused(book, FACT)
+    assert refused(book, FACT).endswith("split it into subtasks (harness task split task-1 TITLE)")
+    apply(book, SetStatus(status=TaskStatus.BLOCKED))  # what finishes it has a reserve
 
 
 def submitted(book: TaskLedger, evidence: list[str] | None = None) -> str:
