@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 from pydantic import JsonValue, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    FailureError,
+    RetryState,
+    TimeoutError,
+)
 
 from harness.contracts import (
     CHECK_REPORT_ACTIVITY,
@@ -60,6 +67,14 @@ R = TypeVar("R")
 CATALOG_TIMEOUT = timedelta(seconds=30)
 WORK_CONTEXT_TIMEOUT = timedelta(seconds=30)
 MEMORY_TIMEOUT = timedelta(seconds=30)
+MEMORY_PATIENCE = timedelta(seconds=20)
+"""Since the patch that bounds memory calls: a retrieval or an episode write gets 20 s in all,
+its retries included (before, 30 s per attempt and three attempts). Each store bounds its own
+statements well inside it (SQLite waits 5 s for a lock, Postgres gives a statement 10 s), so a
+transient failure is retried within it; a store slower than that times out, and the run goes
+on without it. An attempt gets the same 20 s: with 10 s per attempt, the local activities of
+temporalio 1.35 were seen to time the second of three 5 s attempts out 10 s after the first
+began, so a locked store's run was told "timed out" instead of "database is locked"."""
 PLAN_TIMEOUT = timedelta(minutes=3)
 TOOL_TIMEOUT = timedelta(minutes=2)
 CHECK_TIMEOUT = timedelta(seconds=60)
@@ -97,6 +112,9 @@ PLAN_RETRY = RetryPolicy(
 SHORT_RETRY = RetryPolicy(
     maximum_attempts=3, non_retryable_error_types=[ErrorCode.UNKNOWN_SCENARIO.value]
 )
+MEMORY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
+"""A transient store failure (a lock, a dropped connection) is tried again, at most twice,
+within MEMORY_PATIENCE."""
 
 _SUMMARY_VALUE_CHARS = 40
 _SUMMARY_CHARS = 200
@@ -158,30 +176,64 @@ async def load_catalog(scenario: str) -> ToolCatalog:
 
 
 async def _nearby_or_queued(
-    name: str, argument: Any, result_type: type[R], *, local: bool, timeout: timedelta, summary: str
+    name: str,
+    argument: Any,
+    result_type: type[R],
+    *,
+    local: bool,
+    timeout: timedelta,
+    summary: str,
+    patience: timedelta | None = None,
+    retry: RetryPolicy = SHORT_RETRY,
 ) -> R:
     """A short read or write of the harness's own stores: a local activity in the run's own
     worker (no task-queue round trip) when `local`, else a regular one, as runs recorded before
-    made it. Retried as SHORT_RETRY says."""
+    made it. Retried as `retry` says; `patience` bounds all its attempts together."""
     if local:
-        nearby: R = await workflow.execute_local_activity(
-            name,
-            argument,
-            result_type=result_type,
-            start_to_close_timeout=timeout,
-            retry_policy=SHORT_RETRY,
-            summary=summary,
-        )
+        try:
+            nearby: R = await workflow.execute_local_activity(
+                name,
+                argument,
+                result_type=result_type,
+                start_to_close_timeout=timeout,
+                schedule_to_close_timeout=patience,
+                retry_policy=retry,
+                summary=summary,
+            )
+        except ActivityError:
+            raise
+        except FailureError as bare:
+            raise _as_activity_error(bare, name) from bare
         return nearby
     queued: R = await workflow.execute_activity(
         name,
         argument,
         result_type=result_type,
         start_to_close_timeout=timeout,
-        retry_policy=SHORT_RETRY,
+        schedule_to_close_timeout=patience,
+        retry_policy=retry,
         summary=summary,
     )
     return queued
+
+
+def _as_activity_error(bare: FailureError, name: str) -> ActivityError:
+    """The ActivityError a failed local activity raises live, for the bare failure (an
+    ApplicationError, a TimeoutError, a CancelledError) that the same activity raises when its
+    marker is replayed: the SDK (temporalio 1.35) resolves a replayed local activity marker with
+    the failure it holds, unwrapped. Code that catches ActivityError would let the replayed one
+    escape and fail the run, where live it planned on: a history that does not replay, or, after
+    a cache eviction, a run that fails live (issue 32, F2). The cause is what counts (see
+    ActivityFailure and raise_if_cancelled), and it is the same either way."""
+    return ActivityError(
+        "Activity task failed",
+        scheduled_event_id=0,
+        started_event_id=0,
+        identity="",
+        activity_type=name,
+        activity_id="",
+        retry_state=RetryState.TIMEOUT if isinstance(bare, TimeoutError) else None,
+    )
 
 
 async def load_work_context(request: WorkContextRequest, *, local: bool) -> WorkContext:
@@ -198,29 +250,47 @@ async def load_work_context(request: WorkContextRequest, *, local: bool) -> Work
     )
 
 
-async def retrieve_memories(query: MemoryQuery, *, local: bool = False) -> RetrievedMemories:
+async def retrieve_memories(
+    query: MemoryQuery, *, local: bool = False, bounded: bool = False
+) -> RetrievedMemories:
     """`local`: in the run's own worker, without a task-queue round trip (runs since the patch
-    that made memory calls local; the store is shared, so any worker may)."""
+    that made memory calls local; the store is shared, so any worker may). `bounded`: within
+    MEMORY_PATIENCE (runs since the patch that bounds memory calls)."""
+    timeout, patience, retry = _memory_timing(bounded)
     return await _nearby_or_queued(
         MEMORY_RETRIEVE_ACTIVITY,
         query,
         RetrievedMemories,
         local=local,
-        timeout=MEMORY_TIMEOUT,
+        timeout=timeout,
         summary=f"memories of scope {query.scope} for the planner",
+        patience=patience,
+        retry=retry,
     )
 
 
-async def record_memory(record: MemoryRecord, *, local: bool = False) -> MemoryWritten:
-    """`local`: as for retrieve_memories."""
+async def record_memory(
+    record: MemoryRecord, *, local: bool = False, bounded: bool = False
+) -> MemoryWritten:
+    """`local`, `bounded`: as for retrieve_memories."""
+    timeout, patience, retry = _memory_timing(bounded)
     return await _nearby_or_queued(
         MEMORY_RECORD_ACTIVITY,
         record,
         MemoryWritten,
         local=local,
-        timeout=MEMORY_TIMEOUT,
+        timeout=timeout,
         summary=f"remember {record.id}",
+        patience=patience,
+        retry=retry,
     )
+
+
+def _memory_timing(bounded: bool) -> tuple[timedelta, timedelta | None, RetryPolicy]:
+    """Per attempt, in all, and the retries of a memory call."""
+    if bounded:
+        return MEMORY_PATIENCE, MEMORY_PATIENCE, MEMORY_RETRY
+    return MEMORY_TIMEOUT, None, SHORT_RETRY
 
 
 def llm_queue() -> str | None:
