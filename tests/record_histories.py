@@ -19,6 +19,7 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from starter.run_results import result_of
 from starter.runs import new_run_id, start_run
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
+from tests.memory.store_faults import corrupted, locked
 from tests.support import pending_wait, running_worker
 from workflows import AgentRunWorkflow, search_attributes
 
@@ -60,6 +62,7 @@ Payload = dict[str, Any]  # deliveries travel as JSON, the shape external caller
 Start = Callable[[RunRequest], Awaitable[Handle]]
 Drive = Callable[[Start], Awaitable[Handle]]
 Hook = Callable[[Client, str], Awaitable[None]]
+StoreFault = Callable[[Path], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class Case:
     """Before the run starts (e.g. a scope's contract and a task for the run to work on)."""
     then: Hook | None = None
     """After the run ended, before the histories are fetched (e.g. a review and a completion)."""
+    store_fault: StoreFault | None = None
+    """How the case's SQLite memory store is broken while the run runs (given its path)."""
 
 
 def release_folder() -> Path:
@@ -592,6 +597,27 @@ CASES = (
 )
 
 
+CASES = (
+    *CASES,
+    # 0.10: the store is corrupt (overwritten with junk): retrieval fails, the run plans
+    # without memory, and its episode is not saved; the trace says both
+    Case(
+        "memory_unavailable_the_run_plans_without_it",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=corrupted,
+    ),
+    # 0.10: the store is write-locked by another connection: retrieval works, the episode
+    # write fails after its retries, the run's ending is unchanged
+    Case(
+        "episode_not_saved_the_run_ends_as_it_would",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=locked,
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 
@@ -711,10 +737,13 @@ async def main(argv: Sequence[str] | None = None) -> int:
         for case in todo:  # each case on its own worker and memory: no case remembers another
             task_queue = f"record-{new_run_id()[4:12]}"
             with tempfile.TemporaryDirectory(prefix="record-memory-") as directory:
-                memory = SqliteMemoryStore(Path(directory) / "memory.db")
+                path = Path(directory) / "memory.db"
+                memory = SqliteMemoryStore(path)
+                fault = case.store_fault(path) if case.store_fault else nullcontext()
                 async with running_worker(env.client, task_queue, memory=memory):
-                    if not await record(env.client, task_queue, case, outdir):
-                        failed += 1
+                    with fault:
+                        if not await record(env.client, task_queue, case, outdir):
+                            failed += 1
                 memory.close()
     return 1 if failed else 0
 

@@ -7,11 +7,12 @@ its trace says what memory could not do, and that its history replays."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import Replayer
 
@@ -19,9 +20,12 @@ from harness.errors import ErrorCode
 from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from harness.trace import TraceEvent, TraceKind
 from infra.plugin import HarnessPlugin
+from memory import MemoryStore
+from memory.postgres_store import PostgresMemoryStore
 from memory.sqlite_store import SqliteMemoryStore
 from tests.factories import collect, node, synthetic_plan
 from tests.memory.store_faults import corrupted, locked
+from tests.postgres_server import server_binaries, stop_cluster, throwaway_cluster
 from tests.support import execute_run, running_worker
 from workflows.activity_calls import MEMORY_PATIENCE
 
@@ -65,7 +69,7 @@ def _events(result: RunResult, kind: TraceKind) -> list[TraceEvent]:
 async def _run_on_broken_store(
     client: Client,
     task_queue: str,
-    store: SqliteMemoryStore,
+    store: MemoryStore,
     fault: AbstractContextManager[None],
     request: RunRequest,
 ) -> tuple[RunResult, RunResult]:
@@ -145,4 +149,25 @@ async def test_a_slow_store_costs_a_run_at_most_its_memory_bound(
     [unsaved] = _events(broken, TraceKind.MEMORY_RECORD)
     assert unsaved.message is not None and "timed out" in unsaved.message
     assert unsaved.at - finish.at <= MEMORY_PATIENCE + SLACK
+    await _replays(client, broken.run_id)
+
+
+async def test_a_run_whose_postgres_store_was_stopped_plans_without_memory_and_replays(
+    client: Client, task_queue: str
+) -> None:
+    """The worker opened the store; then the Postgres server was stopped under it."""
+    if server_binaries() is None:
+        pytest.skip("Postgres server binaries (initdb, pg_ctl) are not installed")
+    with throwaway_cluster() as url:
+        store = PostgresMemoryStore(url)
+        stop_cluster(url)
+        broken, blind = await _run_on_broken_store(client, task_queue, store, nullcontext(), CITIES)
+
+    assert broken.status is RunPhase.SUCCEEDED
+    assert await _ending(client, broken) == await _ending(client, blind)
+    [retrieval] = _events(broken, TraceKind.MEMORY_RETRIEVE)
+    assert retrieval.status == "unavailable" and retrieval.message is not None
+    assert "cannot be opened" in retrieval.message and "\n" not in retrieval.message
+    [unsaved] = _events(broken, TraceKind.MEMORY_RECORD)
+    assert unsaved.message is not None and "cannot be opened" in unsaved.message
     await _replays(client, broken.run_id)
