@@ -30,6 +30,8 @@ from tests.support import execute_run, running_worker
 from workflows.activity_calls import MEMORY_PATIENCE
 
 CITIES = RunRequest(goal="Compare Paris and Tokyo")
+REPLANNING = RunRequest(goal="Compare Paris, Atlantis and Tokyo")
+"""Atlantis is not found: the run replans once, so it plans twice."""
 HALTING = RunRequest(
     goal="halt",
     scenario="synthetic",
@@ -52,7 +54,8 @@ async def _ending(client: Client, result: RunResult) -> tuple[Any, ...]:
     plan = result.plan.model_dump(mode="json") if result.plan else None
     nodes = [(n.id, n.tool, n.status) for n in result.nodes]
     passed = result.verdict.passed if result.verdict else None
-    return described.status, result.status, result.error, result.report, plan, nodes, passed
+    ending = (result.status, result.error, result.report, result.attempts, plan, nodes, passed)
+    return described.status, *ending
 
 
 async def _replays(client: Client, run_id: str) -> None:
@@ -87,11 +90,11 @@ async def test_a_run_whose_store_is_corrupt_plans_without_memory_and_replays(
 ) -> None:
     store = SqliteMemoryStore(tmp_path / "memory.db")
     fault = corrupted(tmp_path / "memory.db")
-    broken, blind = await _run_on_broken_store(client, task_queue, store, fault, CITIES)
+    broken, blind = await _run_on_broken_store(client, task_queue, store, fault, REPLANNING)
 
-    assert broken.status is RunPhase.SUCCEEDED
+    assert broken.status is RunPhase.SUCCEEDED and broken.attempts == 2
     assert await _ending(client, broken) == await _ending(client, blind)
-    [retrieval] = _events(broken, TraceKind.MEMORY_RETRIEVE)
+    [retrieval] = _events(broken, TraceKind.MEMORY_RETRIEVE)  # not tried again at the replan
     assert retrieval.status == "unavailable" and retrieval.message is not None
     assert retrieval.message.startswith("planning without memory for the rest of the run: ")
     assert "file is not a database" in retrieval.message and "\n" not in retrieval.message
