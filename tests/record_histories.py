@@ -615,6 +615,15 @@ CASES = (
         _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
         store_fault=locked,
     ),
+    # the same, recorded into v0.9.0 with 0.9.0's code (this module and store_faults.py copied
+    # into an export of that commit): with 0.9.0's 30 s lock wait the write times out, and the
+    # history, whose run succeeded, did not replay with that code (issue 32, F2)
+    Case(
+        "episode_write_timed_out_on_a_locked_store",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=locked,
+    ),
 )
 
 

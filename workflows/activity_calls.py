@@ -185,10 +185,15 @@ async def _nearby_or_queued(
     summary: str,
     patience: timedelta | None = None,
     retry: RetryPolicy = SHORT_RETRY,
+    every_failure: bool = False,
 ) -> R:
     """A short read or write of the harness's own stores: a local activity in the run's own
     worker (no task-queue round trip) when `local`, else a regular one, as runs recorded before
-    made it. Retried as `retry` says; `patience` bounds all its attempts together."""
+    made it. Retried as `retry` says; `patience` bounds all its attempts together.
+
+    A local activity's failure always reaches the caller as an ActivityError when
+    `every_failure` (runs since the memory patch); before, only its timeout does (see
+    _as_activity_error)."""
     if local:
         try:
             nearby: R = await workflow.execute_local_activity(
@@ -202,7 +207,11 @@ async def _nearby_or_queued(
             )
         except ActivityError:
             raise
+        except TimeoutError as bare:
+            raise _as_activity_error(bare, name) from bare
         except FailureError as bare:
+            if not every_failure:
+                raise
             raise _as_activity_error(bare, name) from bare
         return nearby
     queued: R = await workflow.execute_activity(
@@ -218,13 +227,16 @@ async def _nearby_or_queued(
 
 
 def _as_activity_error(bare: FailureError, name: str) -> ActivityError:
-    """The ActivityError a failed local activity raises live, for the bare failure (an
-    ApplicationError, a TimeoutError, a CancelledError) that the same activity raises when its
-    marker is replayed: the SDK (temporalio 1.35) resolves a replayed local activity marker with
-    the failure it holds, unwrapped. Code that catches ActivityError would let the replayed one
-    escape and fail the run, where live it planned on: a history that does not replay, or, after
-    a cache eviction, a run that fails live (issue 32, F2). The cause is what counts (see
-    ActivityFailure and raise_if_cancelled), and it is the same either way."""
+    """An ActivityError for a local activity's bare failure, the cause being what counts (see
+    ActivityFailure and raise_if_cancelled).
+
+    Seen with temporalio 1.35 (issue 32, F2): a local activity that failed with an
+    ApplicationError after its attempts raises that ApplicationError, bare, live and on replay,
+    so `except ActivityError` let a store's StoreError fail the run (Temporal status Failed).
+    One that timed out raises an ActivityError live, but a bare TimeoutError when its marker is
+    replayed, so a run that went on live did not replay (TMPRL1100). A timeout is wrapped for
+    every run: that is what the run saw live. Other failures only for runs since the memory
+    patch: a run before it failed on them, and its history must go on failing the same way."""
     return ActivityError(
         "Activity task failed",
         scheduled_event_id=0,
@@ -266,6 +278,7 @@ async def retrieve_memories(
         summary=f"memories of scope {query.scope} for the planner",
         patience=patience,
         retry=retry,
+        every_failure=bounded,
     )
 
 
@@ -283,6 +296,7 @@ async def record_memory(
         summary=f"remember {record.id}",
         patience=patience,
         retry=retry,
+        every_failure=bounded,
     )
 
 
