@@ -23,6 +23,7 @@ from infra.plugin import HarnessPlugin
 from memory import MemoryStore
 from memory.postgres_store import PostgresMemoryStore
 from memory.sqlite_store import SqliteMemoryStore
+from starter.history import trace_of, trace_table
 from tests.factories import collect, node, synthetic_plan
 from tests.memory.store_faults import corrupted, locked
 from tests.postgres_server import server_binaries, stop_cluster, throwaway_cluster
@@ -119,6 +120,9 @@ async def test_a_run_whose_store_is_locked_keeps_its_ending_and_replays(
     assert unsaved.message is not None and "database is locked" in unsaved.message
     assert store.get(f"episode-{broken.run_id}") is None
     await _replays(client, broken.run_id)
+    replayed = await trace_of(client, broken.run_id)  # what `harness trace` prints
+    said = [line for line in trace_table(replayed.trace) if " memory.record " in line]
+    assert len(said) == 1 and f"episode-{broken.run_id} not saved" in said[0]
 
 
 async def test_a_failed_episode_write_leaves_a_failed_run_failed_as_it_was(
