@@ -7,11 +7,13 @@ its trace says what memory could not do, and that its history replays."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import Replayer
@@ -177,4 +179,38 @@ async def test_a_run_whose_postgres_store_was_stopped_plans_without_memory_and_r
     assert "cannot be opened" in retrieval.message and "\n" not in retrieval.message
     [unsaved] = _events(broken, TraceKind.MEMORY_RECORD)
     assert unsaved.message is not None and "cannot be opened" in unsaved.message
+    await _replays(client, broken.run_id)
+
+
+@contextmanager
+def _table_locked(url: str) -> Iterator[None]:
+    """Another session holds the memories table in ACCESS EXCLUSIVE mode: every read and write
+    of the store waits, until Postgres's statement timeout (10 s) cancels it."""
+    with psycopg.connect(url) as holder:
+        holder.execute("LOCK TABLE harness_memories IN ACCESS EXCLUSIVE MODE")
+        yield
+        holder.rollback()
+
+
+async def test_a_slow_store_costs_a_runs_retrieval_at_most_its_memory_bound(
+    client: Client, task_queue: str, postgres_database: str
+) -> None:
+    """Every statement waits for a lock until Postgres cancels it: retrieval gives up at the
+    bound, and so does the episode write."""
+    store = PostgresMemoryStore(postgres_database)
+    fault = _table_locked(postgres_database)
+    try:
+        broken, blind = await _run_on_broken_store(client, task_queue, store, fault, CITIES)
+    finally:
+        store.close()
+
+    assert broken.status is RunPhase.SUCCEEDED
+    assert await _ending(client, broken) == await _ending(client, blind)
+    [start] = _events(broken, TraceKind.RUN_START)
+    [retrieval] = _events(broken, TraceKind.MEMORY_RETRIEVE)
+    assert retrieval.status == "unavailable"
+    assert retrieval.at - start.at <= MEMORY_PATIENCE + SLACK
+    [finish] = _events(broken, TraceKind.RUN_FINISH)
+    [unsaved] = _events(broken, TraceKind.MEMORY_RECORD)
+    assert unsaved.at - finish.at <= MEMORY_PATIENCE + SLACK
     await _replays(client, broken.run_id)
