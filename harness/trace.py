@@ -29,6 +29,8 @@ class TraceKind(StrEnum):
     RECOVERY_DECIDE = "recovery.decide"
     CONTRACT_LOAD = "contract.load"
     MEMORY_RETRIEVE = "memory.retrieve"
+    MEMORY_RECORD = "memory.record"
+    """Only when the run's episode was not saved (since 0.10), with why."""
     VERIFICATION_FINISH = "verification.finish"
     RUN_FINISH = "run.finish"
 

@@ -25,16 +25,23 @@ CREATE INDEX IF NOT EXISTS memories_session ON memories (session_id);
 """
 
 
+BUSY_SECONDS = 5.0
+"""How long a write waits for another connection's lock before it fails "database is locked":
+ample for the short upserts of workers sharing the file, and well inside the time a run gives
+a memory call (workflows.activity_calls.MEMORY_ATTEMPT_TIMEOUT), so a locked store fails as
+itself and is retried, instead of timing out with the thread still waiting."""
+
+
 class SqliteMemoryStore:
     """WAL mode and a busy timeout let several workers on one machine share the file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_seconds: float = BUSY_SECONDS) -> None:
         self.location = str(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            self._db = sqlite3.connect(path, timeout=busy_seconds, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as error:
             raise StoreError(f"the memory store {path} cannot be opened: {error}") from error

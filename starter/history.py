@@ -100,6 +100,7 @@ SAYS_WHY = frozenset(
         TraceKind.WAIT_EXPIRE,
         TraceKind.RECOVERY_DECIDE,
         TraceKind.MEMORY_RETRIEVE,
+        TraceKind.MEMORY_RECORD,
         TraceKind.CONTRACT_LOAD,
     }
 )

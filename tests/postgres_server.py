@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
+
 NOT_INSTALLED = (
     "Postgres server binaries (initdb, pg_ctl) are not installed; "
     "`apt-get install postgresql` (as .ci/run does) runs these tests"
@@ -61,6 +63,21 @@ def throwaway_cluster() -> Iterator[str]:
         if (data / "postmaster.pid").exists():
             run(str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
         shutil.rmtree(root, ignore_errors=True)
+
+
+def stop_cluster(url: str) -> None:
+    """Stop the cluster at `url` (one throwaway_cluster started) as an operator would, fast:
+    its connections are closed, new ones refused. throwaway_cluster still removes it."""
+    binaries = server_binaries()
+    if binaries is None:
+        raise FileNotFoundError(NOT_INSTALLED)
+    with psycopg.connect(url, autocommit=True) as admin:
+        row = admin.execute("SHOW data_directory").fetchone()
+    assert row is not None
+    user = _runner()
+    command = [str(binaries / "pg_ctl"), "-D", str(row[0]), "-m", "fast", "-w", "stop"]
+    wrapped = ["runuser", "-u", user.pw_name, "--", *command] if user else command
+    subprocess.run(wrapped, check=True, capture_output=True, timeout=120)
 
 
 def _runner() -> pwd.struct_passwd | None:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from starter.run_results import result_of
 from starter.runs import new_run_id, start_run
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
+from tests.memory.store_faults import corrupted, locked
 from tests.support import Replans, pending_wait, running_worker
 from workflows import AgentRunWorkflow, search_attributes
 
@@ -61,6 +63,7 @@ Payload = dict[str, Any]  # deliveries travel as JSON, the shape external caller
 Start = Callable[[RunRequest], Awaitable[Handle]]
 Drive = Callable[[Start], Awaitable[Handle]]
 Hook = Callable[[Client, str], Awaitable[None]]
+StoreFault = Callable[[Path], AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class Case:
     provider: Callable[[], LLMProvider] | None = None
     """The worker's model provider, when not the offline ScriptedProvider (e.g. a planner for
     the synthetic scenario's replans)."""
+    store_fault: StoreFault | None = None
+    """How the case's SQLite memory store is broken while the run runs (given its path)."""
 
 
 def release_folder() -> Path:
@@ -777,6 +782,36 @@ CASES = (
 )
 
 
+CASES = (
+    *CASES,
+    # 0.10: the store is corrupt (overwritten with junk): retrieval fails, the run plans
+    # without memory, and its episode is not saved; the trace says both
+    Case(
+        "memory_unavailable_the_run_plans_without_it",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=corrupted,
+    ),
+    # 0.10: the store is write-locked by another connection: retrieval works, the episode
+    # write fails after its retries, the run's ending is unchanged
+    Case(
+        "episode_not_saved_the_run_ends_as_it_would",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=locked,
+    ),
+    # the same, recorded into v0.9.0 with 0.9.0's code (this module and store_faults.py copied
+    # into an export of that commit): with 0.9.0's 30 s lock wait the write times out, and the
+    # history, whose run succeeded, did not replay with that code (issue 32, F2)
+    Case(
+        "episode_write_timed_out_on_a_locked_store",
+        RunPhase.SUCCEEDED,
+        _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
+        store_fault=locked,
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 
@@ -896,11 +931,14 @@ async def main(argv: Sequence[str] | None = None) -> int:
         for case in todo:  # each case on its own worker and memory: no case remembers another
             task_queue = f"record-{new_run_id()[4:12]}"
             with tempfile.TemporaryDirectory(prefix="record-memory-") as directory:
-                memory = SqliteMemoryStore(Path(directory) / "memory.db")
+                path = Path(directory) / "memory.db"
+                memory = SqliteMemoryStore(path)
                 provider = case.provider() if case.provider is not None else None
+                fault = case.store_fault(path) if case.store_fault else nullcontext()
                 async with running_worker(env.client, task_queue, provider, memory=memory):
-                    if not await record(env.client, task_queue, case, outdir):
-                        failed += 1
+                    with fault:
+                        if not await record(env.client, task_queue, case, outdir):
+                            failed += 1
                 memory.close()
     return 1 if failed else 0
 

@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 from pydantic import JsonValue, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    FailureError,
+    RetryState,
+    TimeoutError,
+)
 
 from harness.contracts import (
     CHECK_REPORT_ACTIVITY,
@@ -60,6 +67,14 @@ R = TypeVar("R")
 CATALOG_TIMEOUT = timedelta(seconds=30)
 WORK_CONTEXT_TIMEOUT = timedelta(seconds=30)
 MEMORY_TIMEOUT = timedelta(seconds=30)
+MEMORY_PATIENCE = timedelta(seconds=20)
+"""Since the patch that bounds memory calls: a retrieval or an episode write gets 20 s in all,
+its retries included (before, 30 s per attempt and three attempts). Each store bounds its own
+statements well inside it (SQLite waits 5 s for a lock, Postgres gives a statement 10 s), so a
+transient failure is retried within it; a store slower than that times out, and the run goes
+on without it. An attempt gets the same 20 s: with 10 s per attempt, the local activities of
+temporalio 1.35 were seen to time the second of three 5 s attempts out 10 s after the first
+began, so a locked store's run was told "timed out" instead of "database is locked"."""
 PLAN_TIMEOUT = timedelta(minutes=3)
 TOOL_TIMEOUT = timedelta(minutes=2)
 CHECK_TIMEOUT = timedelta(seconds=60)
@@ -97,6 +112,9 @@ PLAN_RETRY = RetryPolicy(
 SHORT_RETRY = RetryPolicy(
     maximum_attempts=3, non_retryable_error_types=[ErrorCode.UNKNOWN_SCENARIO.value]
 )
+MEMORY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
+"""A transient store failure (a lock, a dropped connection) is tried again, at most twice,
+within MEMORY_PATIENCE."""
 
 _SUMMARY_VALUE_CHARS = 40
 _SUMMARY_CHARS = 200
@@ -158,30 +176,76 @@ async def load_catalog(scenario: str) -> ToolCatalog:
 
 
 async def _nearby_or_queued(
-    name: str, argument: Any, result_type: type[R], *, local: bool, timeout: timedelta, summary: str
+    name: str,
+    argument: Any,
+    result_type: type[R],
+    *,
+    local: bool,
+    timeout: timedelta,
+    summary: str,
+    patience: timedelta | None = None,
+    retry: RetryPolicy = SHORT_RETRY,
+    every_failure: bool = False,
 ) -> R:
     """A short read or write of the harness's own stores: a local activity in the run's own
     worker (no task-queue round trip) when `local`, else a regular one, as runs recorded before
-    made it. Retried as SHORT_RETRY says."""
+    made it. Retried as `retry` says; `patience` bounds all its attempts together.
+
+    A local activity's failure always reaches the caller as an ActivityError when
+    `every_failure` (runs since the memory patch); before, only its timeout does (see
+    _as_activity_error)."""
     if local:
-        nearby: R = await workflow.execute_local_activity(
-            name,
-            argument,
-            result_type=result_type,
-            start_to_close_timeout=timeout,
-            retry_policy=SHORT_RETRY,
-            summary=summary,
-        )
+        try:
+            nearby: R = await workflow.execute_local_activity(
+                name,
+                argument,
+                result_type=result_type,
+                start_to_close_timeout=timeout,
+                schedule_to_close_timeout=patience,
+                retry_policy=retry,
+                summary=summary,
+            )
+        except ActivityError:
+            raise
+        except TimeoutError as bare:
+            raise _as_activity_error(bare, name) from bare
+        except FailureError as bare:
+            if not every_failure:
+                raise
+            raise _as_activity_error(bare, name) from bare
         return nearby
     queued: R = await workflow.execute_activity(
         name,
         argument,
         result_type=result_type,
         start_to_close_timeout=timeout,
-        retry_policy=SHORT_RETRY,
+        schedule_to_close_timeout=patience,
+        retry_policy=retry,
         summary=summary,
     )
     return queued
+
+
+def _as_activity_error(bare: FailureError, name: str) -> ActivityError:
+    """An ActivityError for a local activity's bare failure, the cause being what counts (see
+    ActivityFailure and raise_if_cancelled).
+
+    Seen with temporalio 1.35 (issue 32, F2): a local activity that failed with an
+    ApplicationError after its attempts raises that ApplicationError, bare, live and on replay,
+    so `except ActivityError` let a store's StoreError fail the run (Temporal status Failed).
+    One that timed out raises an ActivityError live, but a bare TimeoutError when its marker is
+    replayed, so a run that went on live did not replay (TMPRL1100). A timeout is wrapped for
+    every run: that is what the run saw live. Other failures only for runs since the memory
+    patch: a run before it failed on them, and its history must go on failing the same way."""
+    return ActivityError(
+        "Activity task failed",
+        scheduled_event_id=0,
+        started_event_id=0,
+        identity="",
+        activity_type=name,
+        activity_id="",
+        retry_state=RetryState.TIMEOUT if isinstance(bare, TimeoutError) else None,
+    )
 
 
 async def load_work_context(request: WorkContextRequest, *, local: bool) -> WorkContext:
@@ -198,29 +262,49 @@ async def load_work_context(request: WorkContextRequest, *, local: bool) -> Work
     )
 
 
-async def retrieve_memories(query: MemoryQuery, *, local: bool = False) -> RetrievedMemories:
+async def retrieve_memories(
+    query: MemoryQuery, *, local: bool = False, bounded: bool = False
+) -> RetrievedMemories:
     """`local`: in the run's own worker, without a task-queue round trip (runs since the patch
-    that made memory calls local; the store is shared, so any worker may)."""
+    that made memory calls local; the store is shared, so any worker may). `bounded`: within
+    MEMORY_PATIENCE (runs since the patch that bounds memory calls)."""
+    timeout, patience, retry = _memory_timing(bounded)
     return await _nearby_or_queued(
         MEMORY_RETRIEVE_ACTIVITY,
         query,
         RetrievedMemories,
         local=local,
-        timeout=MEMORY_TIMEOUT,
+        timeout=timeout,
         summary=f"memories of scope {query.scope} for the planner",
+        patience=patience,
+        retry=retry,
+        every_failure=bounded,
     )
 
 
-async def record_memory(record: MemoryRecord, *, local: bool = False) -> MemoryWritten:
-    """`local`: as for retrieve_memories."""
+async def record_memory(
+    record: MemoryRecord, *, local: bool = False, bounded: bool = False
+) -> MemoryWritten:
+    """`local`, `bounded`: as for retrieve_memories."""
+    timeout, patience, retry = _memory_timing(bounded)
     return await _nearby_or_queued(
         MEMORY_RECORD_ACTIVITY,
         record,
         MemoryWritten,
         local=local,
-        timeout=MEMORY_TIMEOUT,
+        timeout=timeout,
         summary=f"remember {record.id}",
+        patience=patience,
+        retry=retry,
+        every_failure=bounded,
     )
+
+
+def _memory_timing(bounded: bool) -> tuple[timedelta, timedelta | None, RetryPolicy]:
+    """Per attempt, in all, and the retries of a memory call."""
+    if bounded:
+        return MEMORY_PATIENCE, MEMORY_PATIENCE, MEMORY_RETRY
+    return MEMORY_TIMEOUT, None, SHORT_RETRY
 
 
 def llm_queue() -> str | None:

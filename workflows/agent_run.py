@@ -45,7 +45,12 @@ from workflows.clock import RunClock
 from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
-from workflows.run_memory import LOCAL_MEMORY_PATCH, MEMORY_PATCH, RunMemory
+from workflows.run_memory import (
+    LOCAL_MEMORY_PATCH,
+    MEMORY_DEGRADES_PATCH,
+    MEMORY_PATCH,
+    RunMemory,
+)
 from workflows.signal_intake import SignalRoute, take_signal
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
@@ -109,8 +114,9 @@ class AgentRunWorkflow:
         ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
+        bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
-            ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory)
+            ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:
             ctx.degradation()  # its patch too: planning asks for it right after local activities
         try:

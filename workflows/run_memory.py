@@ -5,6 +5,11 @@ here from what it returned, under the run's character budget, and its cut is tra
 `memory.retrieve`. Under budget pressure (from 0.7) retrieval goes shallower. When the run ends,
 whatever the ending, its episode is written through an activity; a store that cannot be
 reached costs the run nothing but the memory.
+
+Since MEMORY_DEGRADES_PATCH a failing store (down, corrupt, locked, slow) costs a run at most
+MEMORY_PATIENCE per call: a run whose retrieval failed plans without memory for the rest of
+the run, and a run whose episode was not written says so in its trace (`memory.record`), its
+ending unchanged.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from harness.host_contract import DEFAULT_SCOPE
 from harness.memory_context import PART_CHARS, MemoryContext, WorkingMemory, assemble
 from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryQuery
 from harness.plan import Plan
+from harness.redaction import redact
 from harness.run import RunRequest, RunResult
 from harness.run_state import RunState
 from harness.trace import AgentRole, TraceKind, TraceLog
@@ -27,6 +33,9 @@ from workflows.activity_calls import ActivityFailure, raise_if_cancelled
 
 MEMORY_PATCH = "run-memory-v1"
 LOCAL_MEMORY_PATCH = "memory-calls-are-local"
+MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
+REASON_CHARS = 300
+"""A store failure's reason in the trace: its first line, at most this long."""
 
 
 def run_scope(request: RunRequest) -> str:
@@ -35,11 +44,18 @@ def run_scope(request: RunRequest) -> str:
 
 
 class RunMemory:
-    def __init__(self, state: RunState, trace: TraceLog, *, local: bool = False) -> None:
-        """`local`: retrieve and record in the run's own worker (since the patch)."""
+    def __init__(
+        self, state: RunState, trace: TraceLog, *, local: bool = False, bounded: bool = False
+    ) -> None:
+        """`local`: retrieve and record in the run's own worker (since the patch). `bounded`:
+        memory calls within MEMORY_PATIENCE, and store failures traced (since
+        MEMORY_DEGRADES_PATCH)."""
         self._state = state
         self._trace = trace
         self._local = local
+        self._bounded = bounded
+        self._unavailable = False
+        """A retrieval of this run failed: its later planning attempts do without (bounded)."""
         self._remembered: dict[str, str] = {}
         """What the planner was told had no data, and which memory said so."""
 
@@ -51,6 +67,8 @@ class RunMemory:
         """The planner's memory context for this attempt; None when retrieval failed (the
         planner plans without memory, and the trace says why)."""
         state, request = self._state, self._state.request
+        if self._unavailable:
+            return None  # the trace said so when it failed
         depth = DEFAULT_DEPTH if degradation is Degradation.FULL else SHALLOW_DEPTH
         query = MemoryQuery(
             run_id=state.run_id,
@@ -61,15 +79,21 @@ class RunMemory:
             depth=depth,
         )
         try:
-            found = await activity_calls.retrieve_memories(query, local=self._local)
+            found = await activity_calls.retrieve_memories(
+                query, local=self._local, bounded=self._bounded
+            )
         except ActivityError as error:
             raise_if_cancelled(error)
             reason = ActivityFailure(error, 3).message
+            said = f"planning without memory: {reason}"
+            if self._bounded:
+                self._unavailable = True
+                said = f"planning without memory for the rest of the run: {one_line(reason)}"
             self._trace.emit(
                 TraceKind.MEMORY_RETRIEVE,
                 role=AgentRole.PLANNER,
                 status="unavailable",
-                message=f"planning without memory: {reason}",
+                message=said,
             )
             return None
         context = assemble(self.working(), found.memories, request.memory.budget_chars)
@@ -118,19 +142,34 @@ class RunMemory:
         )
 
     async def remember(self, result: RunResult) -> None:
-        """Write the run's episode; a failure is logged and traced, never the run's."""
+        """Write the run's episode; a failure is logged (and, bounded, traced), never the
+        run's: the run's status and result are those it had."""
         scope = run_scope(self._state.request)
         try:
             record = episode_of(result, scope, workflow.now(), self._remembered).record()
         except ValueError as error:  # a run whose own request was out of range, say
             workflow.logger.warning("no episode for run %s: %s", result.run_id, error)
+            self._not_saved(f"no episode could be made of this run: {error}")
             return
         try:
-            await activity_calls.record_memory(record, local=self._local)
+            await activity_calls.record_memory(record, local=self._local, bounded=self._bounded)
         except ActivityError as error:
-            workflow.logger.warning(
-                "episode %s not written: %s", record.id, ActivityFailure(error, 3).message
-            )
+            reason = ActivityFailure(error, 3).message
+            workflow.logger.warning("episode %s not written: %s", record.id, reason)
+            self._not_saved(f"episode {record.id} not saved: {reason}")
+
+    def _not_saved(self, said: str) -> None:
+        if self._bounded:
+            self._trace.emit(TraceKind.MEMORY_RECORD, status="not_saved", message=one_line(said))
+
+
+def one_line(reason: str) -> str:
+    """A store failure's reason for the trace: its first line, bounded, redacted. The stores'
+    messages name where the store is, never its password (memory.postgres_store); redaction
+    holds that for whatever a driver may one day put in its message."""
+    lines = redact(reason).strip().splitlines()
+    first = lines[0] if lines else "unknown"
+    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
 
 
 def _summary(plan: Plan) -> str:
