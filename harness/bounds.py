@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 from typing import Final
 
 from pydantic import BaseModel, JsonValue
@@ -136,12 +135,30 @@ def _at_most(name: str, text: str, limit: int) -> list[str]:
 
 
 def _seconds(name: str, seconds: float) -> list[str]:
-    if not math.isfinite(seconds) or seconds > A_YEAR:
-        return [f"{name}: at most a year ({A_YEAR:.0f} s), not {seconds}"]
+    if not _at_most_limit(seconds, A_YEAR):
+        return [f"{name}: at most a year ({A_YEAR:.0f} s), not {shown(seconds)}"]
     return []
 
 
 def _number(name: str, value: float, limit: float) -> list[str]:
-    if not math.isfinite(value) or value > limit:
-        return [f"{name}: at most {limit}, not {value}"]
+    if not _at_most_limit(value, limit):
+        return [f"{name}: at most {limit}, not {shown(value)}"]
     return []
+
+
+def _at_most_limit(value: float, limit: float) -> bool:
+    """Compared as numbers, never converted: an int past float's range (10**400, which JSON
+    and pydantic take) makes `math.isfinite` raise OverflowError, and NaN compares false to
+    everything, so `value <= limit` alone refuses NaN, infinity and huge ints alike."""
+    return value <= limit
+
+
+SHOWN_DIGITS: Final = 30
+
+
+def shown(value: float) -> str:
+    """A number as a refusal shows it: a huge int by its size, not its 400 (or 4,300) digits,
+    which `str` may refuse past Python's int-to-string limit."""
+    if isinstance(value, int) and abs(value).bit_length() > SHOWN_DIGITS * 3:
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    return str(value)

@@ -88,3 +88,17 @@ def test_comments_answers_reasons_and_names_in_deliveries_are_bounded() -> None:
         for r in (long_comment, long_name, long_answer, long_reason)
     ]
     assert problems == ["comment", "wait_id", "text", "reason"]
+
+
+@pytest.mark.parametrize(
+    "field", ["max_tokens", "max_tool_calls", "max_replans", "max_concurrency", "max_nodes"]
+)
+def test_an_int_past_float_range_is_refused_by_name_not_raised(field: str) -> None:
+    """10**400 is a valid JSON number and a valid int: comparing it must not convert it."""
+    if field.startswith("max_to"):
+        request = RunRequest(goal="g", limits=BudgetLimits.model_validate({field: 10**400}))
+    else:
+        request = RunRequest.model_validate({"goal": "g", field: 10**400})
+    problems = request_problems(request)
+    assert [p.split(":")[0] for p in problems] == [field]
+    assert problems[0].endswith("not a number of about 401 digits")
