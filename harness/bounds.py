@@ -128,6 +128,24 @@ def _data_problems(data: JsonValue) -> list[str]:
     return []
 
 
+MAX_WAIT_SECONDS: Final = 1000 * A_YEAR
+"""A timer or an event timeout in a plan: past about 8,000 years the deadline is past the
+last date Python holds, and the timer raised inside the workflow (a failed task, forever)."""
+
+
+def wait_seconds_problem(name: str, value: JsonValue) -> str | None:
+    """Why a plan's timer or event timeout (read as the workflow reads it, `float(str(v))`)
+    cannot be waited for: not a number, NaN, infinite, negative or past MAX_WAIT_SECONDS.
+    The schema check lets NaN and infinity through (they compare false to every bound)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return f"{name}: {str(value)[:40]!r} is not a number of seconds"
+    if not 0 <= seconds <= MAX_WAIT_SECONDS:
+        return f"{name}: 0 to {MAX_WAIT_SECONDS:.0f} seconds, not {shown(seconds)}"
+    return None
+
+
 def _at_most(name: str, text: str, limit: int) -> list[str]:
     if len(text) > limit:
         return [f"{name}: at most {limit} characters, not {len(text)}"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import JsonValue
 
 from harness.bounds import (
     A_YEAR,
@@ -15,8 +16,10 @@ from harness.bounds import (
     MAX_GOAL_CHARS,
     MAX_NAME_CHARS,
     MAX_PLAN_NODES,
+    MAX_WAIT_SECONDS,
     delivery_problems,
     request_problems,
+    wait_seconds_problem,
 )
 from harness.budget import BudgetLimits
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
@@ -102,3 +105,13 @@ def test_an_int_past_float_range_is_refused_by_name_not_raised(field: str) -> No
     problems = request_problems(request)
     assert [p.split(":")[0] for p in problems] == [field]
     assert problems[0].endswith("not a number of about 401 digits")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1, 1e300, 10**400, "soon"])
+def test_a_wait_in_a_plan_is_a_number_of_seconds_a_timer_can_hold(value: JsonValue) -> None:
+    assert wait_seconds_problem("timeout_seconds", value) is not None
+
+
+@pytest.mark.parametrize("value", [0, 0.5, "30", A_YEAR, MAX_WAIT_SECONDS])
+def test_a_wait_in_range_is_taken_as_the_workflow_reads_it(value: JsonValue) -> None:
+    assert wait_seconds_problem("seconds", value) is None

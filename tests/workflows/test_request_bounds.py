@@ -13,6 +13,7 @@ from harness.contracts import RUN_WORKFLOW
 from harness.run import RunPhase, RunRequest
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
+from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, running_worker
 
 
@@ -97,3 +98,19 @@ async def test_a_run_with_an_int_past_float_range_cancelled_before_it_starts_end
         description = await handle.describe()
     assert result.status in {RunPhase.CANCELLED, RunPhase.FAILED_VALIDATION}
     assert description.status in {WorkflowExecutionStatus.CANCELED, WorkflowExecutionStatus.FAILED}
+
+
+@pytest.mark.parametrize("seconds", [1e300, HUGE, 10**12], ids=["1e300", "10**400", "31,000 years"])
+async def test_an_event_timeout_past_the_last_date_fails_its_node_not_the_workflow_task(
+    client: Client, task_queue: str, seconds: float
+) -> None:
+    """The schema check takes any positive number; the deadline overflowed a datetime inside
+    the workflow, which failed every workflow task of the run."""
+    wait = node("w", "await_event", event="go", timeout_seconds=seconds)
+    plan = synthetic_plan(wait, collect("c", ["w"]))
+    request = RunRequest(goal="wait", scenario="synthetic", max_replans=0, plan=plan)
+    async with running_worker(client, task_queue):
+        result = await asyncio.wait_for(execute_run(client, task_queue, request), timeout=60)
+    assert result.status is RunPhase.FAILED_EXECUTION
+    outcome = next(n for n in result.nodes if n.id == "w")
+    assert outcome.error_code == "INVALID_ARGUMENT"
