@@ -22,7 +22,8 @@ from harness.bounds import delivery_problems, request_problems
 from harness.budget import Budget
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.eval_report import EvalRequest
-from harness.run import RunRequest
+from harness.eval_scoring import CaseObservation, unmet
+from harness.run import RunPhase, RunRequest
 from harness.scope_rules import RulesCommand, ScopeRules, ScopeRulesState
 from harness.signatures import signature_problem
 from harness.task_commands import TaskCommand
@@ -340,8 +341,8 @@ EVAL_REQUEST = {
             "id": "a",
             "goal": "Compare Paris and Tokyo",
             "scenario": "cities",
-            "options": {"max_nodes": 10, "max_replans": 1},
-            "expect": {"max_replans": 1},
+            "options": {"max_replans": 1, "max_concurrency": 2, "limits": {"max_tokens": 100}},
+            "expect": {"min_replans": 1, "max_replans": 1, "max_tokens": 10, "max_cost_usd": 1.0},
         }
     ],
     "repeat": 1,
@@ -350,6 +351,7 @@ EVAL_REQUEST = {
 
 
 @given(mutated(EVAL_REQUEST))
+@example(_replaced(EVAL_REQUEST, ("cases", 0, "expect"), {"min_replans": 10**400}))
 def test_an_eval_suite_checks_its_case_requests_without_raising(payload: Any) -> None:
     request = _decoded(EvalRequest, payload)
     if request is None:
@@ -358,3 +360,19 @@ def test_an_eval_suite_checks_its_case_requests_without_raising(payload: Any) ->
         run_request = _refusal_only(lambda case=case: case.run_request(request.provider))
         if isinstance(run_request, RunRequest):
             request_problems(run_request)
+        observed = CaseObservation(status=RunPhase.FAILED_EXECUTION, replans=3, tokens=10**6)
+        assert all(isinstance(problem, str) for problem in unmet(case.expect, observed))
+
+
+def test_every_payload_the_properties_vary_is_valid_to_begin_with() -> None:
+    """Otherwise a property would only ever see the decoder refuse, and could not fail."""
+    models: list[tuple[type[BaseModel], dict[str, Any]]] = [
+        (RunRequest, RUN_REQUEST),
+        (EvalRequest, EVAL_REQUEST),
+        *DELIVERIES,
+        *((TaskCommand, payload) for payload in TASK_COMMANDS),
+        *((GraphCommand, payload) for payload in GRAPH_COMMANDS),
+        *((RulesCommand, payload) for payload in RULES_COMMANDS),
+    ]
+    for model, payload in models:
+        assert _decoded(model, payload) is not None, model.__name__
