@@ -128,6 +128,18 @@ def _data_problems(data: JsonValue) -> list[str]:
     return []
 
 
+MAX_WORKFLOW_ID_BYTES: Final = 1000
+"""Temporal's default `limit.maxIDLength`: a child started with a longer id is a command the
+server refuses, which fails the parent's workflow task on every retry."""
+
+
+def workflow_id_problems(name: str, workflow_id: str) -> list[str]:
+    size = len(workflow_id.encode())
+    if size > MAX_WORKFLOW_ID_BYTES:
+        return [f"{name}: at most {MAX_WORKFLOW_ID_BYTES} bytes, not {size}"]
+    return []
+
+
 MAX_WAIT_SECONDS: Final = 1000 * A_YEAR
 """A timer or an event timeout in a plan: past about 8,000 years the deadline is past the
 last date Python holds, and the timer raised inside the workflow (a failed task, forever)."""

@@ -9,7 +9,8 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from harness.budget import BudgetLimits
-from harness.contracts import RUN_WORKFLOW
+from harness.contracts import EVAL_WORKFLOW, RUN_WORKFLOW
+from harness.eval_report import EvalReport
 from harness.run import RunPhase, RunRequest
 from starter.dev_server import temporal_binary
 from starter.run_results import result_of
@@ -114,3 +115,22 @@ async def test_an_event_timeout_past_the_last_date_fails_its_node_not_the_workfl
     assert result.status is RunPhase.FAILED_EXECUTION
     outcome = next(n for n in result.nodes if n.id == "w")
     assert outcome.error_code == "INVALID_ARGUMENT"
+
+
+async def test_an_eval_case_whose_run_id_temporal_would_refuse_is_refused_not_wedged(
+    client: Client, task_queue: str
+) -> None:
+    """A raw EvalRequest with a 990-character scenario: the child run's id passed Temporal's
+    1,000 bytes, the server refused the command, and every task of the suite failed."""
+    case = {"id": "long", "goal": "g", "scenario": "s" * 990}
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow(
+            EVAL_WORKFLOW,
+            {"cases": [case]},
+            id=f"eval-{uuid.uuid4().hex[:8]}",
+            task_queue=task_queue,
+        )
+        report = EvalReport.model_validate(await asyncio.wait_for(handle.result(), timeout=60))
+    [result] = report.results
+    assert not result.passed
+    assert "run id: at most 1000 bytes" in result.unmet[0]
