@@ -39,7 +39,7 @@ settings.register_profile(
 )
 settings.load_profile("ci")
 """Property tests (tests/harness/test_input_properties.py) with a fixed seed, a bounded number of
-examples and no .hypothesis folder, so CI runs the same cases each time and stays quick."""
+examples and no example database, so CI runs the same cases each time and stays quick."""
 
 LOCAL = "local"
 SERVER_START_TIMEOUT = timedelta(seconds=60)
