@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 from typing import Final
 
 from pydantic import BaseModel, JsonValue
@@ -133,6 +132,36 @@ def _data_problems(data: JsonValue) -> list[str]:
     return []
 
 
+MAX_WORKFLOW_ID_BYTES: Final = 1000
+"""Temporal's default `limit.maxIDLength`: a child started with a longer id is a command the
+server refuses, which fails the parent's workflow task on every retry."""
+
+
+def workflow_id_problems(name: str, workflow_id: str) -> list[str]:
+    size = len(workflow_id.encode())
+    if size > MAX_WORKFLOW_ID_BYTES:
+        return [f"{name}: at most {MAX_WORKFLOW_ID_BYTES} bytes, not {size}"]
+    return []
+
+
+MAX_WAIT_SECONDS: Final = 1000 * A_YEAR
+"""A timer or an event timeout in a plan: past about 8,000 years the deadline is past the
+last date Python holds, and the timer raised inside the workflow (a failed task, forever)."""
+
+
+def wait_seconds_problem(name: str, value: JsonValue) -> str | None:
+    """Why a plan's timer or event timeout (read as the workflow reads it, `float(str(v))`)
+    cannot be waited for: not a number, NaN, infinite, negative or past MAX_WAIT_SECONDS.
+    The schema check lets NaN and infinity through (they compare false to every bound)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return f"{name}: {str(value)[:40]!r} is not a number of seconds"
+    if not 0 <= seconds <= MAX_WAIT_SECONDS:
+        return f"{name}: 0 to {MAX_WAIT_SECONDS:.0f} seconds, not {shown(seconds)}"
+    return None
+
+
 def _at_most(name: str, text: str, limit: int) -> list[str]:
     if len(text) > limit:
         return [f"{name}: at most {limit} characters, not {len(text)}"]
@@ -140,12 +169,30 @@ def _at_most(name: str, text: str, limit: int) -> list[str]:
 
 
 def _seconds(name: str, seconds: float) -> list[str]:
-    if not math.isfinite(seconds) or seconds > A_YEAR:
-        return [f"{name}: at most a year ({A_YEAR:.0f} s), not {seconds}"]
+    if not _at_most_limit(seconds, A_YEAR):
+        return [f"{name}: at most a year ({A_YEAR:.0f} s), not {shown(seconds)}"]
     return []
 
 
 def _number(name: str, value: float, limit: float) -> list[str]:
-    if not math.isfinite(value) or value > limit:
-        return [f"{name}: at most {limit}, not {value}"]
+    if not _at_most_limit(value, limit):
+        return [f"{name}: at most {limit}, not {shown(value)}"]
     return []
+
+
+def _at_most_limit(value: float, limit: float) -> bool:
+    """Compared as numbers, never converted: an int past float's range (10**400, which JSON
+    and pydantic take) makes `math.isfinite` raise OverflowError, and NaN compares false to
+    everything, so `value <= limit` alone refuses NaN, infinity and huge ints alike."""
+    return value <= limit
+
+
+SHOWN_DIGITS: Final = 30
+
+
+def shown(value: float) -> str:
+    """A number as a refusal shows it: a huge int by its size, not its 400 (or 4,300) digits,
+    which `str` may refuse past Python's int-to-string limit."""
+    if isinstance(value, int) and abs(value).bit_length() > SHOWN_DIGITS * 3:
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    return str(value)

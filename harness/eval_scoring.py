@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from harness.bounds import shown
 from harness.eval_case import CaseExpectations
 from harness.run import RunPhase, RunResult
 from harness.trace import TraceKind
@@ -130,8 +131,11 @@ def _bound_problems(expect: CaseExpectations, seen: CaseObservation) -> list[str
 
 
 def _number(value: float) -> str:
-    """12,345 for a count, 0.0123 for money."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+    """12,345 for a count, 0.0123 for money. An int is never made a float: past float's range
+    (a case's `min_replans: 1` and 400 zeros) that raised OverflowError."""
+    if isinstance(value, int):
+        return f"{value:,}" if value.bit_length() <= 64 else shown(value)
+    return f"{value:,.0f}" if value.is_integer() else f"{value:g}"
 
 
 def _missing(what: str, wanted: Sequence[str], seen: Sequence[str]) -> list[str]:

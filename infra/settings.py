@@ -146,7 +146,9 @@ def _number(env: Mapping[str, str], name: str, kind: type[_N]) -> _N | None:
         value = kind(raw)
     except ValueError:
         raise SettingsError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if not math.isfinite(value) or value <= 0:
+    # An int is finite whatever its size; math.isfinite would convert it to a float, and
+    # raise OverflowError past float's range (HARNESS_MAX_TOKENS=1 and 400 zeros).
+    if (isinstance(value, float) and not math.isfinite(value)) or value <= 0:
         raise SettingsError(f"{name} must be a positive finite number, got {raw}")
     return value
 

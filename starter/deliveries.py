@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
@@ -17,6 +16,7 @@ from harness.problems import describe_invalid
 from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from harness.wait_hints import harness_command
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
+from starter.input_files import read_text_file
 from starter.plan_files import read_json
 from workflows import AgentRunWorkflow
 
@@ -37,12 +37,7 @@ def read_data(text: str) -> JsonValue:
     """`--data` is JSON, or @FILE holding JSON."""
     source = text
     if text.startswith("@"):
-        try:
-            source = Path(text[1:]).read_text(encoding="utf-8")
-        except OSError as error:
-            raise CliError(f"cannot read {text[1:]}: {error.strerror or error}") from error
-        except UnicodeDecodeError as error:
-            raise CliError(f"{text[1:]} is not UTF-8 text (byte {error.start})") from error
+        source = read_text_file(text[1:], text[1:])
     return read_json(source, "--data")
 
 

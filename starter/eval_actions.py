@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -41,19 +40,24 @@ from starter.api import QUERY_TIMEOUT
 from starter.errors import EXIT_FAILED_RUN, CliError
 from starter.eval_files import load_cases
 from starter.eval_output import case_line, report_table
+from starter.input_files import check_writable, read_text_file
 from starter.output import note
 from workflows import EvalSuiteWorkflow
 
 POLL_SECONDS = 1.0
 SILENT_POLLS = 15
 """After this many unanswered progress queries in a row, the CLI says what may be wrong."""
+DEFAULT_EVALS = Path(".harness") / "evals"
+"""Where a report goes without --out: one folder per eval id."""
 
 
 async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
     baseline = read_baseline(Path(args.baseline)) if args.baseline else None
     for flag, path in (("--out", args.out), ("--save-baseline", args.save_baseline)):
         if path is not None:
-            check_writable(flag, Path(path))
+            check_writable(flag, Path(path), folder=flag == "--out")
+    if args.out is None:
+        check_writable("--out", DEFAULT_EVALS, folder=True)
     if args.resume:
         if args.targets or args.case:
             raise CliError("--resume takes up a suite already started: give no cases")
@@ -190,7 +194,7 @@ async def _progress(handle: WorkflowHandle[Any, Any], after: int) -> EvalProgres
 
 def finish(report: EvalReport, args: argparse.Namespace, baseline: Baseline | None) -> int:
     print(report_table(report))
-    out = Path(args.out) if args.out else Path(".harness") / "evals" / report.eval_id
+    out = Path(args.out) if args.out else DEFAULT_EVALS / report.eval_id
     write_report(report, out)
     if args.save_baseline:
         path = Path(args.save_baseline)
@@ -224,18 +228,8 @@ def write_report(report: EvalReport, out: Path) -> None:
     note(f"report: {out / 'report.json'} and {out / 'report.html'}")
 
 
-def check_writable(flag: str, path: Path) -> None:
-    """Before anything starts: a place the report or the baseline could not be written to."""
-    folder = path if flag == "--out" else path.parent
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
-    if not existing.is_dir() or not os.access(existing, os.W_OK):
-        raise CliError(f"{flag} {path}: cannot write there ({existing} is not a writable folder)")
-
-
 def read_baseline(path: Path) -> Baseline:
     try:
-        return Baseline.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CliError(f"cannot read baseline '{path}': {error.strerror or error}") from error
-    except (ValidationError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return Baseline.model_validate_json(read_text_file(path, f"baseline '{path}'"))
+    except (ValidationError, json.JSONDecodeError) as error:
         raise CliError(f"'{path}' is not a baseline saved by --save-baseline") from error

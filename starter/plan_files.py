@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from pydantic import JsonValue, ValidationError
 
@@ -12,16 +11,11 @@ from harness.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Scenario
 from starter.errors import CliError
+from starter.input_files import read_text_file
 
 
 def load_plan(path: str) -> Plan:
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise CliError(f"cannot read plan file '{path}': {error.strerror or error}") from error
-    except UnicodeDecodeError as error:
-        raise CliError(f"plan file '{path}' is not UTF-8 text (byte {error.start})") from error
+    text = read_text_file(path, f"plan file '{path}'")
     data = read_json(text, f"plan file '{path}'")
     if isinstance(data, dict) and "plan" in data and "nodes" not in data:
         data = data["plan"]

@@ -27,6 +27,7 @@ from infra.settings import Settings
 from scenarios import acceptance_checks, all_scenarios
 from starter import output, runs, tasks
 from starter.errors import CliError
+from starter.input_files import read_text_file
 from starter.task_actions import print_receipt, run_handler
 
 
@@ -62,13 +63,11 @@ def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
 def _contract(args: argparse.Namespace) -> Contract:
     path = Path(args.file)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CliError(f"cannot read the contract {path}: {error.strerror}") from error
+        data = json.loads(read_text_file(path, f"the contract {path}"))
     except json.JSONDecodeError as error:
         raise CliError(f"{path} is not JSON: {error.msg} at line {error.lineno}") from error
-    except UnicodeDecodeError as error:
-        raise CliError(f"{path} is not UTF-8 text") from error
+    except RecursionError as error:
+        raise CliError(f"{path} nests too deeply to read") from error
     try:
         contract = Contract.model_validate(data)
     except ValidationError as error:

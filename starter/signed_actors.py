@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from harness.signatures import signed_message
 from starter.errors import CliError
+from starter.input_files import read_text_file
 
 ACTOR_KEYS_VARIABLE = "HARNESS_ACTOR_KEYS"
 KEY_FILE_VARIABLE = "HARNESS_ACTOR_KEY_FILE"
@@ -29,10 +30,8 @@ def actor_keys(path: str | None) -> dict[str, str]:
     if not path:
         return {}
     try:
-        keys = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise CliError(f"cannot read actor keys {path}: {error}") from None
-    except ValueError as error:
+        keys = json.loads(read_text_file(path, f"actor keys {path}"))
+    except (ValueError, RecursionError) as error:
         raise CliError(f"actor keys {path} are not valid JSON: {error}") from None
     if not isinstance(keys, dict) or not all(
         isinstance(actor, str) and isinstance(key, str) for actor, key in keys.items()

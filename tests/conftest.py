@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
 import pytest
+from hypothesis import HealthCheck, settings
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
@@ -26,6 +27,19 @@ from infra.plugin import HarnessPlugin
 from starter.dev_server import temporal_binary
 from tests.postgres_server import throwaway_cluster
 from workflows import search_attributes
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=200,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("ci")
+"""Property tests (tests/harness/test_input_properties.py) with a fixed seed, a bounded number of
+examples and no example database, so CI runs the same cases each time and stays quick."""
 
 LOCAL = "local"
 SERVER_START_TIMEOUT = timedelta(seconds=60)

@@ -14,7 +14,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from harness.bounds import request_problems
+from harness.bounds import request_problems, workflow_id_problems
 from harness.contracts import EVAL_CASE_ACTIVITY, EVAL_WORKFLOW, PROGRESS_QUERY, RUN_WORKFLOW
 from harness.eval_case import EvalCase
 from harness.eval_report import (
@@ -104,7 +104,9 @@ class EvalSuiteWorkflow:
     async def _run_case(self, request: EvalRequest, case: EvalCase, repeat: int) -> CaseResult:
         run_id = case_run_id(workflow.info().workflow_id, case, repeat)
         run_request = case.run_request(request.provider)
-        refused = request_problems(run_request)
+        # A run id past Temporal's bound (a raw request's long scenario) would fail this
+        # workflow's task on every retry: the case is refused instead.
+        refused = request_problems(run_request) + workflow_id_problems("run id", run_id)
         if refused:
             return _unrun(case, run_id, repeat, "the run was refused: " + "; ".join(refused))
         handle = await workflow.start_child_workflow(

@@ -13,6 +13,7 @@ from pydantic import JsonValue
 from temporalio import workflow
 
 from harness.approval_cover import action_key
+from harness.bounds import wait_seconds_problem
 from harness.dag import NodeStatus
 from harness.errors import ErrorCode
 from harness.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
@@ -252,6 +253,12 @@ class HeldNodes:
     ) -> None:
         """Timers and external events are durable waits in the workflow, not activities."""
         self._ledger.hold(node_id, NodeStatus.WAITING)
+        name = "seconds" if kind is NativeWait.TIMER else "timeout_seconds"
+        value = arguments.get(name)
+        problem = None if value is None else wait_seconds_problem(name, value)
+        if problem is not None:  # raised in the timer before: a failed workflow task, forever
+            self._ledger.fail(node_id, arguments, ErrorCode.INVALID_ARGUMENT, problem, attempts=0)
+            return
         if kind is NativeWait.TIMER:
             seconds = float(str(arguments.get("seconds", 0)))
             wait = self._desk.open(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import JsonValue
 
 from harness.bounds import (
     A_YEAR,
@@ -15,8 +16,10 @@ from harness.bounds import (
     MAX_GOAL_CHARS,
     MAX_NAME_CHARS,
     MAX_PLAN_NODES,
+    MAX_WAIT_SECONDS,
     delivery_problems,
     request_problems,
+    wait_seconds_problem,
 )
 from harness.budget import BudgetLimits
 from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
@@ -88,3 +91,27 @@ def test_comments_answers_reasons_and_names_in_deliveries_are_bounded() -> None:
         for r in (long_comment, long_name, long_answer, long_reason)
     ]
     assert problems == ["comment", "wait_id", "text", "reason"]
+
+
+@pytest.mark.parametrize(
+    "field", ["max_tokens", "max_tool_calls", "max_replans", "max_concurrency", "max_nodes"]
+)
+def test_an_int_past_float_range_is_refused_by_name_not_raised(field: str) -> None:
+    """10**400 is a valid JSON number and a valid int: comparing it must not convert it."""
+    if field.startswith("max_to"):
+        request = RunRequest(goal="g", limits=BudgetLimits.model_validate({field: 10**400}))
+    else:
+        request = RunRequest.model_validate({"goal": "g", field: 10**400})
+    problems = request_problems(request)
+    assert [p.split(":")[0] for p in problems] == [field]
+    assert problems[0].endswith("not a number of about 401 digits")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1, 1e300, 10**400, "soon"])
+def test_a_wait_in_a_plan_is_a_number_of_seconds_a_timer_can_hold(value: JsonValue) -> None:
+    assert wait_seconds_problem("timeout_seconds", value) is not None
+
+
+@pytest.mark.parametrize("value", [0, 0.5, "30", A_YEAR, MAX_WAIT_SECONDS])
+def test_a_wait_in_range_is_taken_as_the_workflow_reads_it(value: JsonValue) -> None:
+    assert wait_seconds_problem("seconds", value) is None

@@ -122,3 +122,8 @@ def test_observe_reads_codes_retries_waits_and_usage_off_the_run_result() -> Non
 def test_a_case_expects_success_by_default() -> None:
     case = EvalCase(id="x", goal="Compare Paris and Tokyo")
     assert case.expect.statuses() == [RunPhase.SUCCEEDED]
+
+
+def test_an_expectation_past_float_range_is_unmet_in_words_not_raised() -> None:
+    expect = CaseExpectations(min_replans=10**400)
+    assert unmet(expect, seen()) == ["replans 0, expected at least a number of about 401 digits"]

@@ -53,7 +53,21 @@ def _files(tmp: Path) -> dict[str, str]:
     )
     not_yaml = tmp / "broken.yaml"
     not_yaml.write_text("scenario: cities\ncases: [\n")
+    deep_yaml = tmp / "deep.yaml"
+    deep_yaml.write_text("scenario: cities\ncases: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    huge_yaml = tmp / "huge.yaml"
+    with huge_yaml.open("wb") as file:
+        file.truncate(15 * 1024 * 1024)  # sparse: 15 MB by its size, written in no time
+    huge_plan = tmp / "huge.json"
+    with huge_plan.open("wb") as file:
+        file.truncate(5 * 1024 * 1024)
+    deep_contract = tmp / "deep_contract.json"
+    deep_contract.write_text("[" * 200_000 + "]" * 200_000)
     return {
+        "deep_yaml": str(deep_yaml),
+        "huge_yaml": str(huge_yaml),
+        "huge_plan": str(huge_plan),
+        "deep_contract": str(deep_contract),
         "eval_typo": str(eval_typo),
         "in_file": str(a_list / "baseline.json"),
         "not_yaml": str(not_yaml),
@@ -304,6 +318,31 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("eval no case matches", ("eval", "cities", "--case", "games/*"), "no case matches"),
     ("eval out is a file", ("eval", "cities", "--out", "{list}"), "cannot write there"),
     ("eval baseline in a file", ("eval", "cities", "--save-baseline", "{in_file}"), "cannot"),
+    # round 3 (F3, F12): numbers past float's range, files by size, output places first
+    ("max tokens 400 digits", ("run", "x", "--max-tokens", "1" + "0" * 400), "max_tokens: at"),
+    ("max nodes 400 digits", ("run", "x", "--max-nodes", "1" + "0" * 400), "max_nodes: at"),
+    ("max replans 400 digits", ("run", "x", "--max-replans", "1" + "0" * 400), "max_replans"),
+    (
+        "max concurrency 400 digits",
+        ("run", "x", "--max-concurrency", "1" + "0" * 400),
+        "max_concurrency: at most 10000, not a number of about 401 digits",
+    ),
+    ("eval case file 50,000 deep", ("eval", "{deep_yaml}"), "nesting depth"),
+    ("eval case file of 15 MB", ("eval", "{huge_yaml}"), "at most 1,048,576 are read"),
+    ("plan file of 5 MB", ("validate", "{huge_plan}", "--scenario", "cities"), "at most 4,194,304"),
+    ("run plan file of 5 MB", ("run", "x", "--plan", "{huge_plan}"), "at most 4,194,304"),
+    ("data endless", ("deliver", "r", "w", "--data", "@/dev/zero"), "more than 4,194,304 bytes"),
+    (
+        "contract nested deep",
+        ("contract", "set", "--file", "{deep_contract}", "--actor", "human:a"),
+        "nests too deeply",
+    ),
+    ("eval out in /proc", ("eval", "cities", "--out", "/proc/nope"), "cannot write there"),
+    (
+        "eval baseline in /proc",
+        ("eval", "cities", "--save-baseline", "/proc/nope/b.json"),
+        "cannot write there",
+    ),
 ]
 
 
