@@ -24,6 +24,7 @@ from payments.secret import SecretError, payments_secret
 DEFAULT_PORT = 8642
 DEFAULT_URL = f"http://127.0.0.1:{DEFAULT_PORT}"
 REQUEST_TIMEOUT_SECONDS = 10.0
+MAX_KEY_CHARS = 400
 
 
 class PaymentStatus(StrEnum):
@@ -36,7 +37,7 @@ class PaymentStatus(StrEnum):
 class RefundOrder(BaseModel):
     """`POST /refunds`: pay back `amount_cents` on a captured charge, once per key."""
 
-    idempotency_key: str = Field(min_length=1, max_length=400)
+    idempotency_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
     run_id: str = Field(min_length=1, max_length=400, description="The run told of the outcome.")
     order_id: str = Field(min_length=1, max_length=200)
     amount_cents: int = Field(gt=0)
@@ -83,7 +84,7 @@ class PaymentOutcome(BaseModel):
 class KeyQuery(BaseModel):
     """`POST /payments/void`: the payment under a key, or void the key if there is none."""
 
-    idempotency_key: str = Field(min_length=1, max_length=400)
+    idempotency_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
 
 
 class KeyAnswer(BaseModel):
@@ -153,7 +154,9 @@ def idempotency_key(secret: str, run_id: str, node_id: str) -> str:
     unguessable without the service's token, so no one who can merely name a run can void or
     look up its refund in advance. `run:node:` stays readable in front for a person."""
     mac = hmac.new(secret.encode(), f"{run_id}\0{node_id}".encode(), hashlib.sha256)
-    return f"{run_id}:{node_id}:{mac.hexdigest()[:32]}"
+    tail = f":{mac.hexdigest()[:32]}"
+    # The MAC covers the whole run and node, so a readable part cut short keeps keys apart.
+    return f"{run_id}:{node_id}"[: MAX_KEY_CHARS - len(tail)] + tail
 
 
 class PaymentsClient:

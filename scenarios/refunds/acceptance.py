@@ -37,6 +37,10 @@ async def payment_verified(given: GateInput, services: Mapping[str, object]) -> 
     if not isinstance(service, PaymentsClient):
         return CheckVerdict(passed=False, reason="this worker has no payment service client")
     for evidence in refunds:
+        if evidence.run_id is None or evidence.node_id is None:
+            return CheckVerdict(
+                passed=False, reason=f"{evidence.id} names no run and node to look its refund up"
+            )
         try:
             # the refund tool's key (keyed with the token), or the one it used before
             key = service.idempotency_key(evidence.run_id, evidence.node_id)

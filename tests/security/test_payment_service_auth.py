@@ -20,7 +20,13 @@ import pytest
 
 from activities.llm import ScriptedProvider
 from harness.errors import ErrorCode, ToolError
-from payments.api import NotAuthorizedError, PaymentsClient, RefundOrder
+from payments.api import (
+    MAX_KEY_CHARS,
+    NotAuthorizedError,
+    PaymentsClient,
+    RefundOrder,
+    idempotency_key,
+)
 from payments.ledger import PaymentLedger
 from payments.server import MAX_BODY_BYTES, ServiceTiming, serve
 from payments.shop import SHOP_CHARGES
@@ -284,3 +290,19 @@ async def test_a_worker_with_the_wrong_token_fails_its_refund_as_auth_failed(
         await tool.call(tool.arguments.model_validate(arguments), context)
     assert refused.value.code is ErrorCode.AUTH_FAILED
     assert "not-the-token" not in refused.value.message
+
+
+def test_a_refund_key_is_the_same_for_a_node_and_unguessable_without_the_token() -> None:
+    key = idempotency_key(TOKEN, "run-1", "refund")
+    assert key == idempotency_key(TOKEN, "run-1", "refund")  # every attempt pays under it
+    assert key.startswith("run-1:refund:") and key != "run-1:refund"
+    others = {
+        idempotency_key("another-token-of-enough-length", "run-1", "refund"),
+        idempotency_key(TOKEN, "run-2", "refund"),
+        idempotency_key(TOKEN, "run-1", "refund-2"),
+        idempotency_key(TOKEN, "run-1:refund", ""),
+    }
+    assert key not in others and len(others) == 4
+    long_run = "r" * 1000
+    assert len(idempotency_key(TOKEN, long_run, "refund")) <= MAX_KEY_CHARS
+    assert idempotency_key(TOKEN, long_run, "refund") != idempotency_key(TOKEN, long_run, "x")
