@@ -25,7 +25,6 @@ from payments.api import (
 from payments.ledger import Charge, PaymentLedger
 from payments.server import ServiceTiming, serve
 
-
 TOKEN = "a-test-token-for-the-ledger-tests"
 
 

@@ -197,7 +197,9 @@ async def test_a_refund_is_paid_once_however_often_the_same_node_submits_it(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
     assert first == again
-    assert isinstance(first, dict) and first["idempotency_key"] == shop.idempotency_key("run-1", "refund")
+    assert isinstance(first, dict) and first["idempotency_key"] == shop.idempotency_key(
+        "run-1", "refund"
+    )
     assert [(p.operation_id, p.amount_cents) for p in await shop.payments()] == [
         (first["operation_id"], 6480)
     ]
