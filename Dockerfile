@@ -31,9 +31,11 @@ RUN pip install --no-cache-dir . \
     && rm -rf build ./*.egg-info
 
 # Run as an unprivileged user whose working directory is writable (local state such as .harness/).
+# /state is where compose mounts the volume the payment service shares with the workers (its
+# token file); a fresh named volume takes this directory's owner, so the user can write it.
 RUN useradd --create-home --uid 10001 --user-group harness \
-    && mkdir -p /app \
-    && chown harness:harness /app
+    && mkdir -p /app /state \
+    && chown harness:harness /app /state
 WORKDIR /app
 USER harness
 

@@ -3,7 +3,9 @@
     python -m payments [--host 127.0.0.1] [--port 8642] [--db .harness/payments.db]
 
 Temporal's address and namespace come from the environment, as for the worker. The service
-answers HTTP at once and reports outcomes as soon as Temporal can be reached.
+answers HTTP at once and reports outcomes as soon as Temporal can be reached. Its callers
+authenticate with a bearer token: HARNESS_PAYMENTS_SECRET, or else payments.secret in the state
+directory (HARNESS_STATE_DIR), which the service creates (mode 0600) when neither exists.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from infra.signing import KeyFileError, read_private_key
 from payments.api import DEFAULT_PORT
 from payments.callbacks import Outbox
 from payments.ledger import PaymentLedger
+from payments.secret import SecretError, payments_secret, secret_source
 from payments.server import ServiceTiming, serve
 from payments.shop import SHOP_CHARGES
 
@@ -81,21 +84,28 @@ async def _report_outcomes(
 async def _main(args: argparse.Namespace) -> None:
     try:
         private_key = read_private_key(args.key) if args.key else None
-    except KeyFileError as error:
+        secret = payments_secret()
+    except (KeyFileError, SecretError) as error:
         print(f"payments: {error}", file=sys.stderr)
         exit_now(2)
     ledger = PaymentLedger(args.db)
     ledger.seed(SHOP_CHARGES)
     timing = ServiceTiming(args.settle_seconds, args.hold_response_seconds)
     try:
-        server = serve(ledger, args.host, args.port, timing)
+        server = serve(ledger, args.host, args.port, timing, secret)
     except OSError as error:
         print(
             f"payments: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr
         )
         exit_now(3)
     threading.Thread(target=server.serve_forever, name="payments-http", daemon=True).start()
-    log.info("payment service on http://%s:%s (ledger %s)", args.host, server.server_port, args.db)
+    log.info(
+        "payment service on http://%s:%s (ledger %s; callers need the token of %s)",
+        args.host,
+        server.server_port,
+        args.db,
+        secret_source(),
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

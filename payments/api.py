@@ -7,6 +7,8 @@ the worker's event loop never waits on the network).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import urllib.error
 import urllib.parse
@@ -17,9 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from payments.secret import SecretError, payments_secret
+
 DEFAULT_PORT = 8642
 DEFAULT_URL = f"http://127.0.0.1:{DEFAULT_PORT}"
 REQUEST_TIMEOUT_SECONDS = 10.0
+MAX_KEY_CHARS = 400
 
 
 class PaymentStatus(StrEnum):
@@ -32,7 +37,7 @@ class PaymentStatus(StrEnum):
 class RefundOrder(BaseModel):
     """`POST /refunds`: pay back `amount_cents` on a captured charge, once per key."""
 
-    idempotency_key: str = Field(min_length=1, max_length=400)
+    idempotency_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
     run_id: str = Field(min_length=1, max_length=400, description="The run told of the outcome.")
     order_id: str = Field(min_length=1, max_length=200)
     amount_cents: int = Field(gt=0)
@@ -79,7 +84,7 @@ class PaymentOutcome(BaseModel):
 class KeyQuery(BaseModel):
     """`POST /payments/void`: the payment under a key, or void the key if there is none."""
 
-    idempotency_key: str = Field(min_length=1, max_length=400)
+    idempotency_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
 
 
 class KeyAnswer(BaseModel):
@@ -119,6 +124,10 @@ class OverRefundError(PaymentsError):
     """More than is left of the charge; nothing was paid."""
 
 
+class NotAuthorizedError(PaymentsError):
+    """The service refused the token (401), or this process has no token to send."""
+
+
 class UnavailableError(Exception):
     """The service could not be reached or answered oddly: the outcome of the call is unknown."""
 
@@ -129,19 +138,52 @@ OVER_REFUND = "over_refund"
 UNKNOWN_CHARGE = "unknown_charge"
 BAD_REQUEST = "bad_request"
 NOT_FOUND = "not_found"
+UNAUTHORIZED = "unauthorized"
+TOO_LARGE = "too_large"
 
 _REFUSALS: dict[str, type[PaymentsError]] = {
     KEY_REUSED: KeyReuseError,
     OVER_REFUND: OverRefundError,
+    UNAUTHORIZED: NotAuthorizedError,
 }
 _PAYMENTS = TypeAdapter(list[Payment])
 
 
-class PaymentsClient:
-    """The worker's way to the service; one instance is shared by every tool call."""
+def idempotency_key(secret: str, run_id: str, node_id: str) -> str:
+    """The key a run's refund node pays under: the same for every attempt of the node, and
+    unguessable without the service's token, so no one who can merely name a run can void or
+    look up its refund in advance. `run:node:` stays readable in front for a person."""
+    mac = hmac.new(secret.encode(), f"{run_id}\0{node_id}".encode(), hashlib.sha256)
+    tail = f":{mac.hexdigest()[:32]}"
+    # The MAC covers the whole run and node, so a readable part cut short keeps keys apart.
+    return f"{run_id}:{node_id}"[: MAX_KEY_CHARS - len(tail)] + tail
 
-    def __init__(self, base_url: str = DEFAULT_URL) -> None:
+
+class PaymentsClient:
+    """The worker's way to the service; one instance is shared by every tool call.
+
+    `secret` is the service's bearer token; unset, it is read (or created) the one way
+    `payments.secret.payments_secret` says, at the first call rather than at construction, so a
+    worker that never pays never touches the file."""
+
+    def __init__(self, base_url: str = DEFAULT_URL, secret: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self._secret = secret
+
+    def __repr__(self) -> str:  # never the token
+        return f"PaymentsClient({self.base_url!r})"
+
+    @property
+    def secret(self) -> str:
+        if self._secret is None:
+            try:
+                self._secret = payments_secret()
+            except SecretError as error:
+                raise NotAuthorizedError(UNAUTHORIZED, str(error)) from None
+        return self._secret
+
+    def idempotency_key(self, run_id: str, node_id: str) -> str:
+        return idempotency_key(self.secret, run_id, node_id)
 
     async def refund(self, order: RefundOrder) -> RefundAccepted:
         body = await self._call("POST", "/refunds", order.model_dump(mode="json"))
@@ -186,11 +228,11 @@ class PaymentsClient:
 
     def _blocking_call(self, method: str, path: str, body: Any) -> Any:
         data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if path != "/health":
+            headers["Authorization"] = f"Bearer {self.secret}"
         request = urllib.request.Request(
-            self.base_url + path,
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            self.base_url + path, data=data, method=method, headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:

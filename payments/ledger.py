@@ -89,8 +89,9 @@ class PaymentLedger:
             )
 
     def refund(self, order: RefundOrder, settle_after: float) -> RefundAccepted:
-        """Pay `order` once per key. The same key with the same order and amount returns the
-        first payment (`created` false); with another order or amount it is refused."""
+        """Pay `order` once per key. The same key with the same run, order and amount returns
+        the first payment (`created` false); with another run, order or amount it is refused: a
+        key is bound to what it first paid, so no one can take over another run's payment."""
         with self._transaction() as db:
             if _voided(db, order.idempotency_key):
                 raise PaymentsError(
@@ -100,15 +101,16 @@ class PaymentLedger:
                 )
             existing = _one(db, "WHERE idempotency_key = ?", order.idempotency_key)
             if existing is not None:
-                if (existing.order_id, existing.amount_cents) != (
+                if (existing.run_id, existing.order_id, existing.amount_cents) != (
+                    order.run_id,
                     order.order_id,
                     order.amount_cents,
                 ):
                     raise KeyReuseError(
                         KEY_REUSED,
                         f"idempotency key '{order.idempotency_key}' was used for "
-                        f"{existing.amount_cents} cents on order {existing.order_id}; a "
-                        "different refund needs a new key",
+                        f"{existing.amount_cents} cents on order {existing.order_id} by another "
+                        "request; a different refund needs a new key",
                     )
                 return RefundAccepted(payment=existing, created=False)
             left = _refundable(db, order.order_id)

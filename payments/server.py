@@ -7,12 +7,20 @@ per request; the ledger's transactions keep the threads apart).
     GET  /payments[?order_id=|?idempotency_key=]   [Payment, ...]
     GET  /payments/OPERATION_ID          Payment, or 404
 
-Refusals carry an ApiError body: 400 bad_request, 404 not_found or unknown_charge, 409
-key_reused or key_voided, 422 over_refund.
+Every endpoint but `/health` needs `Authorization: Bearer TOKEN`, the token of
+`payments.secret.payments_secret`, compared in constant time; without it the answer is 401
+unauthorized and nothing is read or done. A body is read only up to MAX_BODY_BYTES, whatever
+`Content-Length` claims: a missing, negative, malformed or chunked length is 400 bad_request and
+a longer one 413 too_large, answered before any of the body is read, and the connection is
+closed so the unread rest is never taken for another request.
+
+Refusals carry an ApiError body: 400 bad_request, 401 unauthorized, 404 not_found or
+unknown_charge, 409 key_reused or key_voided, 413 too_large, 422 over_refund.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import time
@@ -30,6 +38,8 @@ from payments.api import (
     KEY_VOIDED,
     NOT_FOUND,
     OVER_REFUND,
+    TOO_LARGE,
+    UNAUTHORIZED,
     UNKNOWN_CHARGE,
     ApiError,
     KeyAnswer,
@@ -44,8 +54,13 @@ log = logging.getLogger(__name__)
 _M = TypeVar("_M", bound=BaseModel)
 
 MAX_BODY_BYTES = 64 * 1024
+SOCKET_TIMEOUT_SECONDS = 30.0
+"""A client that stops sending mid-request holds its thread this long at most."""
+OPEN_PATHS = frozenset({"/health"})
 _STATUS_OF = {
     BAD_REQUEST: HTTPStatus.BAD_REQUEST,
+    UNAUTHORIZED: HTTPStatus.UNAUTHORIZED,
+    TOO_LARGE: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     NOT_FOUND: HTTPStatus.NOT_FOUND,
     UNKNOWN_CHARGE: HTTPStatus.NOT_FOUND,
     KEY_REUSED: HTTPStatus.CONFLICT,
@@ -64,15 +79,17 @@ class ServiceTiming:
 
 
 def serve(
-    ledger: PaymentLedger, host: str, port: int, timing: ServiceTiming
+    ledger: PaymentLedger, host: str, port: int, timing: ServiceTiming, secret: str
 ) -> ThreadingHTTPServer:
-    """A server bound to (host, port); the caller runs `serve_forever` and `shutdown`."""
+    """A server bound to (host, port) that answers callers bearing `secret`; the caller runs
+    `serve_forever` and `shutdown`."""
 
     class Handler(_PaymentsHandler):
         pass
 
     Handler.ledger = ledger
     Handler.timing = timing
+    Handler.expected_authorization = f"Bearer {secret}".encode()
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
     return server
@@ -81,10 +98,16 @@ def serve(
 class _PaymentsHandler(BaseHTTPRequestHandler):
     ledger: PaymentLedger
     timing: ServiceTiming
+    expected_authorization: bytes
     protocol_version = "HTTP/1.1"
+    timeout = SOCKET_TIMEOUT_SECONDS
 
     def do_GET(self) -> None:
         url = urllib.parse.urlsplit(self.path)
+        if self._has_body():  # never read: close rather than parse it as the next request
+            self.close_connection = True
+        if not self._authorized(url.path):
+            return
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
         if url.path == "/health":
             self._send(HTTPStatus.OK, {"status": "ok"})
@@ -106,6 +129,8 @@ class _PaymentsHandler(BaseHTTPRequestHandler):
             self._refuse(NOT_FOUND, f"no resource {url.path}")
 
     def do_POST(self) -> None:
+        if not self._authorized(urllib.parse.urlsplit(self.path).path):
+            return
         if urllib.parse.urlsplit(self.path).path == "/payments/void":
             query = self._body(KeyQuery)
             if query is not None:
@@ -113,6 +138,7 @@ class _PaymentsHandler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, KeyAnswer(payment=payment).model_dump(mode="json"))
             return
         if urllib.parse.urlsplit(self.path).path != "/refunds":
+            self.close_connection = True  # its body is not read
             self._refuse(NOT_FOUND, f"cannot POST {self.path}")
             return
         order = self._body(RefundOrder)
@@ -138,13 +164,64 @@ class _PaymentsHandler(BaseHTTPRequestHandler):
         status = HTTPStatus.CREATED if accepted.created else HTTPStatus.OK
         self._send(status, accepted.model_dump(mode="json"))
 
+    def _authorized(self, path: str) -> bool:
+        """Whether the request bears the token (or needs none); refused 401 otherwise, with
+        nothing of the request read beyond its headers. The comparison takes the same time
+        wherever the given value first differs, so timing cannot reveal the token."""
+        if path in OPEN_PATHS:
+            return True
+        given = self.headers.get_all("Authorization") or []
+        if len(given) == 1 and hmac.compare_digest(
+            given[0].strip().encode(errors="replace"), self.expected_authorization
+        ):
+            return True
+        self.close_connection = True  # any body stays unread
+        log.warning(
+            "refused %s %s from %s: no valid token", self.command, path, self.client_address[0]
+        )
+        self._refuse(
+            UNAUTHORIZED,
+            "this endpoint needs the header 'Authorization: Bearer TOKEN' with the payment "
+            "service's token (HARNESS_PAYMENTS_SECRET, or payments.secret in the state directory)",
+        )
+        return False
+
+    def _has_body(self) -> bool:
+        return "Content-Length" in self.headers or "Transfer-Encoding" in self.headers
+
+    def _body_length(self) -> int | None:
+        """The body's length if it can be read within the bound; else None, refused and the
+        connection marked to close, before any of the body is read."""
+        lengths = self.headers.get_all("Content-Length") or []
+        if "Transfer-Encoding" in self.headers or len(lengths) != 1:
+            self.close_connection = True
+            self._refuse(
+                BAD_REQUEST,
+                "send the body with exactly one Content-Length header (no chunked encoding)",
+            )
+            return None
+        text = lengths[0].strip()
+        if not (text.isascii() and text.isdigit()):
+            self.close_connection = True
+            self._refuse(BAD_REQUEST, "Content-Length must be a whole number of bytes")
+            return None
+        if len(text) > len(str(MAX_BODY_BYTES)) or int(text) > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._refuse(TOO_LARGE, f"a body is at most {MAX_BODY_BYTES} bytes")
+            return None
+        return int(text)
+
     def _body(self, model: type[_M]) -> _M | None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            self._refuse(BAD_REQUEST, f"a body is at most {MAX_BODY_BYTES} bytes")
+        length = self._body_length()
+        if length is None:
+            return None
+        data = self.rfile.read(length)
+        if len(data) < length:  # the client stopped sending (or timed out): nothing to answer
+            self.close_connection = True
+            self._refuse(BAD_REQUEST, "the body ended before its Content-Length")
             return None
         try:
-            return model.model_validate_json(self.rfile.read(length))
+            return model.model_validate_json(data)
         except ValidationError as error:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors()
@@ -161,6 +238,10 @@ class _PaymentsHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if status is HTTPStatus.UNAUTHORIZED:
+            self.send_header("WWW-Authenticate", 'Bearer realm="payments"')
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 

@@ -21,11 +21,18 @@ from pathlib import Path
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import DEFAULT_DB, UI_PORT_OFFSET, Settings, SettingsError
-from payments.api import DEFAULT_PORT, DEFAULT_URL, PaymentsClient
+from payments.api import (
+    DEFAULT_PORT,
+    DEFAULT_URL,
+    NotAuthorizedError,
+    PaymentsClient,
+    UnavailableError,
+)
+from payments.secret import SecretError, payments_secret
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter import cli, commands, runs
 from starter.dev_server import dev_server_command, register_search_attributes
-from starter.errors import EXIT_UNAVAILABLE, CliError
+from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 
 STARTUP_SECONDS = 60
 
@@ -79,9 +86,16 @@ async def ensure_services(settings: Settings) -> None:
 
 
 async def _ensure_payments(settings: Settings) -> None:
-    """The refunds scenario's payment service, with its ledger beside the server's database."""
-    payments = PaymentsClient(os.environ.get(PAYMENTS_URL_VARIABLE) or DEFAULT_URL)
+    """The refunds scenario's payment service, with its ledger beside the server's database,
+    and its token (created in the state directory when neither it nor HARNESS_PAYMENTS_SECRET
+    exists), which the service and the worker read from the same place."""
+    try:
+        secret = payments_secret()
+    except SecretError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    payments = PaymentsClient(os.environ.get(PAYMENTS_URL_VARIABLE) or DEFAULT_URL, secret)
     if await payments.healthy():
+        await _accepts_token(payments)
         return
     listen = str(urllib.parse.urlsplit(payments.base_url).port or DEFAULT_PORT)
     ledger = str(settings.state_dir / "payments.db")
@@ -91,6 +105,22 @@ async def _ensure_payments(settings: Settings) -> None:
         settings.state_dir,
     )
     await _wait_until("the payment service", payments.healthy)
+    await _accepts_token(payments)
+
+
+async def _accepts_token(payments: PaymentsClient) -> None:
+    """A service already running with another token would refuse every refund: say so now."""
+    try:
+        await payments.payments("-")
+    except NotAuthorizedError:
+        raise CliError(
+            f"the payment service at {payments.base_url} refuses this token: it was started "
+            "with another HARNESS_PAYMENTS_SECRET or state directory; stop it (make stop) or "
+            "use the same token",
+            EXIT_UNAVAILABLE,
+        ) from None
+    except UnavailableError as error:
+        raise CliError(str(error), EXIT_UNAVAILABLE) from None
 
 
 def stop(settings: Settings) -> None:

@@ -371,6 +371,8 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "HARNESS_TASK_QUEUE": "durable-harness",
         "HARNESS_LLM_PROVIDER": "scripted",
         "HARNESS_PAYMENTS_URL": "http://payments:8642",
+        "HARNESS_PAYMENTS_SECRET": "",
+        "HARNESS_STATE_DIR": "/state",
         "HARNESS_LLM_ACTIVITIES_PER_SECOND": "",
         "HARNESS_MEMORY_URL": "postgresql://temporal:temporal@postgresql:5432/harness_memory",
         "ANTHROPIC_API_KEY": "",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.gates import GateInput
-from payments.api import PaymentsClient, PaymentStatus, UnavailableError
+from payments.api import NotAuthorizedError, PaymentsClient, PaymentStatus, UnavailableError
 from scenarios.base import AcceptanceCheck, CheckVerdict
-from scenarios.refunds.tools import PAYMENTS
+from scenarios.refunds.tools import PAYMENTS, legacy_idempotency_key
 
 DISPUTE_TOOL = "check_dispute_status"
 REFUND_TOOL = "submit_refund"
@@ -37,11 +37,20 @@ async def payment_verified(given: GateInput, services: Mapping[str, object]) -> 
     if not isinstance(service, PaymentsClient):
         return CheckVerdict(passed=False, reason="this worker has no payment service client")
     for evidence in refunds:
-        key = f"{evidence.run_id}:{evidence.node_id}"  # the refund tool's idempotency key
+        if evidence.run_id is None or evidence.node_id is None:
+            return CheckVerdict(
+                passed=False, reason=f"{evidence.id} names no run and node to look its refund up"
+            )
         try:
-            payment = await service.payment_by_key(key)
+            # the refund tool's key (keyed with the token), or the one it used before
+            key = service.idempotency_key(evidence.run_id, evidence.node_id)
+            payment = await service.payment_by_key(key) or await service.payment_by_key(
+                legacy_idempotency_key(evidence.run_id, evidence.node_id)
+            )
         except UnavailableError as error:
             return CheckVerdict(passed=False, reason=f"the payment service did not answer: {error}")
+        except NotAuthorizedError as error:
+            return CheckVerdict(passed=False, reason=f"the payment service refused: {error}")
         if payment is None:
             return CheckVerdict(
                 passed=False,

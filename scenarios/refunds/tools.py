@@ -12,6 +12,7 @@ from harness.tools import ToolCompletion, ToolRole, ToolSpec
 from harness.untrusted import fence, with_data_rule
 from payments.api import (
     KeyReuseError,
+    NotAuthorizedError,
     OverRefundError,
     Payment,
     PaymentOutcome,
@@ -84,18 +85,35 @@ def _unreachable(error: UnavailableError) -> ToolError:
     return ToolError(ErrorCode.TIMEOUT, str(error))
 
 
+def _not_authorized(error: NotAuthorizedError) -> ToolError:
+    """The worker has no token, or not the service's: a configuration for a person to fix."""
+    return ToolError(ErrorCode.AUTH_FAILED, f"the payment service refused: {error.message}")
+
+
 async def _paid_through_service(record: OrderRecord, ctx: ToolContext) -> list[Payment]:
     """Refunds of this order the payment service has accepted (failed ones paid nothing)."""
     try:
         found = await _payments(ctx).payments(record.order_id)
     except UnavailableError as error:
         raise _unreachable(error) from error
+    except NotAuthorizedError as error:
+        raise _not_authorized(error) from error
     return [payment for payment in found if payment.status is not PaymentStatus.FAILED]
 
 
 def _idempotency_key(ctx: ToolContext) -> str:
-    """The same for every attempt of this node in this run: paid at most once."""
-    return f"{ctx.run_id}:{ctx.node_id}"
+    """The same for every attempt of this node in this run: paid at most once. Keyed with the
+    service's token, so it cannot be guessed by whoever knows the run's id."""
+    try:
+        return _payments(ctx).idempotency_key(ctx.run_id, ctx.node_id)
+    except NotAuthorizedError as error:
+        raise _not_authorized(error) from error
+
+
+def legacy_idempotency_key(run_id: str, node_id: str) -> str:
+    """The key refunds were paid under before keys were keyed with the token: a run that
+    submitted its refund before the upgrade is still found by it."""
+    return f"{run_id}:{node_id}"
 
 
 def _total(payments: list[Payment]) -> int:
@@ -215,6 +233,8 @@ async def submit_refund(args: RefundArgs, ctx: ToolContext) -> JsonValue:
         accepted = await _payments(ctx).refund(order)
     except (KeyReuseError, OverRefundError) as error:
         raise ToolError(ErrorCode.POLICY_VIOLATION, error.message) from error
+    except NotAuthorizedError as error:
+        raise _not_authorized(error) from error
     except PaymentsError as error:
         raise ToolError(ErrorCode.TOOL_EXECUTION_FAILED, error.message) from error
     except UnavailableError as error:
@@ -256,15 +276,19 @@ async def probe_refund(operation_id: str | None, ctx: ToolContext) -> OperationP
     it, so a request of this node still on its way cannot pay after the run was told nothing
     was."""
     service = _payments(ctx)
+    key = _idempotency_key(ctx)
     try:
         if operation_id is not None:
             payment = await service.payment(operation_id)
         else:
-            payment = await service.void_unpaid(_idempotency_key(ctx))
+            legacy = await service.payment_by_key(legacy_idempotency_key(ctx.run_id, ctx.node_id))
+            payment = legacy or await service.void_unpaid(key)
     except UnavailableError as error:
         raise _unreachable(error) from error
+    except NotAuthorizedError as error:
+        raise _not_authorized(error) from error
     if payment is None:
-        asked = operation_id or f"idempotency key {_idempotency_key(ctx)} (now voided)"
+        asked = operation_id or f"idempotency key {key} (now voided)"
         return OperationProbe(
             state=ProbeState.NOT_FOUND, detail=f"the payment service has no payment for {asked}"
         )

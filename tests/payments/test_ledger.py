@@ -25,6 +25,8 @@ from payments.api import (
 from payments.ledger import Charge, PaymentLedger
 from payments.server import ServiceTiming, serve
 
+TOKEN = "a-test-token-for-the-ledger-tests"
+
 
 def order(key: str = "run-1:refund", amount: int = 6480, order_id: str = "A-1") -> RefundOrder:
     return RefundOrder(idempotency_key=key, run_id="run-1", order_id=order_id, amount_cents=amount)
@@ -39,7 +41,7 @@ def ledger(tmp_path: Path) -> PaymentLedger:
 
 @pytest.fixture
 def service(ledger: PaymentLedger) -> Iterator[str]:
-    server = serve(ledger, "127.0.0.1", 0, ServiceTiming(settle_seconds=3600))
+    server = serve(ledger, "127.0.0.1", 0, ServiceTiming(settle_seconds=3600), TOKEN)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
@@ -120,7 +122,7 @@ def test_a_payment_settles_when_due_and_stays_in_the_outbox_until_reported(
 
 
 async def test_the_http_api_answers_by_operation_by_key_and_by_order(service: str) -> None:
-    client = PaymentsClient(service)
+    client = PaymentsClient(service, TOKEN)
     accepted = await client.refund(order())
     operation = accepted.payment.operation_id
     assert accepted.created and accepted.payment.status is PaymentStatus.PENDING
@@ -142,18 +144,24 @@ async def test_the_http_api_answers_by_operation_by_key_and_by_order(service: st
             400,
             "amount_cents: Input should be greater than 0",
         ),
-        (b"x" * 70_000, 400, "a body is at most 65536 bytes"),
+        (b"x" * 70_000, 413, "a body is at most 65536 bytes"),
     ],
 )
 def test_a_bad_request_gets_one_line_that_says_what_to_fix(
     service: str, body: bytes, status: int, message: str
 ) -> None:
-    request = urllib.request.Request(f"{service}/refunds", data=body, method="POST")
+    request = urllib.request.Request(
+        f"{service}/refunds",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=5)
     refusal = json.loads(caught.value.read())
     assert caught.value.code == status
-    assert refusal["code"] == "bad_request" and message in refusal["message"]
+    assert refusal["code"] == ("too_large" if status == 413 else "bad_request")
+    assert message in refusal["message"]
     assert "\n" not in refusal["message"]
 
 
@@ -176,7 +184,7 @@ def test_asking_for_a_key_that_paid_returns_the_payment_and_voids_nothing(
 
 
 async def test_the_void_endpoint_answers_with_the_payment_or_none(service: str) -> None:
-    client = PaymentsClient(service)
+    client = PaymentsClient(service, TOKEN)
     assert await client.void_unpaid("k-1") is None
     accepted = await client.refund(order(key="k-2"))
     assert await client.void_unpaid("k-2") == accepted.payment

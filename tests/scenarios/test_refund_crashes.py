@@ -134,7 +134,9 @@ async def test_a_worker_killed_at_any_point_of_a_refund_pays_exactly_once(
         )
         payments = await service.payments("A-1001")
     assert result.status is RunPhase.SUCCEEDED, (point, result.error)
-    assert [p.idempotency_key for p in payments] == [f"{handle.id}:refund"]
+    assert [p.idempotency_key for p in payments] == [
+        service.client.idempotency_key(handle.id, "refund")
+    ]
     assert second.status is RunPhase.SUCCEEDED  # it reports the refund paid, and pays nothing
     assert [n.tool for n in second.nodes if n.id == "refund"] == ["find_refund"]
     assert result.report is not None and payments[0].operation_id in result.report

@@ -129,7 +129,7 @@ async def test_an_approved_refund_is_paid_once_and_reported_by_the_service(
     assert result.report.count("Refunded") == 1 and STATEMENT in result.report
     (payment,) = await service.payments()
     assert (payment.order_id, payment.amount_cents) == ("A-1001", 6480)
-    assert payment.idempotency_key == f"{handle.id}:refund"
+    assert payment.idempotency_key == service.client.idempotency_key(handle.id, "refund")
     assert payment.operation_id in result.report
     operation = next(w for w in result.waits if w.id == "op-refund")
     assert (operation.operation_id, operation.delivered_by) == (

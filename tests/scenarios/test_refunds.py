@@ -43,13 +43,16 @@ def ledger(tmp_path: Path) -> PaymentLedger:
     return ledger
 
 
+TOKEN = "a-test-token-for-the-refund-tools"
+
+
 @pytest.fixture
 def shop(ledger: PaymentLedger) -> Iterator[PaymentsClient]:
     """The payment service's own HTTP server over a fresh ledger, in this process."""
-    server = serve(ledger, "127.0.0.1", 0, SETTLE_LATER)
+    server = serve(ledger, "127.0.0.1", 0, SETTLE_LATER, TOKEN)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield PaymentsClient(f"http://127.0.0.1:{server.server_port}")
+    yield PaymentsClient(f"http://127.0.0.1:{server.server_port}", TOKEN)
     server.shutdown()
     server.server_close()
 
@@ -194,7 +197,9 @@ async def test_a_refund_is_paid_once_however_often_the_same_node_submits_it(
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
     assert first == again
-    assert isinstance(first, dict) and first["idempotency_key"] == "run-1:refund"
+    assert isinstance(first, dict) and first["idempotency_key"] == shop.idempotency_key(
+        "run-1", "refund"
+    )
     assert [(p.operation_id, p.amount_cents) for p in await shop.payments()] == [
         (first["operation_id"], 6480)
     ]
@@ -297,7 +302,8 @@ async def test_the_probe_finds_no_payment_for_a_refund_that_never_reached_the_se
         "submit_refund", context, order_id="A-1001", amount_cents=6480, reason="damaged"
     )
     assert found.state is ProbeState.NOT_FOUND
-    assert "no payment for idempotency key run-1:refund (now voided)" in found.detail
+    key = shop.idempotency_key("run-1", "refund")
+    assert f"no payment for idempotency key {key} (now voided)" in found.detail
     assert "was voided" in late.message and await shop.payments() == []
 
 
