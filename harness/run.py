@@ -182,6 +182,12 @@ class ExecutionOptions(BaseModel):
         description="A wide plan's child batches run at once, sharing the concurrency cap "
         "(runs before 0.9 ran them one after another).",
     )
+    batches_start_in_turn: bool = Field(
+        default=False,
+        description="A wide plan's child batches are prepared and started one per workflow "
+        "task, each once the one before has started, so no task holds the work of a whole "
+        "20,000-node plan (runs before 0.10 prepared them all in one task).",
+    )
 
     @classmethod
     def of(

@@ -57,6 +57,7 @@ ECONOMY_PATCH = "fallback-model-under-pressure"
 GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
 PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
 CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
+BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -105,6 +106,7 @@ class AgentRunWorkflow:
         ctx.given_plan_is_final = workflow.patched(GIVEN_PLAN_FINAL_PATCH)  # likewise
         ctx.parallel_batches = workflow.patched(PARALLEL_BATCHES_PATCH)  # likewise
         ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
+        ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory)

@@ -182,14 +182,21 @@ class NodeRunner:
             mcp=self._ledger.spec(node_id).mcp,
         )
 
-    async def run_batch(self, calls: list[BatchCall], number: int, slots: int) -> NodeBatchResult:
+    async def run_batch(
+        self,
+        calls: list[BatchCall],
+        number: int,
+        slots: int,
+        started: Callable[[], None] | None = None,
+    ) -> NodeBatchResult:
         """Hand `calls` to one child workflow that keeps `slots` of them in flight; its outcomes
-        are the caller's to settle."""
+        are the caller's to settle. `started`, given, is called once the server has started the
+        child (a later workflow task than the one that asked for it)."""
         options = self._options
         batch_id = f"{options.run_id}-batch-{number}"
         if workflow.patched(BATCH_ID_PATCH):
             batch_id = f"{options.run_id}-attempt-{options.attempt}-batch-{number}"
-        result: NodeBatchResult = await workflow.execute_child_workflow(
+        handle = await workflow.start_child_workflow(
             BATCH_WORKFLOW,
             NodeBatchRequest(
                 run_id=options.run_id,
@@ -206,4 +213,7 @@ class NodeRunner:
             result_type=NodeBatchResult,
             static_summary=f"batch {number}: {len(calls)} nodes",
         )
+        if started is not None:
+            started()
+        result: NodeBatchResult = await handle
         return result

@@ -51,6 +51,10 @@ class RunContext:
     """Ready cheap calls share a local activity (since the patch that brought it)."""
     parallel_batches: bool = False
     """A wide plan's child batches run at once (since the patch that brought it)."""
+    big_plans_apart: bool = False
+    """A wide plan (more than `ScaleOptions.batch_plan_nodes`) is validated in a local activity
+    and its child batches start one per workflow task (since the patch that brought it): the
+    SDK's deadlock detector gives one activation 2 s, which a 20,000-node plan's took."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

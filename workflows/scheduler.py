@@ -58,6 +58,8 @@ class Scheduler:
         self._stop_reason: str | None = None
         self._halt_applied = False
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._launchers: set[asyncio.Task[None]] = set()
+        """Tasks starting a wide plan's batches one per workflow task (see _start_in_turn)."""
 
     async def run(self, seconds_left: float | None) -> None:
         """Run until every node has finished, or the wall-clock budget runs out."""
@@ -273,6 +275,14 @@ class Scheduler:
             self._batching = False  # nothing batchable is ready; fall back to single nodes
             return
         size = -(-len(ready) // count)
+        if self._options.batches_start_in_turn:
+            shares = [free // count + (1 if index < free % count else 0) for index in range(count)]
+            chunks = [ready[index * size : (index + 1) * size] for index in range(count)]
+            self._in_flight += free  # every share, held until its batch starts or is dropped
+            launcher = asyncio.create_task(self._start_in_turn(chunks, shares))
+            self._launchers.add(launcher)
+            launcher.add_done_callback(self._launchers.discard)
+            return
         launched = False
         for index in range(count):
             share = free // count + (1 if index < free % count else 0)
@@ -282,6 +292,36 @@ class Scheduler:
                 launched = True
         if not launched:
             self._batching = False
+
+    async def _start_in_turn(self, chunks: list[list[str]], shares: list[int]) -> None:
+        """Prepare and start one batch, wait until the server has started it (the next workflow
+        task), then the next: the SDK's deadlock detector gives one activation 2 s, and the
+        calls of a 20,000-node plan take longer than that to prepare in one. Each share of the
+        slots was taken beforehand; one whose batch does not start is given back."""
+        unused = 0
+        try:
+            for chunk, share in zip(chunks, shares, strict=True):
+                ledger = self._ledger
+                if self._stop_reason is not None or ledger.halted_by is not None:
+                    unused += share
+                    continue
+                # a node another launch took meanwhile (a batch ended early) is not ready now
+                calls = self._batch_calls([node for node in chunk if ledger.is_ready(node)])
+                if not calls:
+                    unused += share
+                    continue
+                started = asyncio.Event()
+                task = self._start_batch(calls, share, reserved=True, started=started.set)
+                await workflow.wait_condition(
+                    lambda started=started, task=task: started.is_set() or task.done()
+                )
+        except BaseException as crash:  # a bug here must fail the workflow task, not hang it
+            self._crash = crash
+            raise
+        finally:
+            self._in_flight -= unused
+        if unused:
+            self._launch_ready()
 
     def _launch_batch(self) -> None:
         """Hand many ready, independent plain nodes to one child workflow. While the batch
@@ -312,18 +352,33 @@ class Scheduler:
             calls.append(self._runner.batch_call(node_id, arguments))
         return calls
 
-    def _start_batch(self, calls: list[BatchCall], slots: int) -> None:
-        self._in_flight += slots
+    def _start_batch(
+        self,
+        calls: list[BatchCall],
+        slots: int,
+        reserved: bool = False,
+        started: Callable[[], None] | None = None,
+    ) -> asyncio.Task[None]:
+        """`reserved`: its slots were taken already; `started` is called once the child runs."""
+        if not reserved:
+            self._in_flight += slots
         self._batches += 1
-        task = asyncio.create_task(self._run_batch(calls, self._batches, slots))
+        task = asyncio.create_task(self._run_batch(calls, self._batches, slots, started))
         node_ids = [call.node_id for call in calls]
         task.add_done_callback(self._settle_unstarted(node_ids, slots))
         for node_id in node_ids:
             self._tasks[node_id] = task
+        return task
 
-    async def _run_batch(self, calls: list[BatchCall], number: int, slots: int) -> None:
+    async def _run_batch(
+        self,
+        calls: list[BatchCall],
+        number: int,
+        slots: int,
+        started: Callable[[], None] | None = None,
+    ) -> None:
         try:
-            result = await self._runner.run_batch(calls, number, slots)
+            result = await self._runner.run_batch(calls, number, slots, started)
             arguments = {call.node_id: call.arguments for call in calls}
             for outcome in result.outcomes:
                 node_id = outcome.node_id
