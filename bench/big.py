@@ -58,6 +58,8 @@ async def run(count: int = DEFAULT_NODES) -> list[Measurement]:
                     big.error = f"run ended {result.status.value}: {result.error}"
                 histories = await chain_histories(server.client, timed.workflow_id, timed.run_id)
             big.stats = analyze(histories, dag)
+            outcome = big.error or f"completed in {big.seconds:.1f} s"
+            log(f"{label}: {outcome}; failed workflow tasks: {big.stats.failed_workflow_tasks}")
             runs.append(big)
     return _rows(bench, runs[1], runs[2])
 
@@ -70,7 +72,8 @@ def _rows(bench: str, baseline: BigRun, big: BigRun) -> list[Measurement]:
         return None if run.seconds is None else run.seconds * 1000 / run.nodes
 
     def stat(of: HistoryStats | None, name: str) -> float | None:
-        return None if of is None else float(getattr(of, name))
+        value = None if of is None else getattr(of, name)
+        return None if value is None else float(value)
 
     failed = stat(stats, "failed_workflow_tasks")
     causes = stats.failure_causes if stats is not None and stats.failure_causes else None

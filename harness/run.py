@@ -142,7 +142,11 @@ class ScaleOptions(BaseModel):
     """When a plan is wider than one run's history should hold, ready nodes run in batches of
     child workflows (about three history events per node land in the child, not the parent)."""
 
-    batch_plan_nodes: int = Field(default=1000, ge=1, description="Batch plans larger than this.")
+    batch_plan_nodes: int = Field(
+        default=1000,
+        ge=1,
+        description="Batch plans larger than this, and validate them in a local activity.",
+    )
     batch_min_ready: int = Field(default=100, ge=1, description="Batch when this many are ready.")
     batch_size: int = Field(default=1500, ge=1, le=3000, description="Nodes per child workflow.")
     cheap_group_size: int = Field(
