@@ -1,7 +1,7 @@
 """Activities: everything with I/O. Names are fixed strings, never changed once released."""
 
 from activities.catalog import CatalogActivities
-from activities.checks import check_report
+from activities.checks import check_report, validate_plan
 from activities.judge import JudgeActivities
 from activities.planner import PlannerActivities
 from activities.task_ledger import TaskLedgerActivities
@@ -14,4 +14,5 @@ __all__ = [
     "TaskLedgerActivities",
     "ToolActivities",
     "check_report",
+    "validate_plan",
 ]

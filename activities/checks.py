@@ -1,12 +1,18 @@
-"""Activity: the scenario's own deterministic report check."""
+"""Activities: the scenario's own deterministic report check, and a wide plan's validation."""
 
 from __future__ import annotations
 
 from temporalio import activity
 
 from activities.provider_errors import as_temporal_failures
-from harness.contracts import CHECK_REPORT_ACTIVITY
-from harness.messages import ReportCheckRequest, ReportCheckResult
+from harness.contracts import CHECK_REPORT_ACTIVITY, VALIDATE_PLAN_ACTIVITY
+from harness.messages import (
+    PlanCheckRequest,
+    PlanCheckResult,
+    ReportCheckRequest,
+    ReportCheckResult,
+)
+from harness.validation import validate_plan as plan_issues
 from scenarios import get_scenario
 from scenarios.base import CheckInput
 
@@ -21,3 +27,10 @@ async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
     return ReportCheckResult(
         passed=not problems, problems=problems, check_name=f"{scenario.name}.check"
     )
+
+
+@activity.defn(name=VALIDATE_PLAN_ACTIVITY)
+async def validate_plan(request: PlanCheckRequest) -> PlanCheckResult:
+    """The workflow's own validation (pure), out of the workflow's sandbox and its 2 s deadlock
+    detector: a 20,000-node plan took longer than that in it. Its verdict lands in history."""
+    return PlanCheckResult(issues=plan_issues(request.plan, request.catalog, request.max_nodes))

@@ -1,6 +1,7 @@
 """`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo] [--persistence memory|file|both]`:
 skew | fanout [N] | chain [N] | runs [M] | replay | task-context [N] | retrieval [N] | memory |
-progress [N] | all. JSON lines (one per measurement) and a table on stdout; progress on stderr."""
+progress [N] | big [N] | all. JSON lines (one per measurement) and a table on stdout; progress on
+stderr."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from bench import chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
+from bench import big, chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
 from bench.env import PERSISTENCE, PERSISTENCES, BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
@@ -21,6 +22,7 @@ DEFAULTS = {
     "task-context": task_context.DEFAULT_RECORDS,
     "retrieval": retrieval.DEFAULT_MEMORIES,
     "progress": progress.DEFAULT_NODES,
+    "big": big.DEFAULT_NODES,
 }
 
 
@@ -38,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
             "retrieval",
             "memory",
             "progress",
+            "big",
             "all",
         ],
     )
@@ -96,6 +99,8 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return memory.run()
     if args.name == "progress":
         return progress.run(size, max(args.repeat, 3))
+    if args.name == "big":
+        return big.run(size)
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 

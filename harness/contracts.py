@@ -19,6 +19,7 @@ RUN_TOOL_ACTIVITY: Final = "harness.run_tool"
 RUN_TOOLS_ACTIVITY: Final = "harness.run_tools"
 PROBE_OPERATION_ACTIVITY: Final = "harness.probe_operation"
 CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
+VALIDATE_PLAN_ACTIVITY: Final = "harness.validate_plan"
 JUDGE_ACTIVITY: Final = "harness.judge"
 
 APPROVE_SIGNAL: Final = "approve"

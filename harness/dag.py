@@ -57,6 +57,9 @@ class DagState:
     def ready_count(self) -> int:
         return len(self._ready_set)
 
+    def is_ready(self, node_id: str) -> bool:
+        return self._index[node_id] in self._ready_set
+
     def take(self, node_id: str) -> None:
         """Mark one specific ready node RUNNING (for callers that pick nodes themselves)."""
         self._discard_ready(node_id)

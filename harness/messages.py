@@ -18,6 +18,7 @@ from harness.plan import Plan
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import CallPolicy, McpTarget, ToolCatalog
 from harness.usage import TokenUsage
+from harness.validation import ValidationIssue
 from harness.work import Evidence, GateResult, TaskBinding
 
 
@@ -162,6 +163,19 @@ class OperationProbe(BaseModel):
         default=None, description="An async operation's outcome, as its callback delivers it."
     )
     detail: str = ""
+
+
+class PlanCheckRequest(BaseModel):
+    """A plan to validate outside the workflow (`harness.validation`, pure): a wide plan's
+    validation would take the workflow task past the SDK's deadlock detector."""
+
+    plan: Plan
+    catalog: ToolCatalog
+    max_nodes: int
+
+
+class PlanCheckResult(BaseModel):
+    issues: list[ValidationIssue] = Field(default_factory=list)
 
 
 class ReportCheckRequest(BaseModel):

@@ -86,6 +86,9 @@ class NodeLedger:
     def ready_count(self) -> int:
         return self._dag.ready_count()
 
+    def is_ready(self, node_id: str) -> bool:
+        return self._dag.is_ready(node_id)
+
     def unsettled(self) -> list[str]:
         """Nodes that were admitted and have not finished (running or held), in plan order."""
         return self._dag.running()

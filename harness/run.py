@@ -142,7 +142,11 @@ class ScaleOptions(BaseModel):
     """When a plan is wider than one run's history should hold, ready nodes run in batches of
     child workflows (about three history events per node land in the child, not the parent)."""
 
-    batch_plan_nodes: int = Field(default=1000, ge=1, description="Batch plans larger than this.")
+    batch_plan_nodes: int = Field(
+        default=1000,
+        ge=1,
+        description="Batch plans larger than this, and validate them in a local activity.",
+    )
     batch_min_ready: int = Field(default=100, ge=1, description="Batch when this many are ready.")
     batch_size: int = Field(default=1500, ge=1, le=3000, description="Nodes per child workflow.")
     cheap_group_size: int = Field(
@@ -186,6 +190,12 @@ class ExecutionOptions(BaseModel):
         default=False,
         description="Each tool call reserves its attempts from the tool-call budget when it is "
         "admitted and makes no more (runs before 0.10 charged retries after they ran).",
+    )
+    batches_start_in_turn: bool = Field(
+        default=False,
+        description="A wide plan's child batches are prepared and started one per workflow "
+        "task, each once the one before has started, so no task holds the work of a whole "
+        "20,000-node plan (runs before 0.10 prepared them all in one task).",
     )
 
     @classmethod

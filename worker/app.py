@@ -20,6 +20,7 @@ from activities import (
     TaskLedgerActivities,
     ToolActivities,
     check_report,
+    validate_plan,
 )
 from activities.eval_cases import EvalActivities
 from activities.llm import ProviderRegistry
@@ -145,6 +146,7 @@ def build_worker(
             tools.probe_operation,
             critic.judge,
             check_report,
+            validate_plan,
             ledger.send,
             contracts.acceptance,
             contracts.work_context,

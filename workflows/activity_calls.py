@@ -35,6 +35,7 @@ from harness.contracts import (
     RUN_TOOL_ACTIVITY,
     RUN_TOOLS_ACTIVITY,
     RUN_WORK_CONTEXT_ACTIVITY,
+    VALIDATE_PLAN_ACTIVITY,
     llm_task_queue,
 )
 from harness.errors import ErrorCode, is_retryable, parse_error_code
@@ -46,6 +47,8 @@ from harness.messages import (
     JudgeCallRequest,
     JudgeCallResult,
     OperationProbe,
+    PlanCheckRequest,
+    PlanCheckResult,
     PlanRequest,
     PlanResponse,
     ProbeRequest,
@@ -342,6 +345,19 @@ async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
         start_to_close_timeout=CHECK_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary=f"check report ({request.scenario})",
+    )
+    return result
+
+
+async def validate_plan(request: PlanCheckRequest) -> PlanCheckResult:
+    """A wide plan's validation, in a local activity (see activities.checks.validate_plan)."""
+    result: PlanCheckResult = await workflow.execute_local_activity(
+        VALIDATE_PLAN_ACTIVITY,
+        request,
+        result_type=PlanCheckResult,
+        start_to_close_timeout=CHECK_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary=f"validate a plan of {len(request.plan.nodes)} nodes",
     )
     return result
 

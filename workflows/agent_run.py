@@ -63,6 +63,7 @@ GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
 PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
 CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
 ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
+BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -113,6 +114,7 @@ class AgentRunWorkflow:
         ctx.parallel_batches = workflow.patched(PARALLEL_BATCHES_PATCH)  # likewise
         ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
+        ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import JsonValue
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, CancelledError
+from temporalio.workflow import ChildWorkflowHandle
 
 from harness.budget import CONSERVE_AT
 from harness.contracts import BATCH_WORKFLOW
@@ -218,11 +221,36 @@ class NodeRunner:
     async def run_batch(self, calls: list[BatchCall], number: int, slots: int) -> NodeBatchResult:
         """Hand `calls` to one child workflow that keeps `slots` of them in flight; its outcomes
         are the caller's to settle."""
+        handle = await self._start_batch(calls, number, slots, NodeBatchResult)
+        result: NodeBatchResult = await handle  # as execute_child_workflow: start, then wait
+        return result
+
+    async def run_batch_in_turn(
+        self, calls: list[BatchCall], number: int, slots: int, started: Callable[[], None]
+    ) -> RawValue:
+        """As run_batch, but `started` is called once the server has started the child (a later
+        workflow task than the one that asked for it), and the result comes undecoded: the
+        caller decodes it (`batch_result`) when its turn comes."""
+        handle = await self._start_batch(calls, number, slots, RawValue)
+        started()
+        raw: RawValue = await handle
+        return raw
+
+    @staticmethod
+    def batch_result(raw: RawValue) -> NodeBatchResult:
+        result: NodeBatchResult = workflow.payload_converter().from_payload(
+            raw.payload, NodeBatchResult
+        )
+        return result
+
+    async def _start_batch(
+        self, calls: list[BatchCall], number: int, slots: int, result_type: type[Any]
+    ) -> ChildWorkflowHandle[Any, Any]:
         options = self._options
         batch_id = f"{options.run_id}-batch-{number}"
         if workflow.patched(BATCH_ID_PATCH):
             batch_id = f"{options.run_id}-attempt-{options.attempt}-batch-{number}"
-        result: NodeBatchResult = await workflow.execute_child_workflow(
+        return await workflow.start_child_workflow(
             BATCH_WORKFLOW,
             NodeBatchRequest(
                 run_id=options.run_id,
@@ -236,7 +264,6 @@ class NodeRunner:
                 cheap_group_size=options.scale.cheap_group_size if options.group_cheap_calls else 0,
             ),
             id=batch_id,
-            result_type=NodeBatchResult,
+            result_type=result_type,
             static_summary=f"batch {number}: {len(calls)} nodes",
         )
-        return result

@@ -15,16 +15,16 @@ from harness.bounds import request_problems
 from harness.budget import Degradation
 from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
 from harness.host_contract import ContractInForce, held_to
-from harness.messages import PlanRequest, PlanResponse, WorkContextRequest
+from harness.messages import PlanCheckRequest, PlanRequest, PlanResponse, WorkContextRequest
 from harness.node_ledger import NodeLedger
 from harness.recovery import FailedPhase, decide
 from harness.run import ExecutionOptions, RunPhase
 from harness.trace import AgentRole, TraceKind
-from harness.validation import validate_plan
+from harness.validation import ValidationIssue, validate_plan
 from harness.verification import VERIFICATION_FAILED
 from harness.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
-from workflows.activity_calls import PLAN_RETRY, ActivityFailure, raise_if_cancelled
+from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
 from workflows.run_context import RunContext
 from workflows.run_memory import run_scope
 from workflows.scheduler import Scheduler
@@ -179,7 +179,16 @@ class RunPhases:
     async def validate(self) -> RunPhase:
         state, trace = self._ctx.state, self._ctx.trace
         assert state.plan is not None and state.catalog is not None
-        issues = validate_plan(state.plan, state.catalog, state.request.max_nodes)
+        if (
+            self._ctx.big_plans_apart
+            and len(state.plan.nodes) > state.request.scale.batch_plan_nodes
+        ):
+            checked = await self._validate_apart()
+            if checked is None:
+                return RunPhase.FAILED_VALIDATION
+            issues = checked
+        else:
+            issues = validate_plan(state.plan, state.catalog, state.request.max_nodes)
         state.attempt.validation_issues = issues
         described = "; ".join(issue.describe() for issue in issues)
         trace.emit(
@@ -200,6 +209,24 @@ class RunPhases:
             return RunPhase.FAILED_VALIDATION  # the caller's plan: no planner, no question
         return self.recover(FailedPhase.VALIDATING, ErrorClass.VALIDATION)
 
+    async def _validate_apart(self) -> list[ValidationIssue] | None:
+        """A wide plan's validation, in a local activity: the same pure rules, out of the
+        workflow task (whose activation the SDK fails after 2 s); None when it could not run."""
+        state = self._ctx.state
+        assert state.plan is not None and state.catalog is not None
+        request = PlanCheckRequest(
+            plan=state.plan, catalog=state.catalog, max_nodes=state.request.max_nodes
+        )
+        try:
+            return (await activity_calls.validate_plan(request)).issues
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            failure = ActivityFailure(error, SHORT_RETRY.maximum_attempts or 1)
+            state.failed(
+                RunPhase.FAILED_VALIDATION, f"the plan could not be validated: {failure.message}"
+            )
+            return None
+
     async def execute(self) -> RunPhase:
         ctx = self._ctx
         state = ctx.state
@@ -211,6 +238,7 @@ class RunPhases:
         options.parallel_batches = ctx.parallel_batches
         options.group_cheap_calls = ctx.group_cheap_calls
         options.reserve_attempts = ctx.reserve_attempts
+        options.batches_start_in_turn = ctx.big_plans_apart
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)

@@ -54,6 +54,10 @@ class RunContext:
     reserve_attempts: bool = False
     """Every tool call reserves its attempts from the tool-call budget, and each tool's own
     retry settings apply (since the patch that brought it)."""
+    big_plans_apart: bool = False
+    """A wide plan (more than `ScaleOptions.batch_plan_nodes`) is validated in a local activity
+    and its child batches start one per workflow task (since the patch that brought it): the
+    SDK's deadlock detector gives one activation 2 s, which a 20,000-node plan's took."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

@@ -72,6 +72,8 @@ class TaskReporter:
     async def finished_nodes(self, ledger: NodeLedger, attempt: int, waits: list[Wait]) -> None:
         """Every node the attempt finished (TOOL evidence), and every approval given or
         refused for one of its nodes (EXTERNAL evidence), once each."""
+        if self._binding is None:
+            return  # nothing would be sent: not even build the commands of 20,000 nodes
         commands: list[tuple[TaskOperation, str]] = []
         for node_id, outcome in ledger.outcomes.items():
             if outcome.status is NodeStatus.DONE and not outcome.reused:
