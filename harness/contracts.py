@@ -20,6 +20,7 @@ RUN_TOOLS_ACTIVITY: Final = "harness.run_tools"
 PROBE_OPERATION_ACTIVITY: Final = "harness.probe_operation"
 CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
 JUDGE_ACTIVITY: Final = "harness.judge"
+CANCEL_OWN_RUN_ACTIVITY: Final = "harness.cancel_own_run"
 
 APPROVE_SIGNAL: Final = "approve"
 ANSWER_SIGNAL: Final = "answer"
