@@ -1,5 +1,6 @@
 """Activities: everything with I/O. Names are fixed strings, never changed once released."""
 
+from activities.cancellation import cancel_own_run
 from activities.catalog import CatalogActivities
 from activities.checks import check_report, validate_plan
 from activities.judge import JudgeActivities
@@ -13,6 +14,7 @@ __all__ = [
     "PlannerActivities",
     "TaskLedgerActivities",
     "ToolActivities",
+    "cancel_own_run",
     "check_report",
     "validate_plan",
 ]

@@ -21,6 +21,7 @@ PROBE_OPERATION_ACTIVITY: Final = "harness.probe_operation"
 CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
 VALIDATE_PLAN_ACTIVITY: Final = "harness.validate_plan"
 JUDGE_ACTIVITY: Final = "harness.judge"
+CANCEL_OWN_RUN_ACTIVITY: Final = "harness.cancel_own_run"
 
 APPROVE_SIGNAL: Final = "approve"
 ANSWER_SIGNAL: Final = "answer"

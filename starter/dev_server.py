@@ -61,10 +61,9 @@ file's dynamic config says it)."""
 
 def search_attribute_flags() -> list[str]:
     """`--search-attribute NAME=TYPE` for every attribute the workflows upsert."""
-    kinds = {"KEYWORD": "Keyword", "DOUBLE": "Double", "INT": "Int"}
     flags = []
-    for key in search_attributes.ALL_KEYS:
-        flags += ["--search-attribute", f"{key.name}={kinds[key.indexed_value_type.name]}"]
+    for name, kind in search_attributes.registrations().items():
+        flags += ["--search-attribute", f"{name}={kind}"]
     return flags
 
 

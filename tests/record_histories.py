@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 import workflows
@@ -822,6 +823,117 @@ CASES = (
         RunPhase.SUCCEEDED,
         _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
         store_fault=locked,
+    ),
+)
+
+
+async def _backing_off(handle: WorkflowHandle[Any, Any]) -> None:
+    """Until one of the workflow's tool calls failed and waits out its retry backoff."""
+    for _ in range(POLL_TIMES * 10):
+        pending = (await handle.describe()).raw_description.pending_activities
+        if any(
+            activity.attempt >= 2
+            and activity.state == PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
+            for activity in pending
+        ):
+            return
+        await asyncio.sleep(POLL_SECONDS)
+    raise AssertionError(f"{handle.id}: no tool call ever waited out a retry backoff")
+
+
+CANCEL_SIGNAL_PAYLOAD: Payload = {"reason": "no longer needed", "actor": "human:ops"}
+
+
+async def cancel_signal_while_retrying(start: Start) -> Handle:
+    """The `cancel` signal while a node waits out its retry backoff: the run asks Temporal to
+    cancel it and ends Canceled."""
+    plan = plan_of(delay("flaky", 600_000), collect("final", ["flaky"]))
+    fault = FaultSpec(tool="delay", code=ErrorCode.RATE_LIMITED, times=2)
+    request = RunRequest(goal="cancel me", scenario="synthetic", plan=plan, faults=[fault])
+    handle = await start(request)
+    await _backing_off(handle)
+    await handle.signal("cancel", CANCEL_SIGNAL_PAYLOAD)
+    return handle
+
+
+async def cancel_signal_in_child_batches(start: Start) -> Handle:
+    """The `cancel` signal while a wide plan's nodes run in child batches."""
+    slow = [delay(f"n{i}", 600_000) for i in range(12)]
+    request = RunRequest(
+        goal="cancel me",
+        scenario="synthetic",
+        plan=plan_of(*slow, collect("final", [leaf.id for leaf in slow])),
+        scale=ScaleOptions(batch_plan_nodes=10, batch_min_ready=5, batch_size=5),
+    )
+    handle = await start(request)
+    for suffix in ("-attempt-1-batch-1", "-attempt-1-batch-2", "-attempt-1-batch-3"):
+        child = handle.id + suffix
+        for _ in range(POLL_TIMES * 10):
+            try:
+                pending = await _client_of(handle).get_workflow_handle(child).describe()
+            except RPCError:
+                await asyncio.sleep(POLL_SECONDS)
+                continue
+            if pending.raw_description.pending_activities:
+                break
+            await asyncio.sleep(POLL_SECONDS)
+    await handle.signal("cancel", CANCEL_SIGNAL_PAYLOAD)
+    return handle
+
+
+async def cancel_signal_while_cheap_calls_retry(start: Start) -> Handle:
+    """The `cancel` signal while cheap calls, grouped two at a time, fail and are retried."""
+    cheap = [node(f"e{i}", "echo", value=i) for i in range(20)]
+    request = RunRequest(
+        goal="cancel me",
+        scenario="synthetic",
+        plan=plan_of(*cheap, collect("final", [leaf.id for leaf in cheap])),
+        max_concurrency=2,
+        faults=[FaultSpec(tool="echo", code=ErrorCode.RATE_LIMITED, times=2)],
+    )
+    handle = await start(request)
+    await _node_status(handle, "e0", NodeStatus.DONE)
+    await handle.signal("cancel", CANCEL_SIGNAL_PAYLOAD)
+    return handle
+
+
+def _client_of(handle: WorkflowHandle[Any, Any]) -> Client:
+    return handle._client
+
+
+CANCELLED_SETTLE = HEARTBEAT_EVERY_SECONDS + 1
+
+CASES = (
+    *CASES,
+    # 0.10: the `cancel` signal ends a run Canceled in Temporal too, whatever its nodes do
+    Case(
+        "cancel_signal_ends_canceled",
+        RunPhase.CANCELLED,
+        cancel_by_signal,  # one node waiting for approval, one running, one done
+        settle=CANCELLED_SETTLE,
+    ),
+    Case(
+        "cancel_signal_while_retrying",
+        RunPhase.CANCELLED,
+        cancel_signal_while_retrying,
+        settle=CANCELLED_SETTLE,
+    ),
+    Case(
+        "cancel_signal_in_child_batches",
+        RunPhase.CANCELLED,
+        cancel_signal_in_child_batches,
+        children={
+            "cancel_signal_in_child_batches_node_batch_1": "-attempt-1-batch-1",
+            "cancel_signal_in_child_batches_node_batch_2": "-attempt-1-batch-2",
+            "cancel_signal_in_child_batches_node_batch_3": "-attempt-1-batch-3",
+        },
+        settle=CANCELLED_SETTLE,
+    ),
+    Case(
+        "cancel_signal_while_cheap_calls_retry",
+        RunPhase.CANCELLED,
+        cancel_signal_while_cheap_calls_retry,
+        settle=CANCELLED_SETTLE,
     ),
 )
 

@@ -27,7 +27,7 @@ from temporalio.client import Client
 
 from harness.run import RunPhase, RunRequest
 from starter.run_results import result_of
-from workflows import AgentRunWorkflow
+from workflows import AgentRunWorkflow, search_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -37,12 +37,8 @@ PYPROJECT = ROOT / "pyproject.toml"
 
 TEMPORAL_FRONTEND = "temporal:7233"
 NAMESPACE_JOB = "temporal-create-namespace"
-HARNESS_SEARCH_ATTRIBUTES = {
-    "HarnessPhase": "Keyword",
-    "HarnessScenario": "Keyword",
-    "HarnessPressure": "Double",
-    "HarnessPendingWaits": "Int",
-}
+HARNESS_SEARCH_ATTRIBUTES = search_attributes.registrations()
+"""What the namespace job must register: the code's one list, with each attribute's type."""
 
 # Stands in for the `temporal` CLI of the admin-tools image. Every call is appended to calls.log.
 # The first $FAKE_UNREACHABLE calls fail as if the frontend were still starting; the namespace
@@ -431,6 +427,27 @@ def test_namespace_job_targets_the_workers_namespace_on_the_temporal_frontend() 
         " --retention 72h" in shell
     )
     assert f"--address {TEMPORAL_FRONTEND}" in shell
+
+
+def registered_in_compose() -> list[tuple[str, str]]:
+    """(name, type) of each `register NAME TYPE` call in the namespace job's script, in order."""
+    return re.findall(r"^\s*retry register (\S+) (\S+)\s*$", script(NAMESPACE_JOB), re.M)
+
+
+def test_compose_registers_exactly_the_search_attributes_the_code_uses() -> None:
+    registered = registered_in_compose()
+    assert len(registered) == len(set(registered)), f"registered twice: {registered}"
+    assert dict(registered) == search_attributes.registrations()
+    assert {name for name, _ in registered} == {key.name for key in search_attributes.ALL_KEYS}
+
+
+def test_the_search_attributes_tasks_are_listed_by_are_in_the_one_list() -> None:
+    # `harness task/contract/lesson` refuse a server without these (starter.tasks), so compose
+    # must register them too: they are part of ALL_KEYS, the list everything registers.
+    assert set(search_attributes.TASK_KEYS) <= set(search_attributes.ALL_KEYS)
+    assert {"HarnessTaskScope", "HarnessTaskStatus", "HarnessTaskParent"} <= dict(
+        registered_in_compose()
+    ).keys()
 
 
 @needs_posix_shell

@@ -19,6 +19,7 @@ from activities import (
     PlannerActivities,
     TaskLedgerActivities,
     ToolActivities,
+    cancel_own_run,
     check_report,
     validate_plan,
 )
@@ -153,6 +154,7 @@ def build_worker(
             remembering.retrieve,
             remembering.record,
             evals.run_case,
+            cancel_own_run,
         ],
         graceful_shutdown_timeout=grace or timedelta(),
         **tuning.run_worker(),

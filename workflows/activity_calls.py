@@ -24,7 +24,9 @@ from temporalio.exceptions import (
     TimeoutError,
 )
 
+from harness.cancellation import OwnCancellation, OwnCancellationResult
 from harness.contracts import (
+    CANCEL_OWN_RUN_ACTIVITY,
     CHECK_REPORT_ACTIVITY,
     JUDGE_ACTIVITY,
     LIST_TOOLS_ACTIVITY,
@@ -372,6 +374,23 @@ async def judge(request: JudgeCallRequest) -> JudgeCallResult:
         heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
         retry_policy=PLAN_RETRY,
         summary="judge the report",
+    )
+    return result
+
+
+OWN_CANCEL_TIMEOUT = timedelta(seconds=30)
+
+
+async def cancel_own_run(request: OwnCancellation) -> OwnCancellationResult:
+    """Ask Temporal to cancel this run (see harness.cancellation): one call to the server from
+    the run's own worker, so a local activity."""
+    result: OwnCancellationResult = await workflow.execute_local_activity(
+        CANCEL_OWN_RUN_ACTIVITY,
+        request,
+        result_type=OwnCancellationResult,
+        start_to_close_timeout=OWN_CANCEL_TIMEOUT,
+        retry_policy=SHORT_RETRY,
+        summary="cancel this run through Temporal",
     )
     return result
 

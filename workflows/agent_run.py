@@ -42,7 +42,12 @@ from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
-from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
+from workflows.outcome import (
+    OUTCOME_STATUS_PATCH,
+    SIGNAL_CANCEL_PATCH,
+    cancelled_through_temporal,
+    end_as_outcome,
+)
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
 from workflows.run_memory import (
@@ -107,6 +112,7 @@ class AgentRunWorkflow:
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
+        signal_cancel_ends_canceled = truthful and workflow.patched(SIGNAL_CANCEL_PATCH)  # likewise
         ctx.held_to_contract = workflow.patched(WORK_CONTRACT_PATCH)  # likewise
         ctx.contract_read_local = workflow.patched(LOCAL_CONTRACT_READ_PATCH)  # likewise
         ctx.economy = workflow.patched(ECONOMY_PATCH)  # likewise
@@ -140,6 +146,8 @@ class AgentRunWorkflow:
             await ctx.memory.remember(ctx.result())
         await workflow.wait_condition(workflow.all_handlers_finished)
         result = ctx.result()
+        if signal_cancel_ends_canceled and self._cancelled_by_signal_alone(result):
+            await cancelled_through_temporal(self._cancel_reason or "", self._being_evicted)
         if truthful:
             end_as_outcome(result)
         return result
@@ -277,6 +285,14 @@ class AgentRunWorkflow:
         cancellation: no event, wait or phase may come of it. Its clock reads the epoch, before
         any run began, which no live or replayed task ever does."""
         return workflow.now() < self._ctx.state.started_at
+
+    def _cancelled_by_signal_alone(self, result: RunResult) -> bool:
+        """The `cancel` signal stopped the run and Temporal was not asked to cancel it."""
+        return (
+            result.status is RunPhase.CANCELLED
+            and self._cancel_reason is not None
+            and workflow.cancellation_reason() is None
+        )
 
     def _publish(self) -> None:
         self._ctx.publish()

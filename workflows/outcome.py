@@ -3,21 +3,26 @@
 A run that fails (any FAILED_* phase, or BUDGET_EXHAUSTED) fails the workflow with a
 non-retryable application error whose type is the phase and whose details are the whole
 RunResult; a run cancelled through Temporal (`harness cancel`, `temporal workflow cancel`, the
-UI's button) ends Canceled. A run cancelled by the `cancel` signal alone ends Completed with a
-CANCELLED result: a workflow cannot cancel itself in Temporal's sense. Callers read the
+UI's button) ends Canceled. A run cancelled by the `cancel` signal alone asks Temporal for that
+same cancellation once it has stopped (harness.cancellation), and ends Canceled too when it
+arrives; runs recorded before that patch end Completed with a CANCELLED result. Callers read the
 RunResult of every ending with `starter.run_results`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
+from harness.cancellation import OwnCancellation
 from harness.run import RunPhase, RunResult
+from workflows import activity_calls
 
 OUTCOME_STATUS_PATCH = "workflow-status-is-the-outcome"
+SIGNAL_CANCEL_PATCH = "cancel-signal-ends-canceled"
 FAILED_ENDINGS = frozenset(
     {
         RunPhase.FAILED_VALIDATION,
@@ -39,3 +44,30 @@ def end_as_outcome(result: RunResult) -> None:
         )
     if result.status is RunPhase.CANCELLED and workflow.cancellation_reason() is not None:
         raise asyncio.CancelledError(result.error or "cancelled")
+
+
+async def cancelled_through_temporal(reason: str, evicted: Callable[[], bool]) -> None:
+    """For a run its `cancel` signal stopped: ask Temporal to cancel it, and return once the
+    request has arrived (then `end_as_outcome` ends it Canceled). If the server refuses (the
+    activity fails), return at once: the run ends Completed with its CANCELLED result, as
+    before. The arriving request cancels the workflow's main task once more; that is taken in
+    stride here, except an eviction's, which the worker needs to go through."""
+    info = workflow.info()
+    request = OwnCancellation(workflow_id=info.workflow_id, run_id=info.run_id, reason=reason)
+    try:
+        answer = await activity_calls.cancel_own_run(request)
+        requested = answer.requested
+        if not requested:
+            workflow.logger.warning("the run could not be cancelled in Temporal: %s", answer.detail)
+    except (ActivityError, asyncio.CancelledError) as error:
+        if evicted():
+            raise
+        requested = workflow.cancellation_reason() is not None  # it arrived meanwhile
+        if not requested:
+            workflow.logger.warning("the run could not be cancelled in Temporal: %s", error)
+    while requested and workflow.cancellation_reason() is None:
+        try:
+            await workflow.wait_condition(lambda: workflow.cancellation_reason() is not None)
+        except asyncio.CancelledError:
+            if evicted():
+                raise

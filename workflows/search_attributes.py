@@ -1,14 +1,21 @@
 """Search attributes that let runs be filtered in the UI and with `temporal workflow list`.
 
 They are set only when the run was started with them (the `harness` CLI does so when the
-server has them registered, as `harness server` and docker-compose do); a run started without
-them still works, it just cannot be filtered.
+server has them registered, as `harness server` and docker-compose do: ALL_KEYS is the list they
+register); a run started without them still works, it just cannot be filtered.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import (
+    SearchAttributeIndexedValueType,
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+)
 
 PHASE = SearchAttributeKey.for_keyword("HarnessPhase")
 SCENARIO = SearchAttributeKey.for_keyword("HarnessScenario")
@@ -23,6 +30,26 @@ TASK_PARENT = SearchAttributeKey.for_keyword("HarnessTaskParent")
 TASK_KEYS = (TASK_SCOPE, TASK_STATUS, TASK_PARENT)
 
 ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS, *TASK_KEYS)
+"""Every search attribute the code sets: the one list that `harness server`, the tests' dev
+server and docker-compose's namespace job register (tests/test_docker_compose.py holds the
+compose file to it)."""
+
+_CLI_TYPES = {
+    SearchAttributeIndexedValueType.KEYWORD: "Keyword",
+    SearchAttributeIndexedValueType.DOUBLE: "Double",
+    SearchAttributeIndexedValueType.INT: "Int",
+}
+
+
+def cli_type(key: SearchAttributeKey[Any]) -> str:
+    """The type's name as `temporal operator search-attribute create --type` and
+    `temporal server start-dev --search-attribute NAME=TYPE` spell it."""
+    return _CLI_TYPES[key.indexed_value_type]
+
+
+def registrations() -> dict[str, str]:
+    """Name -> CLI type of every attribute in ALL_KEYS, in its order."""
+    return {key.name: cli_type(key) for key in ALL_KEYS}
 
 
 def initial(scenario: str, phase: str) -> TypedSearchAttributes:
