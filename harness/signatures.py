@@ -2,10 +2,10 @@
 
 Whoever can signal a namespace can deliver to its runs, and an actor is a string the sender
 chooses. A run started with `actor_keys` (actor -> Ed25519 public key) accepts approvals,
-reconciles and async results only with a valid signature by a configured actor, and nothing in
-the name of a configured actor without that actor's signature. The signature covers the run id
-and the whole request except the signature itself, so it cannot be moved to another run or
-another decision. Pure rules here; the Ed25519 arithmetic is `infra.signing`.
+reconciles, async results and (since 0.10) answers only with a valid signature by a configured
+actor, and nothing in the name of a configured actor without that actor's signature. The
+signature covers the run id and the whole request except the signature itself, so it cannot be
+moved to another run or another decision. Pure rules here; the Ed25519 arithmetic is `infra.signing`.
 """
 
 from __future__ import annotations
