@@ -5,7 +5,8 @@ chooses. A run started with `actor_keys` (actor -> Ed25519 public key) accepts a
 reconciles, async results and (since 0.10) answers only with a valid signature by a configured
 actor, and nothing in the name of a configured actor without that actor's signature. The
 signature covers the run id and the whole request except the signature itself, so it cannot be
-moved to another run or another decision. Pure rules here; the Ed25519 arithmetic is `infra.signing`.
+moved to another run or another decision. Pure rules here; the Ed25519 arithmetic is
+`infra.signing`.
 """
 
 from __future__ import annotations
