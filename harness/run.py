@@ -94,7 +94,8 @@ class RunRequest(BaseModel):
     actor_keys: dict[str, str] = Field(
         default_factory=dict,
         description="Signed actors: actor -> Ed25519 public key (base64). When set, approvals, "
-        "reconciles and async results must be signed by one of them (harness.signatures).",
+        "reconciles, async results and answers must be signed by one of them "
+        "(harness.signatures).",
     )
     scale: ScaleOptions = Field(default_factory=lambda: ScaleOptions())
     memory: MemoryOptions = Field(default_factory=lambda: MemoryOptions())

@@ -60,6 +60,19 @@ TRANSITIONS: dict[RunPhase, tuple[RunPhase, ...]] = {
 """Every phase a run may enter from each phase; the terminal phases lead nowhere."""
 
 
+ANSWER_MARK = "\nAnswer: "
+"""What precedes each answer in `RunState.goal()`, the goal that activities are given."""
+
+
+def split_goal(goal: str) -> tuple[str, list[str]]:
+    """`RunState.goal()` taken apart: the goal as asked, and the answers. Everything from the
+    first ANSWER_MARK on counts as answers, so no answer's text (whatever lines it holds) is
+    ever taken for the goal; a goal that itself holds the mark only loses that tail to the
+    answers, which a prompt shows as data."""
+    asked, *answers = goal.split(ANSWER_MARK)
+    return asked, answers
+
+
 class IllegalTransitionError(RuntimeError):
     """A handler asked for a move the state machine does not have: a bug, never user input."""
 
@@ -104,8 +117,9 @@ class RunState(BaseModel):
         return True
 
     def goal(self) -> str:
-        """The goal with the user's answers to the questions asked along the way."""
-        return "\n".join([self.request.goal, *(f"Answer: {a}" for a in self.answers)])
+        """The goal with the user's answers to the questions asked along the way (one
+        ANSWER_MARK each; `split_goal` takes them apart again for a prompt)."""
+        return self.request.goal + "".join(f"{ANSWER_MARK}{a}" for a in self.answers)
 
     def begin_attempt(self) -> AttemptRecord:
         record = AttemptRecord(attempt=len(self.attempts) + 1)

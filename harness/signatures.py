@@ -2,10 +2,11 @@
 
 Whoever can signal a namespace can deliver to its runs, and an actor is a string the sender
 chooses. A run started with `actor_keys` (actor -> Ed25519 public key) accepts approvals,
-reconciles and async results only with a valid signature by a configured actor, and nothing in
-the name of a configured actor without that actor's signature. The signature covers the run id
-and the whole request except the signature itself, so it cannot be moved to another run or
-another decision. Pure rules here; the Ed25519 arithmetic is `infra.signing`.
+reconciles, async results and (since 0.10) answers only with a valid signature by a configured
+actor, and nothing in the name of a configured actor without that actor's signature. The
+signature covers the run id and the whole request except the signature itself, so it cannot be
+moved to another run or another decision. Pure rules here; the Ed25519 arithmetic is
+`infra.signing`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from harness.wait_book import WaitKind
 
 SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_OPERATION})
 """What changes money or state: always signed when a run has keys."""
+
+SIGNED_KINDS_WITH_ANSWERS = SIGNED_KINDS | {WaitKind.USER_INPUT}
+"""Since 0.10 an answer too: it steers the next plan, so in a keyed run only a keyed actor's
+signed answer is taken (runs that started before keep SIGNED_KINDS; see workflows.agent_run)."""
 
 Verify = Callable[[str, str, bytes], bool]
 """(public key, signature, message) -> whether the signature is the key's, both base64."""
@@ -52,15 +57,16 @@ def signature_problem(
     kind: WaitKind | None,
     keys: Mapping[str, str],
     verify: Verify,
+    signed_kinds: frozenset[WaitKind] = SIGNED_KINDS,
 ) -> str | None:
     """Why `request` may not speak in this run, or None. No keys: no rule (the README says who
-    may signal then)."""
+    may signal then). A delivery of one of `signed_kinds` must be signed by a keyed actor."""
     if not keys:
         return None
     keys = {canonical_actor(actor): key for actor, key in keys.items()}
     actor = canonical_actor(str(getattr(request, "actor", "")))
     signature = getattr(request, "signature", None)
-    if actor not in keys and kind not in SIGNED_KINDS:
+    if actor not in keys and kind not in signed_kinds:
         return None
     if actor not in keys:
         what = f"an {kind.value}" if kind is not None else "this"

@@ -197,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--actor-keys",
         metavar="FILE",
-        help="signed actors: JSON of actor -> Ed25519 public key; approvals, reconciles and "
-        "async results must then be signed (default: $HARNESS_ACTOR_KEYS)",
+        help="signed actors: JSON of actor -> Ed25519 public key; approvals, reconciles, "
+        "async results and answers must then be signed (default: $HARNESS_ACTOR_KEYS)",
     )
 
     status = handled(

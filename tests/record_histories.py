@@ -34,7 +34,7 @@ from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from activities.llm import LLMProvider
 from harness.budget import BudgetLimits
 from harness.dag import NodeStatus
-from harness.deliveries import ApprovalRequest, DeliverRequest
+from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
 from harness.plan import Plan
@@ -935,6 +935,28 @@ CASES = (
         cancel_signal_while_cheap_calls_retry,
         settle=CANCELLED_SETTLE,
     ),
+)
+
+
+async def signed_answer_in_a_keyed_run(start: Start) -> Handle:
+    """Since 0.10, a run with actor keys takes an answer only when a keyed actor signed it: the
+    unsigned answer of human:ana is refused in the trace, human:ops's signed one is taken."""
+    keys = {"human:ops": public_key(OPS_KEY)}
+    handle = await start(RunRequest(goal=NO_CITIES, actor_keys=keys))
+    await pending_wait(handle, "question-1")
+    await handle.signal(
+        "answer", {"wait_id": "question-1", "text": "Lima and Oslo", "actor": "human:ana"}
+    )
+    answer = AnswerRequest(wait_id="question-1", text="Paris and Tokyo", actor="human:ops")
+    answer.signature = sign(OPS_KEY, signed_message(handle.id, answer))
+    await handle.signal("answer", answer.model_dump(mode="json"))
+    return handle
+
+
+CASES = (
+    *CASES,
+    # 0.10, security: a keyed run refuses an unsigned answer and takes a signed one
+    Case("signed_answer_in_a_keyed_run", RunPhase.SUCCEEDED, signed_answer_in_a_keyed_run),
 )
 
 

@@ -36,7 +36,12 @@ from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, De
 from harness.progress_page import ProgressPage
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
-from harness.signatures import canonical_actor, signature_problem
+from harness.signatures import (
+    SIGNED_KINDS,
+    SIGNED_KINDS_WITH_ANSWERS,
+    canonical_actor,
+    signature_problem,
+)
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue
@@ -69,6 +74,7 @@ PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
 CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
 ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
+SIGNED_ANSWERS_PATCH = "keyed-runs-take-only-signed-answers"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -99,6 +105,8 @@ class AgentRunWorkflow:
         self._main_task: asyncio.Task[Any] | None = None
         self._cancel_reason: str | None = None
         self._cancelling = False
+        self._signed_kinds = SIGNED_KINDS
+        """What a keyed run takes only signed (answers too since 0.10: see run)."""
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunResult:
@@ -121,6 +129,8 @@ class AgentRunWorkflow:
         ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
         ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
+        if request.actor_keys and workflow.patched(SIGNED_ANSWERS_PATCH):  # likewise
+            self._signed_kinds = SIGNED_KINDS_WITH_ANSWERS
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
@@ -275,7 +285,9 @@ class AgentRunWorkflow:
         """Why the request may not speak in this run (signed actors), or None."""
         state = self._ctx.state
         keys = state.request.actor_keys
-        return signature_problem(state.run_id, request, kind, keys, verify) if keys else None
+        if not keys:
+            return None
+        return signature_problem(state.run_id, request, kind, keys, verify, self._signed_kinds)
 
     # -- the run's own ending ------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from activities.llm.structured import PlanDraft
 from harness.errors import FailureContext
 from harness.llm import JudgeRequest
 from harness.messages import PlanRequest
+from harness.run_state import split_goal
 from harness.tools import ToolCatalog, ToolSpec
 from harness.untrusted import fence, with_data_rule
 
@@ -78,8 +79,18 @@ def _describe(tool: ToolSpec) -> str:
     return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
 
 
+def goal_part(goal: str) -> str:
+    """The `Goal:` line and, fenced, each answer a person (or anyone who could signal the run)
+    gave to a question along the way: an answer is data, never the prompt's author."""
+    asked, answers = split_goal(goal)
+    if not answers:
+        return f"Goal: {asked}"
+    fenced = "\n".join(fence("answer", answer) for answer in answers)
+    return f"Goal: {asked}\nAnswers to questions asked along the way:\n{fenced}"
+
+
 def planner_user(request: PlanRequest) -> str:
-    parts = [f"Goal: {request.goal}"]
+    parts = [goal_part(request.goal)]
     if request.failures:
         shown = request.failures[:MAX_FAILURES_SHOWN]
         more = len(request.failures) - len(shown)
@@ -135,7 +146,7 @@ def _failure_line(failure: FailureContext) -> str:
 
 def judge_user(request: JudgeRequest) -> str:
     criteria = "\n".join(f"- {criterion}" for criterion in request.criteria)
-    parts = [f"Goal: {request.goal}", f"Criteria:\n{criteria}"]
+    parts = [goal_part(request.goal), f"Criteria:\n{criteria}"]
     if request.evidence_terms:
         terms = ", ".join(json.dumps(term) for term in request.evidence_terms)
         parts.append(

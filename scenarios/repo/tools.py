@@ -36,7 +36,8 @@ async def write_repo_report(args: RepoReportArgs, ctx: ToolContext) -> JsonValue
                 "patches and diff given. Cite each commit you describe by the id in the draft, "
                 "in backticks; never cite an id that is not in the data."
             ),
-            prompt=f"Answer: {args.question}\n\n"
+            # The question is the planner's argument, which may carry a user's answer: data too.
+            prompt=f"Answer this question:\n{fence('question', args.question)}\n\n"
             + fence("log", args.log[:20_000])
             + "".join(f"\n{fence('commit', show[:8_000])}" for show in args.commits)
             + (f"\n{fence('diff', args.diff[:20_000])}" if args.diff else ""),

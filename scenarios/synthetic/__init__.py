@@ -16,6 +16,7 @@ from harness.errors import ErrorCode, ToolError
 from harness.llm import TextRequest
 from harness.plan import Plan
 from harness.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
+from harness.untrusted import fence, with_data_rule
 from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
 
 MAX_DELAY_MS = 600_000
@@ -63,8 +64,8 @@ async def write(args: WriteArgs, ctx: ToolContext) -> JsonValue:
     """One model call: a line about the topic (load on the LLM task queue and its limit)."""
     reply = await ctx.write(
         TextRequest(
-            system="You write one short sentence.",
-            prompt=f"Write one sentence about {args.topic}.",
+            system=with_data_rule("You write one short sentence."),
+            prompt=f"Write one sentence about this topic:\n{fence('topic', args.topic)}",
             draft=f"A sentence about {args.topic}.",
             max_output_tokens=60,
         )
