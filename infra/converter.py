@@ -25,6 +25,10 @@ from harness.run import RunRequest, UnreadableRunRequestError
 
 COMPRESS_ABOVE_BYTES = 128 * 1024
 ENCODING = b"binary/zlib"
+MAX_INFLATED_BYTES = 128 * 1024 * 1024
+"""The most one compressed payload may inflate to: far above the largest the harness writes (a
+20,000-node run's result is about 30 MB of JSON), far below what a 2 MB zlib bomb would take
+(about 2 GB)."""
 
 
 class CompressLargePayloads(PayloadCodec):
@@ -45,14 +49,19 @@ class CompressLargePayloads(PayloadCodec):
 
     @staticmethod
     def _decode(payload: Payload) -> Payload:
-        """A payload that claims to be compressed but is not stays as it came: decoding runs
-        before any handler, so raising here would fail the workflow task on every retry; the
-        handler refuses an encoding it cannot read instead."""
+        """A payload that claims to be compressed but is not, or that would inflate past
+        MAX_INFLATED_BYTES, stays as it came: decoding runs before any handler, so raising here
+        would fail the workflow task on every retry; the handler refuses an encoding it cannot
+        read instead. Inflation stops at the bound, so a bomb costs at most that much memory."""
         if payload.metadata.get("encoding") != ENCODING:
             return payload
-        original = Payload()
+        inflater = zlib.decompressobj()
         try:
-            original.ParseFromString(zlib.decompress(payload.data))
+            data = inflater.decompress(payload.data, MAX_INFLATED_BYTES)
+            if inflater.unconsumed_tail or not inflater.eof:
+                return payload
+            original = Payload()
+            original.ParseFromString(data)
         except (zlib.error, DecodeError):
             return payload
         return original
