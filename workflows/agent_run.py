@@ -39,7 +39,7 @@ from harness.run_state import RunState
 from harness.signatures import canonical_actor, signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
-from workflows.activity_calls import llm_queue
+from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
 from workflows.outcome import OUTCOME_STATUS_PATCH, end_as_outcome
@@ -115,6 +115,7 @@ class AgentRunWorkflow:
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
+        local_failures_are_activity_errors()  # likewise; every local call reads it after
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:
