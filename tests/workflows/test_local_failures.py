@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.exceptions import ApplicationError
 
-from harness.contracts import RUN_WORKFLOW
+import worker.app
+from activities.tool_runner import ToolActivities
+from harness.contracts import CHECK_REPORT_ACTIVITY, RUN_TOOLS_ACTIVITY, RUN_WORKFLOW
 from harness.dag import NodeStatus
 from harness.errors import ErrorCode
 from harness.faults import FaultSpec
+from harness.messages import (
+    ReportCheckRequest,
+    ReportCheckResult,
+    ToolCallGroup,
+    ToolCallGroupResult,
+)
 from harness.plan import Plan
 from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from starter.run_results import result_of
@@ -97,3 +108,44 @@ async def test_a_local_tool_that_fails_in_a_child_batch_fails_its_node_not_the_b
     assert nodes["n7"].status is NodeStatus.FAILED
     assert nodes["n7"].error_code == ErrorCode.INVALID_ARGUMENT.value
     assert all(nodes[f"n{i}"].status is NodeStatus.DONE for i in range(12) if i != 7)
+
+
+@activity.defn(name=RUN_TOOLS_ACTIVITY)
+async def _broken_group(self: ToolActivities, group: ToolCallGroup) -> ToolCallGroupResult:
+    """A group activity that fails as a whole (as a crash or a timeout of the group would)."""
+    raise ApplicationError("the group broke", type=ErrorCode.TOOL_EXECUTION_FAILED.value)
+
+
+async def test_a_cheap_group_whose_activity_fails_makes_each_call_again_on_its_own(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ToolActivities, "run_tools", _broken_group)
+    request = RunRequest(
+        goal="echo",
+        scenario="synthetic",
+        plan=_echoes(6),
+        max_concurrency=6,
+        scale=ScaleOptions(cheap_group_size=3),
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED
+    leaves = [outcome for outcome in result.nodes if outcome.id != "final"]
+    assert len(leaves) == 6 and all(leaf.status is NodeStatus.DONE for leaf in leaves)
+    assert all(leaf.attempts == 2 for leaf in leaves)  # the group's, then its own
+
+
+@activity.defn(name=CHECK_REPORT_ACTIVITY)
+async def _broken_check(request: ReportCheckRequest) -> ReportCheckResult:
+    raise ApplicationError("the check broke", type=ErrorCode.TOOL_EXECUTION_FAILED.value)
+
+
+async def test_a_scenario_check_that_fails_fails_the_verdict_with_its_reason(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker.app, "check_report", _broken_check)
+    request = RunRequest(goal="echo", scenario="synthetic", plan=_echoes(2), max_replans=0)
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.FAILED_VERIFICATION
+    assert result.error is not None and "the check broke" in result.error
