@@ -51,7 +51,7 @@ async def test_a_raw_run_with_an_unknown_scenario_ends_failed_validation_with_th
         result = await result_of(client, handle)
         description = await handle.describe()
     assert result.status is RunPhase.FAILED_VALIDATION
-    assert result.error is not None and "nope" in result.error
+    assert result.error is not None and "nope" in result.error and "available:" in result.error
     assert result.attempts == 0 and result.nodes == []
     assert description.status is WorkflowExecutionStatus.FAILED  # the outcome's status
 
