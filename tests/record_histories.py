@@ -94,6 +94,8 @@ class Case:
     the synthetic scenario's replans)."""
     store_fault: StoreFault | None = None
     """How the case's SQLite memory store is broken while the run runs (given its path)."""
+    unchecked: bool = False
+    """Started as any client may start a run: without the checks of `harness run`."""
 
 
 def release_folder() -> Path:
@@ -938,6 +940,40 @@ CASES = (
 )
 
 
+CASES = (
+    *CASES,
+    # 0.10: a local activity's failure is an ActivityError, as a queued one's: a run started
+    # by any client with an unknown scenario ends FAILED_VALIDATION with the reason, and a
+    # local tool's failure for good fails its node (before, both failed the workflow)
+    Case(
+        "unknown_scenario_ends_failed_validation",
+        RunPhase.FAILED_VALIDATION,
+        _to_the_end(RunRequest(goal="anything", scenario="nope")),
+        unchecked=True,
+    ),
+    Case(
+        "a_local_tool_fails_its_node",
+        RunPhase.FAILED_EXECUTION,
+        _to_the_end(
+            RunRequest(
+                goal="echo",
+                scenario="synthetic",
+                plan=plan_of(
+                    node("a", "echo", value="a"),
+                    node("b", "echo", value="b"),
+                    collect("end", ["a", "b"]),
+                ),
+                max_replans=0,
+                scale=ScaleOptions(cheap_group_size=1),
+                faults=[
+                    FaultSpec(tool="echo", argument_value="b", code=ErrorCode.INVALID_ARGUMENT)
+                ],
+            )
+        ),
+    ),
+)
+
+
 async def signed_answer_in_a_keyed_run(start: Start) -> Handle:
     """Since 0.10, a run with actor keys takes an answer only when a keyed actor signed it: the
     unsigned answer of human:ana is refused in the trace, human:ops's signed one is taken."""
@@ -979,10 +1015,10 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
 
     async def start(request: RunRequest) -> Handle:
         run_id = new_run_id()
-        if case.start_signal is None:
+        if case.start_signal is None and not case.unchecked:
             await start_run(client, settings, request, run_id)
         else:
-            name, payload = case.start_signal
+            name, payload = case.start_signal or (None, None)
             await client.start_workflow(
                 AgentRunWorkflow.run,
                 request,
@@ -990,7 +1026,7 @@ async def record(client: Client, task_queue: str, case: Case, outdir: Path) -> b
                 task_queue=task_queue,
                 search_attributes=search_attributes.initial(request.scenario, "CREATED"),
                 start_signal=name,
-                start_signal_args=[payload],
+                start_signal_args=[payload] if name else [],
             )
         return client.get_workflow_handle_for(AgentRunWorkflow.run, run_id)
 

@@ -90,6 +90,7 @@ LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 seconds, not after the three-minute timeout of the call."""
 
 LLM_QUEUE_PATCH = "llm-calls-on-their-own-queue"
+LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 
 NON_RETRYABLE_CODES = [code.value for code in ErrorCode if not is_retryable(code)]
 
@@ -168,16 +169,44 @@ def raise_if_cancelled(error: ActivityError) -> None:
         raise asyncio.CancelledError from error
 
 
+def local_failures_are_activity_errors() -> bool:
+    """Whether every failure of a local activity reaches its caller as an ActivityError, as a
+    queued activity's does (runs since the patch; see _as_activity_error). Before it, an unknown
+    scenario, a failed check, a local tool's or a cheap group's failure failed the workflow
+    (Temporal status Failed, no RunResult) instead of the phase or the node.
+
+    Each workflow that makes local activities asks first thing in its first task (as for
+    llm_queue); later calls return that decision, whatever task they are made in."""
+    return workflow.patched(LOCAL_FAILURES_PATCH)
+
+
+async def _local(name: str, argument: Any, result_type: type[R], **options: Any) -> R:
+    """A local activity whose failure reaches the caller as an ActivityError: its timeout
+    always, any other failure in runs since the patch (see _as_activity_error)."""
+    try:
+        result: R = await workflow.execute_local_activity(
+            name, argument, result_type=result_type, **options
+        )
+    except ActivityError:
+        raise
+    except TimeoutError as bare:
+        raise _as_activity_error(bare, name) from bare
+    except FailureError as bare:
+        if not local_failures_are_activity_errors():
+            raise
+        raise _as_activity_error(bare, name) from bare
+    return result
+
+
 async def load_catalog(scenario: str) -> ToolCatalog:
-    result: ToolCatalog = await workflow.execute_local_activity(
+    return await _local(
         LIST_TOOLS_ACTIVITY,
         CatalogRequest(scenario=scenario),
-        result_type=ToolCatalog,
+        ToolCatalog,
         start_to_close_timeout=CATALOG_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary=f"catalog of {scenario}",
     )
-    return result
 
 
 async def _nearby_or_queued(
@@ -197,8 +226,8 @@ async def _nearby_or_queued(
     made it. Retried as `retry` says; `patience` bounds all its attempts together.
 
     A local activity's failure always reaches the caller as an ActivityError when
-    `every_failure` (runs since the memory patch); before, only its timeout does (see
-    _as_activity_error)."""
+    `every_failure` (runs since the memory patch) or since the patch for every local failure;
+    before, only its timeout does (see _as_activity_error)."""
     if local:
         try:
             nearby: R = await workflow.execute_local_activity(
@@ -215,7 +244,7 @@ async def _nearby_or_queued(
         except TimeoutError as bare:
             raise _as_activity_error(bare, name) from bare
         except FailureError as bare:
-            if not every_failure:
+            if not (every_failure or local_failures_are_activity_errors()):
                 raise
             raise _as_activity_error(bare, name) from bare
         return nearby
@@ -241,7 +270,8 @@ def _as_activity_error(bare: FailureError, name: str) -> ActivityError:
     One that timed out raises an ActivityError live, but a bare TimeoutError when its marker is
     replayed, so a run that went on live did not replay (TMPRL1100). A timeout is wrapped for
     every run: that is what the run saw live. Other failures only for runs since the memory
-    patch: a run before it failed on them, and its history must go on failing the same way."""
+    patch (memory calls) or the patch for every local failure (LOCAL_FAILURES_PATCH): a run
+    before it failed on them, and its history must go on failing the same way."""
     return ActivityError(
         "Activity task failed",
         scheduled_event_id=0,
@@ -340,15 +370,14 @@ async def make_plan(request: PlanRequest) -> PlanResponse:
 
 
 async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
-    result: ReportCheckResult = await workflow.execute_local_activity(
+    return await _local(
         CHECK_REPORT_ACTIVITY,
         request,
-        result_type=ReportCheckResult,
+        ReportCheckResult,
         start_to_close_timeout=CHECK_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary=f"check report ({request.scenario})",
     )
-    return result
 
 
 async def validate_plan(request: PlanCheckRequest) -> PlanCheckResult:
@@ -434,15 +463,14 @@ async def run_tool_call(
     a tool that calls a model runs where model calls are rate-limited. `policy`: the call's
     own timeout, if its tool has one."""
     if local:
-        result: ToolCallResult = await workflow.execute_local_activity(
+        return await _local(
             RUN_TOOL_ACTIVITY,
             request,
-            result_type=ToolCallResult,
+            ToolCallResult,
             start_to_close_timeout=policy_timeout(policy, local=True),
             retry_policy=retry,
             summary=summary,
         )
-        return result
     remote: ToolCallResult = await workflow.execute_activity(
         RUN_TOOL_ACTIVITY,
         request,
@@ -465,15 +493,14 @@ on its own, and retried there."""
 async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
     """Several ready cheap calls in one local activity (see harness.messages.ToolCallGroup)."""
     first, last = group.calls[0].node_id, group.calls[-1].node_id
-    result: ToolCallGroupResult = await workflow.execute_local_activity(
+    return await _local(
         RUN_TOOLS_ACTIVITY,
         group,
-        result_type=ToolCallGroupResult,
+        ToolCallGroupResult,
         start_to_close_timeout=GROUP_TIMEOUT,
         retry_policy=GROUP_RETRY,
         summary=f"{len(group.calls)} cheap calls: {first} … {last}",
     )
-    return result
 
 
 def to_retry_alone(outcome: BatchCallOutcome, max_attempts: int | None = None) -> bool:

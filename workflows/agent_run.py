@@ -44,7 +44,7 @@ from harness.signatures import (
 )
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
-from workflows.activity_calls import llm_queue
+from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
 from workflows.outcome import (
@@ -133,6 +133,7 @@ class AgentRunWorkflow:
             self._signed_kinds = SIGNED_KINDS_WITH_ANSWERS
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
+        local_failures_are_activity_errors()  # likewise; every local call reads it after
         if workflow.patched(MEMORY_PATCH) and request.memory.enabled:  # likewise
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:

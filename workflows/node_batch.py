@@ -27,6 +27,7 @@ from workflows.activity_calls import (
     TOOL_RETRY,
     ActivityFailure,
     llm_queue,
+    local_failures_are_activity_errors,
     policy_retry,
     retry_after,
     run_tool_call,
@@ -40,6 +41,7 @@ class NodeBatchWorkflow:
     @workflow.run
     async def run(self, request: NodeBatchRequest) -> NodeBatchResult:
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
+        local_failures_are_activity_errors()  # likewise: its local tool calls read it
         self._request = request
         self._slots = _Slots(request.max_concurrency)
         size = min(request.cheap_group_size, request.max_concurrency)
