@@ -194,6 +194,11 @@ class TaskRecord(BaseModel):
     title: str
     status: TaskStatus = TaskStatus.ACTIVE
     status_reason: str | None = None
+    status_set_by: str | None = Field(
+        default=None,
+        description="Who set the status last by `set_status` (since 0.11; None before): an "
+        "agent may not lift a hold a person or a system put on.",
+    )
     parent_id: str | None = None
     preset: str | None = Field(default=None, description="The task type its contract is for.")
     created_by: str

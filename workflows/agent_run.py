@@ -36,7 +36,7 @@ from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, De
 from harness.progress_page import ProgressPage
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
-from harness.signatures import canonical_actor, signature_problem
+from harness.signatures import signature_problem
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue
@@ -74,7 +74,7 @@ class AgentRunWorkflow:
         budget = Budget(request.limits, clock.elapsed_seconds)
         trace = TraceLog(run_id, request.session_id, budget, clock.now)
         state = RunState(run_id=run_id, request=request, started_at=clock.started)
-        keyed = frozenset(canonical_actor(actor) for actor in request.actor_keys)
+        keyed = frozenset(request.actor_keys)
         desk = WaitDesk(trace, self._publish, keyed)
         reporter = TaskReporter(request.task, run_id)
         self._ctx = RunContext(clock, state, budget, trace, desk, reporter)
@@ -259,7 +259,10 @@ class AgentRunWorkflow:
         """Why the request may not speak in this run (signed actors), or None."""
         state = self._ctx.state
         keys = state.request.actor_keys
-        return signature_problem(state.run_id, request, kind, keys, verify) if keys else None
+        if not keys:
+            return None
+        identity = self._ctx.desk.identity
+        return signature_problem(state.run_id, request, kind, keys, verify, identity)
 
     # -- the run's own ending ------------------------------------------------------------------
 
