@@ -367,7 +367,12 @@ class TaskLedger:
             return f"submission '{submission.id}' was already {submission.status.value}"
         same = _same_spelling if legacy else same_actor
         if same(submission.submitted_by, actor):
-            return f"{actor} submitted '{submission.id}': nobody reviews their own work"
+            who = (
+                actor
+                if submission.submitted_by == actor
+                else f"{actor} ({submission.submitted_by})"
+            )
+            return f"{who} submitted '{submission.id}': nobody reviews their own work"
         return None
 
     def _complete_problem(self, kind: ActorKind) -> str | None:

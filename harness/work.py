@@ -186,6 +186,25 @@ class TaskBinding(BaseModel):
     task_id: str
 
 
+class ScopeClaim(BaseModel):
+    """A run that works on no task names the scope its one task is to be created in."""
+
+    scope: str = Field(min_length=1, max_length=63)
+
+
+def scope_claim_problem(bound: TaskBinding | None, claimed: str | None, scope: str) -> str | None:
+    """Why a run may not create a task in `scope`: an agent writes only in its run's scope.
+    A run bound to a task has its task's scope; a run that works on no task claims one scope
+    with its first create (which binds it), and every later create must be in that one."""
+    home = bound.scope if bound is not None else claimed
+    if home is None or home == scope:
+        return None
+    return (
+        f"this run writes in scope '{home}' only: an agent cannot create tasks in scope "
+        f"'{scope[:63]}'"
+    )
+
+
 class TaskRecord(BaseModel):
     """A task as its own ledger knows it; its dependencies are its scope graph's."""
 

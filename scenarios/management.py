@@ -60,6 +60,8 @@ class TaskLedgerService(Protocol):
         self, command: GraphCommand, *, start_scope: bool = False
     ) -> LedgerReceipt: ...
 
+    async def claim_scope(self, run_id: str, scope: str) -> LedgerReceipt: ...
+
     async def context(self, scope: str, task_id: str) -> TaskContext: ...
 
     async def graph(self, scope: str) -> TaskGraphState: ...
@@ -295,6 +297,10 @@ async def _create(
     problem = scope_problem(scope)
     if problem:
         raise ToolError(ErrorCode.INVALID_ARGUMENT, problem)
+    if bind:  # a run that works on no task: its first create claims the one scope it writes in
+        claim = await ledger.claim_scope(ctx.run_id, scope)
+        if not claim.accepted:
+            raise ToolError(ErrorCode.POLICY_VIOLATION, claim.reason)
     created = await _graph(
         ctx, ledger, scope, CreateTask(title=args.title, parent_id=parent), start_scope=bind
     )

@@ -29,6 +29,7 @@ from harness.contracts import (
     RESULT_QUERY,
     RUN_WORKFLOW,
     STATUS_QUERY,
+    TASK_SCOPE_CLAIM_UPDATE,
     TRACE_QUERY,
     WAITS_QUERY,
 )
@@ -37,8 +38,10 @@ from harness.progress_page import ProgressPage
 from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
 from harness.run_state import RunState
 from harness.signatures import signature_problem
+from harness.task_commands import LedgerReceipt
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
+from harness.work import ScopeClaim, scope_claim_problem
 from workflows.activity_calls import llm_queue
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
@@ -88,6 +91,8 @@ class AgentRunWorkflow:
         self._main_task: asyncio.Task[Any] | None = None
         self._cancel_reason: str | None = None
         self._cancelling = False
+        self._claimed_scope: str | None = None
+        """The scope a run that works on no task creates its one task in (its first create)."""
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunResult:
@@ -203,6 +208,28 @@ class AgentRunWorkflow:
         self._cancel_reason = f"{request.reason} (by {request.actor})"
         if self._main_task is not None:
             self._main_task.cancel()
+
+    @workflow.update(
+        name=TASK_SCOPE_CLAIM_UPDATE,
+        description='A management tool in a run that works on no task: {"scope"}, where it '
+        "is about to create its task; every create of the run must be in one scope.",
+    )
+    def claim_task_scope(self, claim: ScopeClaim) -> LedgerReceipt:
+        # decided here, not only in the validator: two claims may pass their validators in
+        # one workflow task before either handler runs
+        problem = scope_claim_problem(self._ctx.task.binding, self._claimed_scope, claim.scope)
+        if problem is not None:
+            return LedgerReceipt(accepted=False, reason=problem)
+        self._claimed_scope = claim.scope
+        return LedgerReceipt(accepted=True, id=claim.scope, reason="scope claimed")
+
+    @claim_task_scope.validator
+    def _validate_claim(self, claim: ScopeClaim) -> None:
+        if self._ctx.state.phase.is_terminal:
+            raise ValueError(f"run {self._ctx.state.run_id} has finished")
+        problem = scope_claim_problem(self._ctx.task.binding, self._claimed_scope, claim.scope)
+        if problem is not None:
+            raise ValueError(problem)
 
     @workflow.update(
         name=APPROVE_UPDATE,
