@@ -67,6 +67,8 @@ class WaitDesk:
         self._late_traced = workflow.patched(LATE_TRACE_PATCH)
         if workflow.patched(ACTOR_IDENTITY_PATCH):
             self.identity = actor_identity
+            if self._lots is EarlyLots.BY_SENDER:
+                self._lots = EarlyLots.BY_IDENTITY
 
     def _rules(self) -> DeliveryRules:
         """The delivery rules of the release the run started on (see DeliveryRules)."""
