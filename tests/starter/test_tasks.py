@@ -203,7 +203,7 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
             "--actor", "agent:planner",
         )  # fmt: skip
         await cli("submit", "task-2", "--summary", "checked", "--evidence", "ev-1",
-                  "--actor", "agent:planner")  # fmt: skip
+                  "--actor", "human:analyst")  # fmt: skip  (an agent never submits)
         early = await cli("task", "complete", "task-2", "--actor", "human:ops")
         await cli("review", "task-2", "sub-1", "--approve", "--actor", "human:lead")
         complete = await cli("task", "complete", "task-2", "--actor", "human:ops")
