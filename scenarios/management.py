@@ -4,7 +4,9 @@ and write its task's ledger, validated and run like any other node.
 They run with the agent's actor (`agent:RUN_ID`), so the gateway's rules hold for them too: an
 agent records facts, evidence, decisions and relations and creates tasks, but resolves,
 completes and cancels nothing. Each write carries an idempotency key naming the run and node,
-so a retried call applies once. They need the run to be bound to a task (`harness run --task`).
+so a retried call applies once. They need the run to be bound to a task (`harness run --task`),
+except a create in a run that works on no task: its first create claims the run's one scope
+from the run itself (the `claim_task_scope` update), and a create in another scope is refused.
 """
 
 from __future__ import annotations
