@@ -19,6 +19,7 @@ from harness.contracts import (
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
     TASK_LEDGER_QUERY,
+    TASK_SCOPE_CLAIM_UPDATE,
     WAITS_QUERY,
     scope_workflow_id,
     task_workflow_id,
@@ -29,6 +30,7 @@ from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
 from harness.wait_book import Wait, WaitStatus
+from harness.work import ScopeClaim
 
 
 class TemporalTaskLedger:
@@ -57,6 +59,11 @@ class TemporalTaskLedger:
                 static_summary=f"task graph of scope {command.scope}",
             )
         return await self._update(workflow_id, SCOPE_COMMAND_UPDATE, command)
+
+    async def claim_scope(self, run_id: str, scope: str) -> LedgerReceipt:
+        """Ask the run (its own update, so two creates at once are decided in order) whether
+        it may create its task in `scope`."""
+        return await self._update(run_id, TASK_SCOPE_CLAIM_UPDATE, ScopeClaim(scope=scope))
 
     async def context(self, scope: str, task_id: str) -> TaskContext:
         handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))

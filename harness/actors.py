@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 
 
@@ -26,3 +27,33 @@ def _require_name(name: str, actor: str) -> str:
     if not name.strip():
         raise ValueError(actor)
     return name.strip()
+
+
+def actor_identity(actor: str) -> str:
+    """Who `actor` is, as one string: every spelling of one actor gives the same one.
+
+    `Human: Alice`, `human:alice`, `HUMAN:ALICE` and its fullwidth form (U+FF48...) are all
+    `human:alice`:
+    Unicode compatibility forms are folded (NFKC), case is folded (casefold, so `ß` is `ss`),
+    invisible format characters (zero-width spaces, joiners, direction marks) are dropped, and
+    runs of whitespace become one space, none around the colon. Every gateway compares actors,
+    and looks up their keys, by this, so no second spelling is a second person. An actor that
+    does not parse is its own identity, unchanged (the gateways refuse it anyway)."""
+    folded = _fold(actor)
+    try:
+        kind, name = parse_actor(folded)
+    except ValueError:
+        return actor
+    return f"{kind.value}:{name}"
+
+
+def same_actor(first: str, second: str) -> bool:
+    """One actor however it is written (see actor_identity)."""
+    return actor_identity(first) == actor_identity(second)
+
+
+def _fold(text: str) -> str:
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    normal = unicodedata.normalize("NFKC", normal)  # casefold may leave a non-NFKC form
+    visible = "".join(c for c in normal if unicodedata.category(c) != "Cf")
+    return " ".join(visible.split())

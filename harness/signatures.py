@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
-from harness.actors import parse_actor
+from harness.actors import actor_identity, parse_actor
 from harness.wait_book import WaitKind
 
 SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_OPERATION})
@@ -42,8 +42,9 @@ def signed_message(run_id: str, request: BaseModel) -> bytes:
 
 
 def canonical_actor(actor: str) -> str:
-    """The one spelling of an actor the wait book would accept (`Human: ops ` is human:ops), so
-    no variant of a keyed actor's name passes as someone else."""
+    """Before 0.10, the one spelling of an actor (`Human: ops ` is human:ops, but `Human:Ops`
+    is human:Ops, which passed unsigned where human:ops had a key). Runs that started before
+    0.10 keep it; later ones look keys up by harness.actors.actor_identity."""
     try:
         kind, name = parse_actor(actor)
     except ValueError:
@@ -58,13 +59,15 @@ def signature_problem(
     keys: Mapping[str, str],
     verify: Verify,
     signed_kinds: frozenset[WaitKind] = SIGNED_KINDS,
+    identity: Callable[[str], str] = actor_identity,
 ) -> str | None:
     """Why `request` may not speak in this run, or None. No keys: no rule (the README says who
-    may signal then). A delivery of one of `signed_kinds` must be signed by a keyed actor."""
+    may signal then). A delivery of one of `signed_kinds` must be signed by a keyed actor.
+    `identity`: how actors are compared (canonical_actor before 0.10)."""
     if not keys:
         return None
-    keys = {canonical_actor(actor): key for actor, key in keys.items()}
-    actor = canonical_actor(str(getattr(request, "actor", "")))
+    keys = {identity(actor): key for actor, key in keys.items()}
+    actor = identity(str(getattr(request, "actor", "")))
     signature = getattr(request, "signature", None)
     if actor not in keys and kind not in signed_kinds:
         return None

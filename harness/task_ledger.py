@@ -7,9 +7,15 @@ with other content, a record that does not exist, a ledger that would pass its s
 update's validator and `apply` its handler, so a refused command leaves no trace in history
 and an applied one is journalled there.
 
-Who may do what: an `agent:` actor may record facts, evidence, decisions and relations, and
-move its task between ACTIVE and BLOCKED; it may never resolve a decision, complete, cancel or
-submit a task. People and systems may do all of it.
+Who may do what: an `agent:` actor may record facts, evidence, decisions and relations,
+invalidate a fact an agent recorded, and move its task between ACTIVE and BLOCKED, but not lift
+a hold a person or a system put on; it may never resolve a decision, complete, cancel or submit
+a task. People and systems may do all of it. Actors are compared as one identity however they
+are spelt (harness.actors.actor_identity): `human:Alice` does not review `human:alice`'s work.
+
+`check(..., legacy=True)` is the gateway of the releases before 0.10 (actors compared by
+spelling; an agent could submit, invalidate any fact and lift any hold), which a task's workflow
+keeps for what its recorded history decided under it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from harness.actors import ActorKind, parse_actor
+from harness.actors import ActorKind, parse_actor, same_actor
 from harness.bounds import MAX_NAME_CHARS
 from harness.gates import GateInput, built_in_gates
 from harness.host_contract import ContractInForce
@@ -148,7 +154,7 @@ class TaskLedger:
 
     # -- the gateway ------------------------------------------------------------------------
 
-    def check(self, command: TaskCommand) -> str | None:
+    def check(self, command: TaskCommand, *, legacy: bool = False) -> str | None:
         """The problem with `command`, or None when it may be applied (or is a duplicate)."""
         if command.task_id != self.task.id:
             return f"the command is for task '{command.task_id[:200]}', not '{self.task.id}'"
@@ -159,11 +165,14 @@ class TaskLedger:
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
         problem = names_problem(_names(command.operation), MAX_NAME_CHARS)
-        problem = problem or self._rule_problem(command, actor_kind(command.actor))
+        problem = problem or self._rule_problem(command, actor_kind(command.actor), legacy)
         return problem or self._size_problem(command)
 
-    def _rule_problem(self, command: TaskCommand, kind: ActorKind) -> str | None:
+    def _rule_problem(self, command: TaskCommand, kind: ActorKind, legacy: bool) -> str | None:
         operation = command.operation
+        problem = None if legacy else self._agent_problem(command, kind)
+        if problem is not None:
+            return problem
         if self.task.status.is_terminal and not isinstance(operation, RunEnded):
             return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
         if isinstance(operation, RUN_REPORTS) and kind is ActorKind.AGENT:
@@ -173,7 +182,7 @@ class TaskLedger:
         if isinstance(operation, Submit):
             return self._submit_problem()
         if isinstance(operation, ReviewSubmission):
-            return self._review_problem(operation, kind, command.actor)
+            return self._review_problem(operation, kind, command.actor, legacy)
         if isinstance(operation, Complete):
             return self._complete_problem(kind)
         if (
@@ -321,8 +330,31 @@ class TaskLedger:
             return f"task '{self.task.id}' is {status}: only an ACTIVE task is submitted"
         return None
 
+    def _agent_problem(self, command: TaskCommand, kind: ActorKind) -> str | None:
+        """What the README says an agent may never do, whoever let it try (0.10)."""
+        if kind is not ActorKind.AGENT:
+            return None
+        operation = command.operation
+        if isinstance(operation, Submit):
+            return "an agent can never submit a task: the harness submits a run's work"
+        if isinstance(operation, InvalidateFact):
+            fact = self._fact(operation.fact_id)
+            if fact is not None and _kind_of(fact.recorded_by) is not ActorKind.AGENT:
+                return (
+                    f"fact '{fact.id}' was recorded by {fact.recorded_by}: an agent may "
+                    "invalidate only what an agent recorded"
+                )
+        if isinstance(operation, SetStatus) and self.task.status is TaskStatus.BLOCKED:
+            held_by = self.task.status_set_by
+            if held_by is not None and _kind_of(held_by) is not ActorKind.AGENT:
+                return (
+                    f"task '{self.task.id}' was BLOCKED by {held_by}: an agent cannot lift "
+                    "a hold a person or a system put on"
+                )
+        return None
+
     def _review_problem(
-        self, operation: ReviewSubmission, kind: ActorKind, actor: str
+        self, operation: ReviewSubmission, kind: ActorKind, actor: str, legacy: bool
     ) -> str | None:
         if kind is ActorKind.AGENT:
             return "an agent can never review a submission"
@@ -333,8 +365,14 @@ class TaskLedger:
             return f"task '{self.task.id}' has no submission '{operation.submission_id}'"
         if submission.status is not SubmissionStatus.PENDING:
             return f"submission '{submission.id}' was already {submission.status.value}"
-        if _same_actor(submission.submitted_by, actor):
-            return f"{actor} submitted '{submission.id}': nobody reviews their own work"
+        same = _same_spelling if legacy else same_actor
+        if same(submission.submitted_by, actor):
+            who = (
+                actor
+                if submission.submitted_by == actor
+                else f"{actor} ({submission.submitted_by})"
+            )
+            return f"{who} submitted '{submission.id}': nobody reviews their own work"
         return None
 
     def _complete_problem(self, kind: ActorKind) -> str | None:
@@ -453,6 +491,7 @@ class TaskLedger:
         if isinstance(operation, SetStatus):
             self.task.status = operation.status
             self.task.status_reason = operation.reason
+            self.task.status_set_by = actor
             for pending in state.submissions:  # a task taken out of review: nothing is pending
                 if pending.status is SubmissionStatus.PENDING:
                     pending.status = SubmissionStatus.WITHDRAWN
@@ -624,9 +663,18 @@ def _names(operation: TaskOperation) -> dict[str, str | None]:
     return names
 
 
-def _same_actor(first: str, second: str) -> bool:
-    """One actor however it is written (`human:alice`, `HUMAN: alice`)."""
+def _same_spelling(first: str, second: str) -> bool:
+    """Before 0.10: one actor when kind (any case) and name (exactly) match, so `human:Alice`
+    and `human:alice` were two."""
     try:
         return parse_actor(first) == parse_actor(second)
     except ValueError:
         return first == second
+
+
+def _kind_of(actor: str) -> ActorKind | None:
+    """The kind of a recorded actor (recorded ones passed the gateway), or None."""
+    try:
+        return parse_actor(actor)[0]
+    except ValueError:
+        return None

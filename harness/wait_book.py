@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.actors import ActorKind, parse_actor
+from harness.actors import ActorKind, actor_identity, parse_actor
 from harness.host_contract import Act
 
 
@@ -117,10 +118,14 @@ class EarlyLots(StrEnum):
     has its own lot of MAX_PARKED_PER_SENDER, a full lot lets its own oldest entry go, and when
     all lots together hold MAX_PARKED the largest lot gives way: one sender's junk can neither
     evict nor crowd out another sender's result. In a run with actor keys only a signed
-    delivery parks (`signed` in WaitBook.park)."""
+    delivery parks (`signed` in WaitBook.park). BY_IDENTITY (0.10): as BY_SENDER, with a
+    sender told by harness.actors.actor_identity, so junk under a hundred spellings of one name
+    (`Junk:X`, `JUNK:x` ...) is one lot and cannot make the real result's lot the oldest of the
+    largest."""
 
     BY_KIND = "by_kind"
     BY_SENDER = "by_sender"
+    BY_IDENTITY = "by_identity"
 
 
 class DeliveryRules(IntEnum):
@@ -180,7 +185,7 @@ class WaitBook:
         target = delivery.operation_id or delivery.event
         if rules is DeliveryRules.V1 and len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
-        if lots is EarlyLots.BY_SENDER and signed is False:
+        if lots is not EarlyLots.BY_KIND and signed is False:
             return DeliveryReceipt(
                 accepted=False,
                 reason=f"'{target}' is not awaited yet, and this run has actor keys: an early "
@@ -191,8 +196,8 @@ class WaitBook:
                 parse_actor(delivery.actor)
             except ValueError as error:
                 return DeliveryReceipt(accepted=False, reason=str(error))
-            if lots is EarlyLots.BY_SENDER:
-                self._make_room_by_sender(delivery, now)
+            if lots is not EarlyLots.BY_KIND:
+                self._make_room_by_sender(delivery, now, lots)
             else:
                 self._make_room(delivery, now)
         self.parked.append(Parked(delivery=delivery, at=now))
@@ -206,22 +211,23 @@ class WaitBook:
         if len(same_lot) >= MAX_PARKED_PER_KIND:
             self.parked.remove(same_lot[0])
 
-    def _make_room_by_sender(self, delivery: Delivery, now: datetime) -> None:
+    def _make_room_by_sender(self, delivery: Delivery, now: datetime, lots: EarlyLots) -> None:
         """Room for one more of the sender's deliveries, taken from the sender's own lot when it
         is full, else, when all lots are full, from the largest (its oldest entry)."""
+        sender_of = _identity if lots is EarlyLots.BY_IDENTITY else _sender
         self.parked = [entry for entry in self.parked if now - entry.at < PARKED_FOR]
-        sender = _sender(delivery)
-        own = [entry for entry in self.parked if _sender(entry.delivery) == sender]
+        sender = sender_of(delivery)
+        own = [entry for entry in self.parked if sender_of(entry.delivery) == sender]
         if len(own) >= MAX_PARKED_PER_SENDER:
             self.parked.remove(own[0])
         elif len(self.parked) >= MAX_PARKED:
-            self.parked.remove(self._oldest_of_largest_lot())
+            self.parked.remove(self._oldest_of_largest_lot(sender_of))
 
-    def _oldest_of_largest_lot(self) -> Parked:
+    def _oldest_of_largest_lot(self, sender_of: Callable[[Delivery], str]) -> Parked:
         """The oldest entry of the sender with most parked (of those, the one parked first)."""
-        sizes = Counter(_sender(entry.delivery) for entry in self.parked)
+        sizes = Counter(sender_of(entry.delivery) for entry in self.parked)
         largest = max(sizes.values())
-        return next(e for e in self.parked if sizes[_sender(e.delivery)] == largest)
+        return next(e for e in self.parked if sizes[sender_of(e.delivery)] == largest)
 
     def unpark(
         self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V4
@@ -399,8 +405,14 @@ def _awaited_by(wait: Wait, delivery: Delivery) -> bool:
     return by_operation or (wait.event is not None and delivery.event == wait.event)
 
 
+def _identity(delivery: Delivery) -> str:
+    """Who sent it, one identity per actor however spelt (0.10)."""
+    return actor_identity(delivery.actor)
+
+
 def _sender(delivery: Delivery) -> str:
-    """Who sent it, one spelling per actor (`Human: Ops` and `human:Ops` are one sender)."""
+    """Who sent it, as 0.10 told: `Human: Ops` and `human:Ops` are one sender, but `human:ops`
+    another (EarlyLots.BY_SENDER)."""
     try:
         kind, name = parse_actor(delivery.actor)
     except ValueError:

@@ -186,6 +186,25 @@ class TaskBinding(BaseModel):
     task_id: str
 
 
+class ScopeClaim(BaseModel):
+    """A run that works on no task names the scope its one task is to be created in."""
+
+    scope: str = Field(min_length=1, max_length=63)
+
+
+def scope_claim_problem(bound: TaskBinding | None, claimed: str | None, scope: str) -> str | None:
+    """Why a run may not create a task in `scope`: an agent writes only in its run's scope.
+    A run bound to a task has its task's scope; a run that works on no task claims one scope
+    with its first create (which binds it), and every later create must be in that one."""
+    home = bound.scope if bound is not None else claimed
+    if home is None or home == scope:
+        return None
+    return (
+        f"this run writes in scope '{home}' only: an agent cannot create tasks in scope "
+        f"'{scope[:63]}'"
+    )
+
+
 class TaskRecord(BaseModel):
     """A task as its own ledger knows it; its dependencies are its scope graph's."""
 
@@ -194,6 +213,11 @@ class TaskRecord(BaseModel):
     title: str
     status: TaskStatus = TaskStatus.ACTIVE
     status_reason: str | None = None
+    status_set_by: str | None = Field(
+        default=None,
+        description="Who set the status last by `set_status` (since 0.10; None before): an "
+        "agent may not lift a hold a person or a system put on.",
+    )
     parent_id: str | None = None
     preset: str | None = Field(default=None, description="The task type its contract is for.")
     created_by: str

@@ -4,7 +4,9 @@ and write its task's ledger, validated and run like any other node.
 They run with the agent's actor (`agent:RUN_ID`), so the gateway's rules hold for them too: an
 agent records facts, evidence, decisions and relations and creates tasks, but resolves,
 completes and cancels nothing. Each write carries an idempotency key naming the run and node,
-so a retried call applies once. They need the run to be bound to a task (`harness run --task`).
+so a retried call applies once. They need the run to be bound to a task (`harness run --task`),
+except a create in a run that works on no task: its first create claims the run's one scope
+from the run itself (the `claim_task_scope` update), and a create in another scope is refused.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class TaskLedgerService(Protocol):
     async def scope_command(
         self, command: GraphCommand, *, start_scope: bool = False
     ) -> LedgerReceipt: ...
+
+    async def claim_scope(self, run_id: str, scope: str) -> LedgerReceipt: ...
 
     async def context(self, scope: str, task_id: str) -> TaskContext: ...
 
@@ -295,6 +299,10 @@ async def _create(
     problem = scope_problem(scope)
     if problem:
         raise ToolError(ErrorCode.INVALID_ARGUMENT, problem)
+    if bind:  # a run that works on no task: its first create claims the one scope it writes in
+        claim = await ledger.claim_scope(ctx.run_id, scope)
+        if not claim.accepted:
+            raise ToolError(ErrorCode.POLICY_VIOLATION, claim.reason)
     created = await _graph(
         ctx, ledger, scope, CreateTask(title=args.title, parent_id=parent), start_scope=bind
     )

@@ -327,6 +327,21 @@ async def signed_approval(start: Start) -> Handle:
     return handle
 
 
+async def cancel_by_another_spelling_refused(start: Start) -> Handle:
+    """Since 0.10, a keyed actor is found in any spelling: an unsigned cancel as Human:Ops is
+    refused where human:ops has a key (traced), and the signed approval ends the run."""
+    request = approval_request().model_copy(
+        update={"actor_keys": {"human:ops": public_key(OPS_KEY)}}
+    )
+    handle = await start(request)
+    await pending_wait(handle, "approve-change")
+    await handle.signal("cancel", {"reason": "stop it", "actor": "Human:Ops"})
+    approval = ApprovalRequest.model_validate(APPROVE_CHANGE)
+    approval.signature = sign(OPS_KEY, signed_message(handle.id, approval))
+    await handle.signal("approve", approval.model_dump(mode="json"))
+    return handle
+
+
 async def reconcile_with_its_result(start: Start) -> Handle:
     """A side effect whose call timed out: a reconcile without the result is refused, then the
     whole one completes the node (delivery rules v3)."""
@@ -726,6 +741,17 @@ CASES = (
         RunPhase.SUCCEEDED,
         approval_covers_a_replan,
         provider=_replans_to_a_second_change,
+    ),
+)
+
+
+CASES = (
+    *CASES,
+    # 0.10: one identity per actor however spelt; a keyed actor's other spelling is refused
+    Case(
+        "cancel_by_another_spelling_refused",
+        RunPhase.SUCCEEDED,
+        cancel_by_another_spelling_refused,
     ),
 )
 

@@ -29,6 +29,7 @@ from harness.contracts import (
     RESULT_QUERY,
     RUN_WORKFLOW,
     STATUS_QUERY,
+    TASK_SCOPE_CLAIM_UPDATE,
     TRACE_QUERY,
     WAITS_QUERY,
 )
@@ -39,11 +40,12 @@ from harness.run_state import RunState
 from harness.signatures import (
     SIGNED_KINDS,
     SIGNED_KINDS_WITH_ANSWERS,
-    canonical_actor,
     signature_problem,
 )
+from harness.task_commands import LedgerReceipt
 from harness.trace import TraceEvent, TraceKind, TraceLog
 from harness.wait_book import DeliveryReceipt, Wait, WaitKind
+from harness.work import ScopeClaim, scope_claim_problem
 from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
@@ -91,7 +93,7 @@ class AgentRunWorkflow:
         budget = Budget(request.limits, clock.elapsed_seconds)
         trace = TraceLog(run_id, request.session_id, budget, clock.now)
         state = RunState(run_id=run_id, request=request, started_at=clock.started)
-        keyed = frozenset(canonical_actor(actor) for actor in request.actor_keys)
+        keyed = frozenset(request.actor_keys)
         desk = WaitDesk(trace, self._publish, keyed)
         reporter = TaskReporter(request.task, run_id)
         self._ctx = RunContext(clock, state, budget, trace, desk, reporter)
@@ -107,6 +109,8 @@ class AgentRunWorkflow:
         self._cancelling = False
         self._signed_kinds = SIGNED_KINDS
         """What a keyed run takes only signed (answers too since 0.10: see run)."""
+        self._claimed_scope: str | None = None
+        """The scope a run that works on no task creates its one task in (its first create)."""
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunResult:
@@ -232,6 +236,28 @@ class AgentRunWorkflow:
             self._main_task.cancel()
 
     @workflow.update(
+        name=TASK_SCOPE_CLAIM_UPDATE,
+        description='A management tool in a run that works on no task: {"scope"}, where it '
+        "is about to create its task; every create of the run must be in one scope.",
+    )
+    def claim_task_scope(self, claim: ScopeClaim) -> LedgerReceipt:
+        # decided here, not only in the validator: two claims may pass their validators in
+        # one workflow task before either handler runs
+        problem = scope_claim_problem(self._ctx.task.binding, self._claimed_scope, claim.scope)
+        if problem is not None:
+            return LedgerReceipt(accepted=False, reason=problem)
+        self._claimed_scope = claim.scope
+        return LedgerReceipt(accepted=True, id=claim.scope, reason="scope claimed")
+
+    @claim_task_scope.validator
+    def _validate_claim(self, claim: ScopeClaim) -> None:
+        if self._ctx.state.phase.is_terminal:
+            raise ValueError(f"run {self._ctx.state.run_id} has finished")
+        problem = scope_claim_problem(self._ctx.task.binding, self._claimed_scope, claim.scope)
+        if problem is not None:
+            raise ValueError(problem)
+
+    @workflow.update(
         name=APPROVE_UPDATE,
         description='Approve or reject an APPROVAL wait: {"wait_id", "decision": "approve" '
         '| "reject", "actor": "human:NAME", "comment"}; answers with a receipt.',
@@ -288,7 +314,10 @@ class AgentRunWorkflow:
         keys = state.request.actor_keys
         if not keys:
             return None
-        return signature_problem(state.run_id, request, kind, keys, verify, self._signed_kinds)
+        identity = self._ctx.desk.identity
+        return signature_problem(
+            state.run_id, request, kind, keys, verify, self._signed_kinds, identity
+        )
 
     # -- the run's own ending ------------------------------------------------------------------
 

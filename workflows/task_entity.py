@@ -46,6 +46,10 @@ SYSTEM_ACTOR = "system:harness"
 CONTRACT_PATCH = "task-contract-v1"
 """Completions (and approvals by a system) ask the scope's contract in force, through an
 activity; tasks before it were judged by the built-in gates alone."""
+IDENTITY_PATCH = "governance-actor-identity"
+"""0.10: actors compared as one identity however spelt, and the agent's rights as the README
+lists them. Asked only where the old gateway and the new one answer differently, numbered by
+the ledger like CONTRACT_PATCH, so a history from before decides as it did."""
 ACCEPTANCE_TIMEOUT = timedelta(seconds=60)
 ACCEPTANCE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
@@ -145,7 +149,7 @@ class TaskWorkflow:
         kind, _ = parse_actor(command.actor)
         refusal = judged.contract.refusal(kind, act)
         if refusal is None:  # the ledger may have moved while the contract was read
-            refusal = self._ledger.check(command)
+            refusal = self._recheck(command)
         if refusal is None and given is not None and not _same_judged(self._ledger, given):
             refusal = "the task's submission changed while its gates were checked: ask again"
         if refusal is not None:
@@ -153,6 +157,17 @@ class TaskWorkflow:
         if given is None:
             return None
         return built_in_gates(judged.contract, given, workflow.now()) + judged.checks
+
+    def _recheck(self, command: TaskCommand) -> str | None:
+        """The gateway's check again, in the handler (which replays): under the 0.10 rules
+        where the history says so; the validator, which never replays, always checks them."""
+        current = self._ledger.check(command)
+        legacy = self._ledger.check(command, legacy=True)
+        if current == legacy:
+            return current
+        state = self._ledger.state
+        patch = f"{IDENTITY_PATCH}:{len(state.acceptances)}:{len(state.reviews)}"
+        return current if workflow.patched(patch) else legacy
 
     @workflow.query(name=TASK_CONTEXT_QUERY, description="The task, what is believed and why.")
     def context(self, request: ContextRequest) -> TaskContext:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pydantic import BaseModel, JsonValue
 from temporalio import workflow
 
+from harness.actors import actor_identity
 from harness.approval_cover import ApprovalCover, Cover
 from harness.deliveries import DeliverRequest
 from harness.signatures import canonical_actor
@@ -31,6 +32,8 @@ RECONCILE_RULES_PATCH = "delivery-rules-v3"
 AGENT_RECONCILE_PATCH = "delivery-rules-v4"
 EARLY_LOTS_PATCH = "early-deliveries-parked-by-sender"
 LATE_TRACE_PATCH = "late-deliveries-traced-as-late"
+ACTOR_IDENTITY_PATCH = "actors-one-identity-however-spelt"
+"""0.10: a keyed actor is found in any spelling (case, Unicode forms, invisible characters)."""
 
 
 class WaitDesk:
@@ -40,8 +43,8 @@ class WaitDesk:
         on_change: Callable[[], None],
         keyed_actors: frozenset[str] = frozenset(),
     ) -> None:
-        """`keyed_actors`: the run's actors with keys, each as signatures.canonical_actor
-        spells it (a run without actor keys has none)."""
+        """`keyed_actors`: the run's actors with keys, as configured (a run without actor
+        keys has none); compared by `identity` (decided with the run's rules)."""
         self.book = WaitBook()
         self.approvals = ApprovalCover()
         """The run's decided approvals by action, across its attempts (see held_nodes)."""
@@ -51,6 +54,8 @@ class WaitDesk:
         self._v4 = False
         self._lots = EarlyLots.BY_KIND
         self._late_traced = False
+        self.identity: Callable[[str], str] = canonical_actor
+        """How this run tells who an actor is: actor_identity since 0.10."""
 
     def decide_rules(self) -> None:
         """First thing in the run's first task (see activity_calls.llm_queue): whether the run
@@ -60,6 +65,10 @@ class WaitDesk:
         if workflow.patched(EARLY_LOTS_PATCH):
             self._lots = EarlyLots.BY_SENDER
         self._late_traced = workflow.patched(LATE_TRACE_PATCH)
+        if workflow.patched(ACTOR_IDENTITY_PATCH):
+            self.identity = actor_identity
+            if self._lots is EarlyLots.BY_SENDER:
+                self._lots = EarlyLots.BY_IDENTITY
 
     def _rules(self) -> DeliveryRules:
         """The delivery rules of the release the run started on (see DeliveryRules)."""
@@ -223,7 +232,8 @@ class WaitDesk:
         speaks for a keyed actor, i.e. carries that actor's valid signature; else None."""
         if not self._keyed:
             return None
-        return canonical_actor(delivery.actor) in self._keyed
+        keyed = {self.identity(actor) for actor in self._keyed}
+        return self.identity(delivery.actor) in keyed
 
     def deliver(self, delivery: Delivery, signed: bool | None = None) -> DeliveryReceipt:
         receipt = self.book.deliver(delivery, workflow.now(), self._rules(), self._lots, signed)

@@ -202,8 +202,9 @@ async def test_the_cli_keeps_a_tasks_ledger_and_refuses_bad_writes_with_exit_2(
             "evidence", "record", "task-2", "--kind", "EXTERNAL", "--summary", "no dispute",
             "--actor", "agent:planner",
         )  # fmt: skip
+        # a person submits: an agent never does
         await cli("submit", "task-2", "--summary", "checked", "--evidence", "ev-1",
-                  "--actor", "agent:planner")  # fmt: skip
+                  "--actor", "human:analyst")  # fmt: skip
         early = await cli("task", "complete", "task-2", "--actor", "human:ops")
         await cli("review", "task-2", "sub-1", "--approve", "--actor", "human:lead")
         complete = await cli("task", "complete", "task-2", "--actor", "human:ops")
