@@ -30,6 +30,7 @@ from harness.messages import (
     ToolCallResult,
 )
 from harness.problems import describe_invalid
+from harness.redaction import redact
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Tool, ToolContext
 
@@ -41,9 +42,10 @@ def _tool_failure(
 ) -> ApplicationError:
     """An expected failure of a tool (its own ToolError, an injected fault, bad arguments): the
     run decides what follows, so the SDK logs it as benign, without a traceback. A crash is not
-    expected, and keeps the SDK's warning."""
+    expected, and keeps the SDK's warning. Its message is redacted: it reaches the run's history,
+    trace, episode and the worker's log."""
     return ApplicationError(
-        message,
+        redact(message),
         {"attempt": attempt},
         type=code.value,
         non_retryable=not is_retryable(code),
@@ -51,6 +53,15 @@ def _tool_failure(
         if expected
         else ApplicationErrorCategory.UNSPECIFIED,
     )
+
+
+def redacted_cause(error: Exception) -> Exception:
+    """The cause a failure carries into history (its message is recorded there too), redacted,
+    with the original's traceback."""
+    message = redact(str(error))
+    if isinstance(error, ToolError):
+        return ToolError(error.code, message).with_traceback(error.__traceback__)
+    return RuntimeError(f"{type(error).__name__}: {message}").with_traceback(error.__traceback__)
 
 
 class ToolActivities:
@@ -130,10 +141,10 @@ class ToolActivities:
                 "tool.call",
                 status="FAILED",
                 code=error.code.value,
-                reason=error.message,
+                reason=redact(error.message),
                 latency_ms=latency,
             )
-            raise _tool_failure(error.code, error.message, attempt) from error
+            raise _tool_failure(error.code, error.message, attempt) from redacted_cause(error)
         except ProviderError as error:
             logger.warning("tool.provider_error", code=error.code.value, reason=error.message)
             raise provider_failure(error, attempt) from error
@@ -144,7 +155,7 @@ class ToolActivities:
             message = f"{request.tool} failed unexpectedly: {type(error).__name__}: {error}"
             raise _tool_failure(
                 ErrorCode.TOOL_EXECUTION_FAILED, message, attempt, expected=False
-            ) from error
+            ) from redacted_cause(error)
         timing = clock.timing()
         latency_ms = (timing.finished_at - timing.started_at).total_seconds() * 1000
         logger.info("tool.call", status="DONE", latency_ms=round(latency_ms, 2))

@@ -15,12 +15,34 @@ import sys
 import structlog
 from temporalio import activity, workflow
 
+from harness.redaction import redact
+
 _SHARED: list[structlog.typing.Processor] = [
     structlog.contextvars.merge_contextvars,
     structlog.stdlib.add_log_level,
     structlog.stdlib.add_logger_name,
     structlog.processors.TimeStamper(fmt="iso"),
 ]
+
+
+def _redacted(
+    logger: object, method: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    """Every line's values, its message and traceback included, pass through the redaction of
+    memory: a tool's failure reason or an SDK's exception can quote a key."""
+    return {key: _redact_value(value) for key, value in event.items()}
+
+
+def _redact_value(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(item) for item in value]
+    if isinstance(value, BaseException):
+        return redact(repr(value))
+    return value
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -34,6 +56,7 @@ def configure_logging(level: str = "INFO") -> None:
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
+            _redacted,
             renderer,
         ],
     )

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
-import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, TextIO
 
 import anyio
 import httpx2
@@ -42,6 +43,7 @@ from pydantic import JsonValue
 
 from harness.errors import ErrorCode, ToolError
 from harness.mcp_tools import McpListedTool, McpServerListing
+from harness.redaction import redact
 from tool_servers.config import McpConfigError, McpServer
 from tool_servers.results import content_text, listed_tool, node_result, protocol_error_code
 
@@ -162,12 +164,39 @@ async def _transport(
         parameters = StdioServerParameters(
             command=server.command, args=server.args, env=server.env or None, cwd=server.cwd
         )
-        return stdio_client(parameters, errlog=sys.__stderr__ or sys.stderr)
+        return stdio_client(parameters, errlog=stack.enter_context(_stderr_log(server.name)))
     timeout = httpx2.Timeout(30.0, read=max(300.0, server.timeout_seconds + 30.0))
     http = create_mcp_http_client(headers=server.headers, timeout=timeout)
     http.event_hooks["response"].append(on_response)
     await stack.enter_async_context(http)
     return streamable_http_client(str(server.url), http_client=http)
+
+
+STDERR_LINE_CHARS = 4000
+"""A line of a server's stderr longer than this is logged in pieces."""
+
+
+@contextlib.contextmanager
+def _stderr_log(server: str) -> Iterator[TextIO]:
+    """A pipe the server's stderr is written to, read by a thread that logs each line redacted
+    (`mcp.stderr`): a server's traceback can quote its keys, and went to the worker's stderr
+    as it was. The thread ends when the server and this end have closed the pipe."""
+    read_fd, write_fd = os.pipe()
+    writer = os.fdopen(write_fd, "w")
+
+    def _forward() -> None:
+        with os.fdopen(read_fd, "r", errors="replace") as reader:
+            for line in reader:
+                for start in range(0, max(len(line), 1), STDERR_LINE_CHARS):
+                    piece = line[start : start + STDERR_LINE_CHARS].rstrip("\n")
+                    if piece:
+                        log.info("mcp.stderr", server=server, line=redact(piece))
+
+    threading.Thread(target=_forward, name=f"mcp-stderr:{server}", daemon=True).start()
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 class McpSessions:
