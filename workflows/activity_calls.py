@@ -180,9 +180,12 @@ def local_failures_are_activity_errors() -> bool:
     return workflow.patched(LOCAL_FAILURES_PATCH)
 
 
-async def _local(name: str, argument: Any, result_type: type[R], **options: Any) -> R:
+async def _local(
+    name: str, argument: Any, result_type: type[R], *, every_failure: bool = False, **options: Any
+) -> R:
     """A local activity whose failure reaches the caller as an ActivityError: its timeout
-    always, any other failure in runs since the patch (see _as_activity_error)."""
+    always, any other failure when `every_failure` (memory calls since the memory patch) or
+    in runs since the patch for every local failure (see _as_activity_error)."""
     try:
         result: R = await workflow.execute_local_activity(
             name, argument, result_type=result_type, **options
@@ -192,7 +195,7 @@ async def _local(name: str, argument: Any, result_type: type[R], **options: Any)
     except TimeoutError as bare:
         raise _as_activity_error(bare, name) from bare
     except FailureError as bare:
-        if not local_failures_are_activity_errors():
+        if not (every_failure or local_failures_are_activity_errors()):
             raise
         raise _as_activity_error(bare, name) from bare
     return result
@@ -229,25 +232,16 @@ async def _nearby_or_queued(
     `every_failure` (runs since the memory patch) or since the patch for every local failure;
     before, only its timeout does (see _as_activity_error)."""
     if local:
-        try:
-            nearby: R = await workflow.execute_local_activity(
-                name,
-                argument,
-                result_type=result_type,
-                start_to_close_timeout=timeout,
-                schedule_to_close_timeout=patience,
-                retry_policy=retry,
-                summary=summary,
-            )
-        except ActivityError:
-            raise
-        except TimeoutError as bare:
-            raise _as_activity_error(bare, name) from bare
-        except FailureError as bare:
-            if not (every_failure or local_failures_are_activity_errors()):
-                raise
-            raise _as_activity_error(bare, name) from bare
-        return nearby
+        return await _local(
+            name,
+            argument,
+            result_type,
+            every_failure=every_failure,
+            start_to_close_timeout=timeout,
+            schedule_to_close_timeout=patience,
+            retry_policy=retry,
+            summary=summary,
+        )
     queued: R = await workflow.execute_activity(
         name,
         argument,
