@@ -103,7 +103,10 @@ def test_unknown_tool_with_no_close_name_lists_the_available_tools() -> None:
 
     assert issue.node_id == "w"
     assert "did you mean" not in issue.message
-    listed = "available tools: delay, fail, flaky, write, echo, sleep, await_event, start_job, side_effect"
+    listed = (
+        "available tools: delay, fail, flaky, write, echo, sleep, await_event, start_job, "
+        "side_effect"
+    )
     assert listed in issue.message
 
 
