@@ -376,15 +376,14 @@ async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
 
 async def validate_plan(request: PlanCheckRequest) -> PlanCheckResult:
     """A wide plan's validation, in a local activity (see activities.checks.validate_plan)."""
-    result: PlanCheckResult = await workflow.execute_local_activity(
+    return await _local(
         VALIDATE_PLAN_ACTIVITY,
         request,
-        result_type=PlanCheckResult,
+        PlanCheckResult,
         start_to_close_timeout=CHECK_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary=f"validate a plan of {len(request.plan.nodes)} nodes",
     )
-    return result
 
 
 async def judge(request: JudgeCallRequest) -> JudgeCallResult:
@@ -407,15 +406,14 @@ OWN_CANCEL_TIMEOUT = timedelta(seconds=30)
 async def cancel_own_run(request: OwnCancellation) -> OwnCancellationResult:
     """Ask Temporal to cancel this run (see harness.cancellation): one call to the server from
     the run's own worker, so a local activity."""
-    result: OwnCancellationResult = await workflow.execute_local_activity(
+    return await _local(
         CANCEL_OWN_RUN_ACTIVITY,
         request,
-        result_type=OwnCancellationResult,
+        OwnCancellationResult,
         start_to_close_timeout=OWN_CANCEL_TIMEOUT,
         retry_policy=SHORT_RETRY,
         summary="cancel this run through Temporal",
     )
-    return result
 
 
 def tool_retry(spec: ToolSpec) -> RetryPolicy:

@@ -121,3 +121,18 @@ def test_a_google_key_before_punctuation_loses_all_of_it() -> None:
 )
 def test_ordinary_text_and_hashes_are_kept(plain: str) -> None:
     assert not looks_secret(plain), redact(plain)
+
+
+def test_no_vendored_rule_keeps_the_lazy_prefix_python_pays_for_at_every_position() -> None:
+    """gitleaks' `[\\w.-]{0,50}?` (doubled in some rules) is free in RE2 and costs Python's
+    backtracking engine 2,500 tries a position: 50 KB dense with `cohere` took 8.5 s."""
+    from harness.redaction import _LAZY_PREFIX, _VENDORED
+
+    assert all(_LAZY_PREFIX not in rule.pattern.pattern for rule in _VENDORED)
+
+
+def test_a_keyword_rule_still_finds_its_secret_behind_a_long_name() -> None:
+    secret = "Zq4r8Tn2Vw6Yb1Xc5Md9Lf3Hg7Kj0Ps2Qa8Ue4O"
+    text = f"service.prod.cohere-key: {secret}"  # no name the credential rule knows
+
+    assert secret not in redact(text)
