@@ -132,7 +132,7 @@ def test_no_vendored_rule_keeps_the_lazy_prefix_python_pays_for_at_every_positio
 
 
 def test_a_keyword_rule_still_finds_its_secret_behind_a_long_name() -> None:
-    secret = "Zq4r8Tn2Vw6Yb1Xc5Md9Lf3Hg7Kj0Ps2Qa8Ue4O"
+    secret = "Zq4r8Tn2Vw6Yb1Xc5Md9Lf3Hg7Kj0Ps2Qa8Ue4Ox"
     text = f"service.prod.cohere-key: {secret}"  # no name the credential rule knows
 
     assert secret not in redact(text)
