@@ -14,8 +14,9 @@ a task. People and systems may do all of it. Actors are compared as one identity
 are spelt (harness.actors.actor_identity): `human:Alice` does not review `human:alice`'s work.
 
 `check(..., legacy=True)` is the gateway of the releases before 0.10 (actors compared by
-spelling; an agent could submit, invalidate any fact and lift any hold), which a task's workflow
-keeps for what its recorded history decided under it.
+spelling; an agent could submit, invalidate any fact and lift any hold; no bound on an actor's
+length, on names or on bytes, but at most 10,000 records), which a task's workflow keeps for
+what its recorded history decided under it: it decides as 0.9's gateway did, whatever the size.
 """
 
 from __future__ import annotations
@@ -91,6 +92,19 @@ REF_GROWTH_BYTES = 16
 """A `run:` reference to evidence becomes the evidence's id once recorded, perhaps longer."""
 FINISHING = (Submit, ReviewSubmission, Complete, SetStatus, RunEnded)
 """What a full task still takes, within FINISHING_RESERVE_BYTES: what brings it to an end."""
+LEGACY_MAX_RECORDS = 10_000
+"""Before 0.10, the bound of a ledger was a count of its records, not its bytes: the legacy
+gateway keeps it, so a recorded history decides as it did."""
+LEGACY_RECORDING = (
+    RecordFact,
+    RecordEvidence,
+    ProposeDecision,
+    AddRelation,
+    Submit,
+    ReviewSubmission,
+    Complete,
+)
+"""What the record count of before 0.10 refused on a ledger at LEGACY_MAX_RECORDS."""
 
 
 class TaskLedgerState(BaseModel):
@@ -158,12 +172,14 @@ class TaskLedger:
         """The problem with `command`, or None when it may be applied (or is a duplicate)."""
         if command.task_id != self.task.id:
             return f"the command is for task '{command.task_id[:200]}', not '{self.task.id}'"
-        problem = actor_problem(command.actor)
+        problem = _legacy_actor_problem(command.actor) if legacy else actor_problem(command.actor)
         if problem is not None:
             return problem
         keys = self._keys()
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
+        if legacy:  # no bound on names or bytes before 0.10: a record cap instead
+            return self._rule_problem(command, actor_kind(command.actor), legacy)
         problem = names_problem(_names(command.operation), MAX_NAME_CHARS)
         problem = problem or self._rule_problem(command, actor_kind(command.actor), legacy)
         return problem or self._size_problem(command)
@@ -177,6 +193,15 @@ class TaskLedger:
             return f"task '{self.task.id}' is {self.task.status.value}: a finished task is final"
         if isinstance(operation, RUN_REPORTS) and kind is ActorKind.AGENT:
             return "an agent cannot say which runs work on a task or how they ended"
+        if (
+            legacy
+            and isinstance(operation, LEGACY_RECORDING)
+            and _records(self.state) >= (LEGACY_MAX_RECORDS)
+        ):
+            return (
+                f"task '{self.task.id}' holds {LEGACY_MAX_RECORDS:,} records, the most a task "
+                "may; split it into subtasks"
+            )
         if isinstance(operation, SetStatus):
             return self._status_problem(operation, kind)
         if isinstance(operation, Submit):
@@ -661,6 +686,21 @@ def _names(operation: TaskOperation) -> dict[str, str | None]:
     if isinstance(operation, RunEnded):
         names["status"] = operation.status
     return names
+
+
+def _legacy_actor_problem(actor: str) -> str | None:
+    """Before 0.10 an actor was only parsed: no bound on its length."""
+    try:
+        parse_actor(actor)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _records(state: TaskLedgerState) -> int:
+    """What the record count of before 0.10 counted (every list but the keys)."""
+    beliefs = len(state.facts) + len(state.evidence) + len(state.decisions) + len(state.relations)
+    return beliefs + len(state.submissions) + len(state.reviews) + len(state.acceptances)
 
 
 def _same_spelling(first: str, second: str) -> bool:

@@ -56,7 +56,13 @@ from harness.task_graph import (
     TaskGraph,
     TaskGraphState,
 )
-from harness.task_ledger import MAX_LEDGER_BYTES, TaskLedger, TaskLedgerState
+from harness.task_ledger import (
+    FINISHING_RESERVE_BYTES,
+    LEGACY_MAX_RECORDS,
+    MAX_LEDGER_BYTES,
+    TaskLedger,
+    TaskLedgerState,
+)
 from harness.work import (
     SUMMARY_CHARS,
     EntityKind,
@@ -398,3 +404,32 @@ def test_any_commands_with_any_text_keep_the_size_exact_and_within_the_estimate(
         book.apply(each, START + timedelta(seconds=step))  # accepted or refused
         assert book.size == json_bytes(book.state)
         assert book.size - before <= reckoned
+
+
+def test_the_legacy_gateway_decides_as_before_0_10_whatever_the_size() -> None:
+    """A task's handler re-checks a completion or a system's approval under the gateway its
+    history was recorded with: before 0.10 there was no bound on bytes, on an actor's length or
+    on names, only a count of records, and a replay must decide as that gateway did."""
+    book = ledger()
+    book.apply(command(RecordEvidence(kind=EvidenceKind.TEST, summary="passes")), START)
+    n = 0
+    while book.size <= MAX_LEDGER_BYTES + FINISHING_RESERVE_BYTES:  # as a 0.9 task could grow
+        book.apply(command(MAXIMAL_FACT, key=f"fact-{n}"), START, checked=True)
+        n += 1
+    book.apply(command(Submit(summary="s", evidence_ids=["ev-1"]), "system:h"), START, checked=True)
+    long_actor = "system:" + "s" * (2_000 - len("system:"))
+    for actor in ("system:harness", long_actor):
+        approval = command(ReviewSubmission(submission_id="sub-1", approve=True), actor)
+        assert book.check(approval, legacy=True) is None
+        assert book.check(approval) is not None
+    assert "is full" in (book.check(command(Complete(), "human:ops")) or "")
+    long_name = RecordFact(statement="s", source="s", confidence=1, run_id="r" * 2_000)
+    assert ledger().check(command(long_name, long_actor), legacy=True) is None
+    assert ledger().check(command(long_name, long_actor)) is not None
+    counted = ledger()
+    for k in range(LEGACY_MAX_RECORDS):
+        fact = RecordFact(statement="s", source="s", confidence=1)
+        counted.apply(command(fact, "human:ops", key=str(k)), START, checked=True)
+    one_more = command(RecordFact(statement="s", source="s", confidence=1), "human:ops")
+    assert "is full" in (counted.check(one_more) or "")  # 0.10 counts the bytes instead
+    assert f"holds {LEGACY_MAX_RECORDS:,} records" in (counted.check(one_more, legacy=True) or "")
