@@ -192,6 +192,11 @@ class ExecutionOptions(BaseModel):
         description="Each tool call reserves its attempts from the tool-call budget when it is "
         "admitted and makes no more (runs before 0.10 charged retries after they ran).",
     )
+    approval_covers: bool = Field(
+        default=False,
+        description="An action approved or rejected in an earlier attempt is not asked again, "
+        "decided when the run starts (runs before asked it where a cover was found).",
+    )
     batches_start_in_turn: bool = Field(
         default=False,
         description="A wide plan's child batches are prepared and started one per workflow "

@@ -49,6 +49,7 @@ from harness.work import ScopeClaim, scope_claim_problem
 from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
+from workflows.held_nodes import APPROVAL_COVERS_AT_START_PATCH
 from workflows.outcome import (
     OUTCOME_STATUS_PATCH,
     SIGNAL_CANCEL_PATCH,
@@ -133,6 +134,7 @@ class AgentRunWorkflow:
         ctx.group_cheap_calls = workflow.patched(CHEAP_GROUPS_PATCH)  # likewise
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
         ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
+        ctx.approval_covers = workflow.patched(APPROVAL_COVERS_AT_START_PATCH)  # likewise
         if request.actor_keys and workflow.patched(SIGNED_ANSWERS_PATCH):  # likewise
             self._signed_kinds = SIGNED_KINDS_WITH_ANSWERS
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise

@@ -27,6 +27,12 @@ from workflows.wait_desk import WaitDesk
 
 LATE_RESULT_RECONCILES_PATCH = "late-side-effect-result-reconciles"
 APPROVAL_COVERS_PATCH = "an-approval-covers-its-action-across-replans"
+"""Asked mid-run where a cover exists, perhaps right after a local activity: a marker that may
+land in another workflow task live than on replay (see activity_calls.llm_queue). Kept for the
+runs that asked it; runs since APPROVAL_COVERS_AT_START_PATCH do not."""
+APPROVAL_COVERS_AT_START_PATCH = "approval-covers-decided-at-start"
+"""Covers apply: decided in the run's first workflow task with the run's other patches
+(workflows.agent_run), carried as ExecutionOptions.approval_covers."""
 MAX_PENDING_ROUNDS = 3
 """How many more waits a late result gets while its system says the operation is under way."""
 
@@ -44,7 +50,9 @@ class HeldNodes:
         (harness.approval_cover)."""
         key = action_key(tool, arguments)
         cover = self._desk.approvals.cover(key, self._options.attempt)
-        if cover is not None and workflow.patched(APPROVAL_COVERS_PATCH):
+        if cover is not None and (  # the old patch is asked only where a cover exists
+            self._options.approval_covers or workflow.patched(APPROVAL_COVERS_PATCH)
+        ):
             self._desk.covered(node_id, tool, cover)
             if cover.decision is Decision.APPROVE:
                 return True

@@ -58,6 +58,9 @@ class RunContext:
     """A wide plan (more than `ScaleOptions.batch_plan_nodes`) is validated in a local activity
     and its child batches start one per workflow task (since the patch that brought it): the
     SDK's deadlock detector gives one activation 2 s, which a 20,000-node plan's took."""
+    approval_covers: bool = False
+    """An action decided in an earlier attempt is not asked again (since the patch that
+    decides it at the start; runs before asked their own patch where a cover was found)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ from tests.support import (
     start_run,
 )
 from workflows import AgentRunWorkflow
+from workflows.held_nodes import APPROVAL_COVERS_AT_START_PATCH, APPROVAL_COVERS_PATCH
 
 
 async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
@@ -425,9 +427,9 @@ async def test_with_actor_keys_only_signed_early_results_are_parked(
     assert len(junk) == 200 and all("no key in this run" in (e.message or "") for e in junk)
 
 
-async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_one_is(
+async def _replan_over_an_approved_change(
     client: Client, task_queue: str
-) -> None:
+) -> tuple[WorkflowHandle[Any, Any], RunResult]:
     """Attempt 1: the change to prod is approved, then a step fails and the run replans.
     Attempt 2 plans the same change (same tool, same arguments) and one to staging: the
     first is covered by the approval given, the second is another action and is asked."""
@@ -455,6 +457,13 @@ async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_on
             handle, "approve_sync", ApprovalRequest(wait_id="approve-other", actor="human:ops")
         )
         result: RunResult = await result_of(client, handle)
+    return handle, result
+
+
+async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_one_is(
+    client: Client, task_queue: str
+) -> None:
+    _, result = await _replan_over_an_approved_change(client, task_queue)
     assert result.status is RunPhase.SUCCEEDED, result.error
     assert result.attempts == 2
     (covered,) = [e for e in result.trace if e.status == "covered"]
@@ -463,6 +472,30 @@ async def test_an_approved_action_is_not_asked_again_after_a_replan_but_a_new_on
         "change",
         "approve-change",
     )
+
+
+async def test_whether_approvals_cover_replans_is_decided_in_the_run_s_first_workflow_task(
+    client: Client, task_queue: str
+) -> None:
+    """A patch asked mid-run, right after a local activity, may land in another workflow task
+    live than on replay; the run decides covers with its other patches, before any work, and
+    the cover itself asks nothing more."""
+    handle, result = await _replan_over_an_approved_change(client, task_queue)
+    assert [e.status for e in result.trace].count("covered") == 1
+    patches: dict[str, int] = {}
+    tasks_done = 0
+    for event in await history_events(client, handle.id):
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            tasks_done += 1
+        attributes = event.marker_recorded_event_attributes
+        if (
+            event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+            and attributes.marker_name == "core_patch"
+        ):
+            patch = json.loads(attributes.details["patch-data"].payloads[0].data)
+            patches[patch["id"]] = tasks_done
+    assert patches[APPROVAL_COVERS_AT_START_PATCH] == 1  # the first task's, with the others
+    assert APPROVAL_COVERS_PATCH not in patches
 
 
 async def test_answers_that_do_not_help_stop_after_three_questions(
