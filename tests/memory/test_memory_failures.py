@@ -42,9 +42,10 @@ HALTING = RunRequest(
         node("stop", "fail", code=ErrorCode.POLICY_VIOLATION.value), collect("end", ["stop"])
     ),
 )
-SLACK = timedelta(seconds=15)
+SLACK = timedelta(seconds=120)
 """What a loaded machine may add to MEMORY_PATIENCE between a call's start and the task that
-sees it end."""
+sees it end: generous (15 s was passed under CI's load), and still far below the ten minutes the
+slow store would take unbounded, so the assertion tells a bounded call from an unbounded one."""
 
 
 def _without_memory(request: RunRequest) -> RunRequest:
