@@ -197,6 +197,13 @@ class ExecutionOptions(BaseModel):
         description="An action approved or rejected in an earlier attempt is not asked again, "
         "decided when the run starts (runs before asked it where a cover was found).",
     )
+    known_outcomes: bool = Field(
+        default=False,
+        description="An operation whose outcome an earlier attempt was delivered, started "
+        "again by a replan's node (the same payment, by its idempotency key), is settled from "
+        "that outcome (runs before 0.10 waited for the system to report it again, a report "
+        "that can come before the new wait opens and is then taken as a duplicate).",
+    )
     batches_start_in_turn: bool = Field(
         default=False,
         description="A wide plan's child batches are prepared and started one per workflow "

@@ -1022,6 +1022,43 @@ CASES = (
 )
 
 
+def _replans_to_the_same_change_started_again() -> LLMProvider:
+    return Replans(
+        plan_of(node("change", "start_change", job="prod"), collect("final", ["change"]))
+    )
+
+
+async def operation_started_again_takes_its_known_outcome(start: Start) -> Handle:
+    """Since 0.10, an operation a replan starts again (the same operation id) takes the outcome
+    an earlier attempt was delivered: the change's result is reported once, in attempt 1."""
+    plan = plan_of(
+        node("change", "start_change", job="prod"),
+        node("broken", "fail", deps=["change"], code="INVALID_ARGUMENT"),
+        collect("final", ["change", "broken"]),
+    )
+    handle = await start(
+        RunRequest(goal="change prod", scenario="synthetic", plan=plan, max_replans=1)
+    )
+    await pending_wait(handle, "approve-change")
+    await _update(handle, "approve_sync", APPROVE_CHANGE)
+    wait = await pending_wait(handle, "op-change")
+    reported = {"operation_id": wait.operation_id, "data": {"done": True}, "actor": "system:jobs"}
+    await _update(handle, "deliver_sync", reported)
+    return handle
+
+
+CASES = (
+    *CASES,
+    # 0.10: a replan's node that starts the same operation again takes its known outcome
+    Case(
+        "operation_started_again_takes_its_known_outcome",
+        RunPhase.SUCCEEDED,
+        operation_started_again_takes_its_known_outcome,
+        provider=_replans_to_the_same_change_started_again,
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 

@@ -78,6 +78,7 @@ CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
 ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 SIGNED_ANSWERS_PATCH = "keyed-runs-take-only-signed-answers"
+KNOWN_OUTCOMES_PATCH = "operations-started-again-take-their-known-outcome"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -135,6 +136,7 @@ class AgentRunWorkflow:
         ctx.reserve_attempts = workflow.patched(ATTEMPTS_RESERVED_PATCH)  # likewise
         ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
         ctx.approval_covers = workflow.patched(APPROVAL_COVERS_AT_START_PATCH)  # likewise
+        ctx.known_outcomes = workflow.patched(KNOWN_OUTCOMES_PATCH)  # likewise
         if request.actor_keys and workflow.patched(SIGNED_ANSWERS_PATCH):  # likewise
             self._signed_kinds = SIGNED_KINDS_WITH_ANSWERS
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise

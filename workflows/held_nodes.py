@@ -97,6 +97,8 @@ class HeldNodes:
             return
         self._ledger.hold(node_id, NodeStatus.WAITING)
         wait = self._open_operation(node_id, operation_id)
+        if self._options.known_outcomes:
+            self._desk.settle_from_earlier(wait)
         await self._desk.until_settled(wait)
         if wait.status is WaitStatus.DELIVERED:
             self._operation_done(node_id, started, operation_id, wait.payload)

@@ -240,6 +240,7 @@ class RunPhases:
         options.reserve_attempts = ctx.reserve_attempts
         options.batches_start_in_turn = ctx.big_plans_apart
         options.approval_covers = ctx.approval_covers
+        options.known_outcomes = ctx.known_outcomes
         ledger = NodeLedger(state.plan, state.catalog, ctx.budget, ctx.trace, ctx.clock.now)
         ctx.ledger = ledger
         ctx.scheduler = Scheduler(ledger, ctx.desk, ctx.budget, options, state.reusable)

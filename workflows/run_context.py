@@ -61,6 +61,9 @@ class RunContext:
     approval_covers: bool = False
     """An action decided in an earlier attempt is not asked again (since the patch that
     decides it at the start; runs before asked their own patch where a cover was found)."""
+    known_outcomes: bool = False
+    """An operation started again by a replan is settled from the outcome an earlier attempt
+    was delivered (since the patch that brought it)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
 

@@ -156,6 +156,38 @@ class WaitDesk:
         )
         self._on_change()
 
+    def settle_from_earlier(self, wait: Wait) -> None:
+        """An operation's outcome is one fact: when a replan's node starts an operation again
+        and gets the same one back (an idempotent payment), a still pending `wait` takes the
+        outcome an earlier attempt's wait was delivered. The system may report it again, but
+        that report can come before this wait opens, and is then a duplicate of the old one."""
+        if wait.status is not WaitStatus.PENDING or wait.operation_id is None:
+            return
+        known = [
+            earlier
+            for earlier in self.book.waits.values()
+            if earlier is not wait
+            and earlier.kind is WaitKind.ASYNC_OPERATION
+            and earlier.operation_id == wait.operation_id
+            and earlier.status is WaitStatus.DELIVERED
+        ]
+        if not known:
+            return
+        earlier = known[-1]
+        wait.status = WaitStatus.DELIVERED
+        wait.delivered_by = earlier.delivered_by
+        wait.delivered_at = workflow.now()
+        wait.payload = earlier.payload
+        self._trace.emit(
+            TraceKind.WAIT_DELIVER,
+            node_id=wait.node_id,
+            status="known",
+            message=f"operation {wait.operation_id} already reported by {earlier.delivered_by} "
+            f"to wait '{earlier.id}'; its outcome is taken, not awaited again",
+            data={**_wait_data(wait), "from_wait": earlier.id},
+        )
+        self._on_change()
+
     def covered(self, node_id: str, tool: str, cover: Cover) -> None:
         """A node's approval settled by the same action's earlier decision: traced, no wait."""
         verb = "approved" if cover.decision is Decision.APPROVE else "rejected"

@@ -101,6 +101,14 @@ async def start_job(args: JobArgs, ctx: ToolContext) -> JsonValue:
     return {"operation_id": f"{ctx.run_id}:{ctx.node_id}:{args.job}", "job": args.job}
 
 
+async def start_change(args: JobArgs, ctx: ToolContext) -> JsonValue:
+    """Starts an external change (approved first); its outcome arrives later by operation id.
+    The operation id is the run's and the job's, the same in every attempt, as a payment
+    service's idempotent refund is (scenarios.refunds): a replan that starts it again gets the
+    same operation back."""
+    return {"operation_id": f"{ctx.run_id}:change:{args.job}", "job": args.job}
+
+
 async def side_effect(args: EffectArgs, ctx: ToolContext) -> JsonValue:
     return {"changed": args.target, "key": f"{ctx.run_id}:{ctx.node_id}"}
 
@@ -194,6 +202,18 @@ SCENARIO = Scenario(
             ),
             EffectArgs,
             side_effect,
+        ),
+        Tool(
+            ToolSpec.from_model(
+                "start_change",
+                "Start an approved external change; its outcome is delivered later by "
+                "operation id.",
+                JobArgs,
+                side_effects=True,
+                completion=ToolCompletion.ASYNC_OPERATION,
+            ),
+            JobArgs,
+            start_change,
         ),
         Tool(
             ToolSpec.from_model(

@@ -498,6 +498,43 @@ async def test_whether_approvals_cover_replans_is_decided_in_the_run_s_first_wor
     assert APPROVAL_COVERS_PATCH not in patches
 
 
+async def test_an_operation_started_again_by_a_replan_takes_the_outcome_already_reported(
+    client: Client, task_queue: str
+) -> None:
+    """Attempt 1 starts an approved change and its outcome is reported once; a later step fails
+    and the run replans. Attempt 2 starts the same change, covered by the approval, and gets
+    the same operation back (as an idempotent payment does): its outcome is known, so the run
+    finishes without a second report, which a system may send before the new wait opens,
+    where it counted as a duplicate of the old one and the run waited for an hour."""
+    first = synthetic_plan(
+        node("change", "start_change", job="prod"),
+        node("broken", "fail", deps=["change"], code="INVALID_ARGUMENT"),
+        collect("final", ["change", "broken"]),
+    )
+    second = synthetic_plan(
+        node("change", "start_change", job="prod"), collect("final", ["change"])
+    )
+    request = RunRequest(goal="change prod", scenario="synthetic", plan=first, max_replans=1)
+    async with running_worker(client, task_queue, Replans(second)):
+        handle = await start_run(client, task_queue, request)
+        await pending_wait(handle, "approve-change")
+        await deliver_update(
+            handle, "approve_sync", ApprovalRequest(wait_id="approve-change", actor="human:ops")
+        )
+        wait = await pending_wait(handle, "op-change")
+        reported = DeliverRequest(
+            operation_id=wait.operation_id, data={"done": True}, actor="system:jobs"
+        )
+        assert (await deliver_update(handle, "deliver_sync", reported)).accepted
+        result: RunResult = await asyncio.wait_for(result_of(client, handle), timeout=300)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempts == 2
+    (known,) = [e for e in result.trace if e.status == "known"]
+    assert (known.attempt, known.node_id, known.data["from_wait"]) == (2, "change", "op-change")
+    change = next(n for n in result.nodes if n.id == "change")
+    assert isinstance(change.result, dict) and change.result["outcome"] == {"done": True}
+
+
 async def test_answers_that_do_not_help_stop_after_three_questions(
     client: Client, task_queue: str
 ) -> None:
