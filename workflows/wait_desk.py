@@ -25,15 +25,15 @@ from harness.wait_book import (
     WaitStatus,
     late_excerpt,
 )
-
-QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
-DELIVERY_RULES_PATCH = "delivery-rules-v2"
-RECONCILE_RULES_PATCH = "delivery-rules-v3"
-AGENT_RECONCILE_PATCH = "delivery-rules-v4"
-EARLY_LOTS_PATCH = "early-deliveries-parked-by-sender"
-LATE_TRACE_PATCH = "late-deliveries-traced-as-late"
-ACTOR_IDENTITY_PATCH = "actors-one-identity-however-spelt"
-"""0.10: a keyed actor is found in any spelling (case, Unicode forms, invisible characters)."""
+from workflows.patches import (
+    ACTOR_IDENTITY_PATCH,
+    AGENT_RECONCILE_PATCH,
+    DELIVERY_RULES_PATCH,
+    EARLY_LOTS_PATCH,
+    LATE_TRACE_PATCH,
+    QUIET_CANCEL_PATCH,
+    RECONCILE_RULES_PATCH,
+)
 
 
 class WaitDesk:
