@@ -98,7 +98,7 @@ def _comment_at(source: list[str], name: str) -> str | None:
     it when that block heads this case alone (not a section of several)."""
     quoted = f'"{name}"'
     for number, line in enumerate(source):
-        if quoted not in line or "Case(" not in line and "Case(" not in source[number - 1]:
+        if quoted not in line or ("Case(" not in line and "Case(" not in source[number - 1]):
             continue
         start = number if "Case(" in line else number - 1
         inline = source[start].partition("#")[2].strip()
