@@ -10,7 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.wait_book import Decision, Delivery, DeliveryRules, WaitBook, WaitKind
+from harness.wait_book import (
+    NEW_RUN_RULES,
+    Decision,
+    Delivery,
+    DeliveryRules,
+    WaitBook,
+    WaitKind,
+)
 
 
 def _signature() -> Any:
@@ -65,7 +72,7 @@ class DeliverRequest(BaseModel):
     actor: str = "system:external"
     signature: str | None = _signature()
 
-    def delivery(self, book: WaitBook, rules: DeliveryRules = DeliveryRules.V4) -> Delivery:
+    def delivery(self, book: WaitBook, rules: DeliveryRules = NEW_RUN_RULES) -> Delivery:
         target = Delivery(
             wait_id=self.wait_id,
             operation_id=self.operation_id,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 
 from pydantic import BaseModel, Field, JsonValue
 
@@ -97,48 +98,52 @@ class DeliveryReceipt(BaseModel):
 
 
 MAX_PARKED = 100
-"""At most this many early deliveries in all. Rules of 0.1: the next one is refused; lots by
-sender (0.10): the largest lot gives way (EarlyLots.BY_SENDER)."""
+"""At most this many early deliveries in all. Without bounded parking the next one is refused;
+with lots by sender the largest lot gives way."""
 MAX_PARKED_PER_KIND = 50
 PARKED_FOR = timedelta(hours=1)
-"""Rules of 0.2: early results and early events each have a lot of their own; an entry expires
-after an hour, and a full lot lets its oldest entry go rather than refuse the newest (a real
-early result is the newest: its wait opens moments later)."""
+"""Bounded parking: early results and early events each have a lot of their own; an entry
+expires after an hour, and a full lot lets its oldest entry go rather than refuse the newest (a
+real early result is the newest: its wait opens moments later)."""
 MAX_PARKED_PER_SENDER = 50
-"""Lots by sender (0.10): what one sender (an actor, however spelt) may have parked at once."""
+"""Lots by sender: what one sender may have parked at once."""
 LATE_EXCERPT_CHARS = 500
 """How much of a late delivery's data its trace event keeps (it is never applied)."""
 
 
-class EarlyLots(StrEnum):
-    """How early deliveries are parked; a run keeps what it started with, so it replays.
+@dataclass(frozen=True)
+class DeliveryRules:
+    """What a WaitBook holds each delivery to, as plain switches; the defaults are the rules a
+    run starts with today. A run keeps the rules it started with, so its history replays: which
+    switch a run gets is decided in the workflow layer from its patch markers
+    (workflows/wait_desk.py, workflows/patches.py), never here."""
 
-    BY_KIND (0.2 to 0.9): results and events each have one lot, so a flood of junk results
-    from anyone pushed a real early result out of the shared lot. BY_SENDER (0.10): each sender
-    has its own lot of MAX_PARKED_PER_SENDER, a full lot lets its own oldest entry go, and when
-    all lots together hold MAX_PARKED the largest lot gives way: one sender's junk can neither
-    evict nor crowd out another sender's result. In a run with actor keys only a signed
-    delivery parks (`signed` in WaitBook.park). BY_IDENTITY (0.10): as BY_SENDER, with a
-    sender told by harness.actors.actor_identity, so junk under a hundred spellings of one name
-    (`Junk:X`, `JUNK:x` ...) is one lot and cannot make the real result's lot the oldest of the
-    largest."""
+    bounded_parking: bool = True
+    """Early deliveries name a valid actor, expire after PARKED_FOR and sit in lots whose
+    oldest entry gives way when full; opening a wait takes the newest fresh one awaited; a
+    delivery by operation id finds the pending wait first, else the latest. Off: at most
+    MAX_PARKED are parked and the next is refused, opening a wait takes the first parked, and a
+    delivery by operation id finds the first wait opened, even a closed one (so a later
+    attempt's wait never got its result)."""
+    reconcile_states_outcome: bool = True
+    """A RECONCILE delivery says "succeeded" with the result, or "failed"; nothing else."""
+    agents_never_reconcile: bool = True
+    """What a side effect really did is told by a person or a system, never by the agent that
+    asked for it."""
+    lots_by_sender: bool = True
+    """With bounded parking: each sender has its own lot of MAX_PARKED_PER_SENDER, a full lot
+    lets its own oldest entry go, and when all lots together hold MAX_PARKED the largest lot
+    gives way, so one sender's junk can neither evict nor crowd out another sender's result; in
+    a run with actor keys only a signed delivery parks (`signed` in WaitBook.park). Off: early
+    results and early events each have one lot of MAX_PARKED_PER_KIND, shared by all senders."""
+    senders_by_identity: bool = True
+    """With lots by sender: a sender is told by harness.actors.actor_identity, so junk under a
+    hundred spellings of one name (`Junk:X`, `JUNK:x` ...) is one lot. Off: by kind and name as
+    parsed, so `Human: Ops` and `human:Ops` are one sender but `human:ops` another."""
 
-    BY_KIND = "by_kind"
-    BY_SENDER = "by_sender"
-    BY_IDENTITY = "by_identity"
 
-
-class DeliveryRules(IntEnum):
-    """Which release's rules a run applies: a run keeps the rules it started with, so its
-    history replays; runs started on 0.2 or later take V2."""
-
-    V1 = 1
-    V2 = 2
-    V3 = 3
-    """0.3: a RECONCILE delivery says "succeeded" with the result, or "failed"; nothing else."""
-    V4 = 4
-    """0.4: an agent never reconciles: what a side effect really did is told by a person or a
-    system, never by the agent that asked for it."""
+NEW_RUN_RULES = DeliveryRules()
+"""The rules a run started today is held to."""
 
 
 RECONCILE_OUTCOMES = ("succeeded", "failed")
@@ -175,29 +180,28 @@ class WaitBook:
         self,
         delivery: Delivery,
         now: datetime,
-        rules: DeliveryRules = DeliveryRules.V4,
-        lots: EarlyLots = EarlyLots.BY_KIND,
+        rules: DeliveryRules = NEW_RUN_RULES,
         signed: bool | None = None,
     ) -> DeliveryReceipt:
         """A result for an operation whose wait is not open yet (the callback beat the tool's
         own completion): keep it, bounded, until the wait opens. `signed`: None in a run
         without actor keys, else whether the delivery carries its keyed actor's signature."""
         target = delivery.operation_id or delivery.event
-        if rules is DeliveryRules.V1 and len(self.parked) >= MAX_PARKED:
+        if not rules.bounded_parking and len(self.parked) >= MAX_PARKED:
             return DeliveryReceipt(accepted=False, reason="too many early deliveries parked")
-        if lots is not EarlyLots.BY_KIND and signed is False:
+        if rules.lots_by_sender and signed is False:
             return DeliveryReceipt(
                 accepted=False,
                 reason=f"'{target}' is not awaited yet, and this run has actor keys: an early "
                 "delivery is kept only when a keyed actor signs it",
             )
-        if rules >= DeliveryRules.V2:
+        if rules.bounded_parking:
             try:
                 parse_actor(delivery.actor)
             except ValueError as error:
                 return DeliveryReceipt(accepted=False, reason=str(error))
-            if lots is not EarlyLots.BY_KIND:
-                self._make_room_by_sender(delivery, now, lots)
+            if rules.lots_by_sender:
+                self._make_room_by_sender(delivery, now, rules.senders_by_identity)
             else:
                 self._make_room(delivery, now)
         self.parked.append(Parked(delivery=delivery, at=now))
@@ -211,10 +215,10 @@ class WaitBook:
         if len(same_lot) >= MAX_PARKED_PER_KIND:
             self.parked.remove(same_lot[0])
 
-    def _make_room_by_sender(self, delivery: Delivery, now: datetime, lots: EarlyLots) -> None:
+    def _make_room_by_sender(self, delivery: Delivery, now: datetime, by_identity: bool) -> None:
         """Room for one more of the sender's deliveries, taken from the sender's own lot when it
         is full, else, when all lots are full, from the largest (its oldest entry)."""
-        sender_of = _identity if lots is EarlyLots.BY_IDENTITY else _sender
+        sender_of = _identity if by_identity else _sender
         self.parked = [entry for entry in self.parked if now - entry.at < PARKED_FOR]
         sender = sender_of(delivery)
         own = [entry for entry in self.parked if sender_of(entry.delivery) == sender]
@@ -230,9 +234,9 @@ class WaitBook:
         return next(e for e in self.parked if sizes[sender_of(e.delivery)] == largest)
 
     def unpark(
-        self, wait: Wait, now: datetime, rules: DeliveryRules = DeliveryRules.V4
+        self, wait: Wait, now: datetime, rules: DeliveryRules = NEW_RUN_RULES
     ) -> Delivery | None:
-        if rules is DeliveryRules.V1:
+        if not rules.bounded_parking:
             for entry in self.parked:
                 if _awaited_by(wait, entry.delivery):
                     self.parked.remove(entry)
@@ -248,13 +252,11 @@ class WaitBook:
     def pending(self) -> list[Wait]:
         return [wait for wait in self.waits.values() if wait.status is WaitStatus.PENDING]
 
-    def find(self, delivery: Delivery, rules: DeliveryRules = DeliveryRules.V4) -> Wait | None:
-        """The wait a delivery is for. By operation id, V2 takes the pending wait first, else
-        the latest (V1 took the first opened, even closed, so a later attempt's wait never got
-        its result)."""
+    def find(self, delivery: Delivery, rules: DeliveryRules = NEW_RUN_RULES) -> Wait | None:
+        """The wait a delivery is for (by operation id: see DeliveryRules.bounded_parking)."""
         if delivery.wait_id is not None:
             return self.waits.get(delivery.wait_id)
-        if rules >= DeliveryRules.V2 and delivery.operation_id is not None:
+        if rules.bounded_parking and delivery.operation_id is not None:
             same = [w for w in self.waits.values() if w.operation_id == delivery.operation_id]
             pending = [w for w in same if w.status is WaitStatus.PENDING]
             candidates = pending or same
@@ -275,17 +277,16 @@ class WaitBook:
         self,
         delivery: Delivery,
         now: datetime,
-        rules: DeliveryRules = DeliveryRules.V4,
-        lots: EarlyLots = EarlyLots.BY_KIND,
+        rules: DeliveryRules = NEW_RUN_RULES,
         signed: bool | None = None,
     ) -> DeliveryReceipt:
-        """Apply `delivery`; anything not accepted changes nothing. `lots` and `signed` are for
-        an early delivery (see park)."""
+        """Apply `delivery`; anything not accepted changes nothing. `signed` is for an early
+        delivery (see park)."""
         wait = self.find(delivery, rules)
         target = delivery.wait_id or delivery.operation_id or delivery.event
         if wait is None:
             if delivery.wait_id is None and (delivery.operation_id or delivery.event):
-                return self.park(delivery, now, rules, lots, signed)
+                return self.park(delivery, now, rules, signed)
             return DeliveryReceipt(accepted=False, reason=f"no wait matches '{target}'")
         problem = _problem(wait, delivery, rules) or self._contract_problem(wait, delivery)
         if problem is not None:
@@ -369,9 +370,9 @@ def _problem(wait: Wait, delivery: Delivery, rules: DeliveryRules) -> str | None
     ):
         return "an answer needs non-empty text"
     agent_reconciles = wait.kind is WaitKind.RECONCILE and actor_kind is ActorKind.AGENT
-    if agent_reconciles and rules >= DeliveryRules.V4:
+    if agent_reconciles and rules.agents_never_reconcile:
         return f"{delivery.actor} is an agent; agents can never reconcile a side effect"
-    if wait.kind is WaitKind.RECONCILE and rules >= DeliveryRules.V3:
+    if wait.kind is WaitKind.RECONCILE and rules.reconcile_states_outcome:
         return _reconcile_problem(delivery.payload)
     return None
 
@@ -406,13 +407,13 @@ def _awaited_by(wait: Wait, delivery: Delivery) -> bool:
 
 
 def _identity(delivery: Delivery) -> str:
-    """Who sent it, one identity per actor however spelt (0.10)."""
+    """Who sent it, one identity per actor however spelt (DeliveryRules.senders_by_identity)."""
     return actor_identity(delivery.actor)
 
 
 def _sender(delivery: Delivery) -> str:
-    """Who sent it, as 0.10 told: `Human: Ops` and `human:Ops` are one sender, but `human:ops`
-    another (EarlyLots.BY_SENDER)."""
+    """Who sent it, by kind and name as parsed: `Human: Ops` and `human:Ops` are one sender, but
+    `human:ops` another."""
     try:
         kind, name = parse_actor(delivery.actor)
     except ValueError:

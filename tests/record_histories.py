@@ -153,6 +153,7 @@ ANSWER_CITIES: Payload = {"wait_id": "question-1", "text": "Paris and Tokyo"}
 
 
 async def approval_by_signal(start: Start) -> Handle:
+    """A side effect's approval delivered by the `approve` signal."""
     handle = await start(approval_request())
     await pending_wait(handle, "approve-change")
     await handle.signal("approve", APPROVE_CHANGE)
@@ -160,6 +161,7 @@ async def approval_by_signal(start: Start) -> Handle:
 
 
 async def approval_rejected_by_update(start: Start) -> Handle:
+    """A side effect's approval rejected by the `approve_sync` update: its node fails."""
     handle = await start(approval_request())
     await pending_wait(handle, "approve-change")
     await _update(handle, "approve_sync", REJECT_CHANGE)
@@ -167,6 +169,7 @@ async def approval_rejected_by_update(start: Start) -> Handle:
 
 
 async def answer_by_update(start: Start) -> Handle:
+    """A goal without cities: the run asks, the answer comes by the `answer_sync` update."""
     handle = await start(RunRequest(goal=NO_CITIES))
     await pending_wait(handle, "question-1")
     await _update(handle, "answer_sync", ANSWER_CITIES)
@@ -174,6 +177,7 @@ async def answer_by_update(start: Start) -> Handle:
 
 
 async def answer_by_signal(start: Start) -> Handle:
+    """A goal without cities: the run asks, the answer comes by the `answer` signal."""
     handle = await start(RunRequest(goal=NO_CITIES))
     await pending_wait(handle, "question-1")
     await handle.signal("answer", ANSWER_CITIES)
@@ -401,6 +405,7 @@ async def cancel_by_signal(start: Start) -> Handle:
 
 
 async def event_and_timer(start: Start) -> Handle:
+    """A sleep timer and an external event (`deploy.done`) delivered by signal."""
     plan = plan_of(
         node("nap", "sleep", seconds=0.2),
         node("signal", "await_event", event="deploy.done"),
@@ -414,13 +419,15 @@ async def event_and_timer(start: Start) -> Handle:
 
 CASES: tuple[Case, ...] = (
     # the first recordings (kept from before the release folders)
-    Case("cities_three", RunPhase.SUCCEEDED, _to_the_end(RunRequest(goal=THREE_CITIES))),
-    Case(
+    Case(  # three cities compared: populations, timezones, summaries and a report
+        "cities_three", RunPhase.SUCCEEDED, _to_the_end(RunRequest(goal=THREE_CITIES))
+    ),
+    Case(  # a city without data (Atlantis) fails its node; the run replans without it
         "cities_unknown_city_replans",
         RunPhase.SUCCEEDED,
         _to_the_end(RunRequest(goal="Compare Paris, Atlantis and Tokyo")),
     ),
-    Case(
+    Case(  # a diamond DAG: two branches after one node, joined by a collector
         "synthetic_diamond",
         RunPhase.SUCCEEDED,
         _to_the_end(
@@ -457,7 +464,7 @@ CASES: tuple[Case, ...] = (
         settle=HEARTBEAT_EVERY_SECONDS + 1,
     ),
     # scale, budget, recovery
-    Case(
+    Case(  # a 12-node fan-out run in child batches (NodeBatch workflows) of five
         "child_batches",
         RunPhase.SUCCEEDED,
         _to_the_end(
@@ -518,24 +525,24 @@ CASES: tuple[Case, ...] = (
         ),
         children={"batches_start_in_turn_node_batch_3": "-attempt-1-batch-3"},
     ),
-    Case(
+    Case(  # a tool-call budget of 4 runs out mid-plan
         "budget_exhausted_tool_calls",
         RunPhase.BUDGET_EXHAUSTED,
         _to_the_end(RunRequest(goal=THREE_CITIES, limits=BudgetLimits(max_tool_calls=4))),
     ),
-    Case(
+    Case(  # a vague incident goal whose verification fails, so the run replans
         "incidents_verification_replans",
         RunPhase.SUCCEEDED,
         _to_the_end(RunRequest(goal=VAGUE_INCIDENT, scenario="incidents")),
     ),
     # since 0.2.0: the paths behind workflow.patched
-    Case(
+    Case(  # a cancel signalled with the start, before the run's first task
         "cancel_before_start",
         RunPhase.CANCELLED,
         _to_the_end(approval_request()),
         start_signal=("cancel", {"reason": "changed my mind", "actor": "human:ops"}),
     ),
-    Case(
+    Case(  # a 1 s wall-clock limit ends the run while a node runs for ten minutes
         "wall_clock_limit",
         RunPhase.BUDGET_EXHAUSTED,
         _to_the_end(
@@ -580,7 +587,7 @@ CASES: tuple[Case, ...] = (
         },
     ),
     # 0.4: retries carry their start times in heartbeat details, results their timing
-    Case(
+    Case(  # a RATE_LIMITED fault retried twice, with each retry's start time
         "transient_fault_retried",
         RunPhase.SUCCEEDED,
         _to_the_end(
@@ -590,7 +597,7 @@ CASES: tuple[Case, ...] = (
             )
         ),
     ),
-    Case(
+    Case(  # a fatal failure halts the run; nodes waiting for a slot are skipped
         "halt_skips_nodes_waiting_for_a_slot",
         RunPhase.FAILED_EXECUTION,
         _to_the_end(
@@ -846,7 +853,7 @@ CASES = (
     # the same, recorded into v0.9.0 with 0.9.0's code (this module and store_faults.py copied
     # into an export of that commit): with 0.9.0's 30 s lock wait the write times out, and the
     # history, whose run succeeded, did not replay with that code (issue 32, F2)
-    Case(
+    Case(  # the locked store, with 0.9.0's code: the episode write times out
         "episode_write_timed_out_on_a_locked_store",
         RunPhase.SUCCEEDED,
         _to_the_end(RunRequest(goal="Compare Paris and Tokyo")),
@@ -971,13 +978,13 @@ CASES = (
     # 0.10: a local activity's failure is an ActivityError, as a queued one's: a run started
     # by any client with an unknown scenario ends FAILED_VALIDATION with the reason, and a
     # local tool's failure for good fails its node (before, both failed the workflow)
-    Case(
+    Case(  # a run started by any client with an unknown scenario
         "unknown_scenario_ends_failed_validation",
         RunPhase.FAILED_VALIDATION,
         _to_the_end(RunRequest(goal="anything", scenario="nope")),
         unchecked=True,
     ),
-    Case(
+    Case(  # a local (cheap) tool's non-retryable failure fails its node alone
         "a_local_tool_fails_its_node",
         RunPhase.FAILED_EXECUTION,
         _to_the_end(

@@ -66,6 +66,7 @@ from harness.messages import (
     WorkContextRequest,
 )
 from harness.tools import CallPolicy, ToolCatalog, ToolSpec
+from workflows.patches import LLM_QUEUE_PATCH, LOCAL_FAILURES_PATCH
 
 R = TypeVar("R")
 
@@ -89,8 +90,6 @@ LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 """The planner and the judge heartbeat while the model answers: a dead worker is seen in
 seconds, not after the three-minute timeout of the call."""
 
-LLM_QUEUE_PATCH = "llm-calls-on-their-own-queue"
-LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 
 NON_RETRYABLE_CODES = [code.value for code in ErrorCode if not is_retryable(code)]
 

@@ -49,36 +49,32 @@ from harness.work import ScopeClaim, scope_claim_problem
 from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
-from workflows.held_nodes import APPROVAL_COVERS_AT_START_PATCH
-from workflows.outcome import (
-    OUTCOME_STATUS_PATCH,
-    SIGNAL_CANCEL_PATCH,
-    cancelled_through_temporal,
-    end_as_outcome,
-)
-from workflows.phases import RunPhases
-from workflows.run_context import RunContext
-from workflows.run_memory import (
+from workflows.outcome import cancelled_through_temporal, end_as_outcome
+from workflows.patches import (
+    APPROVAL_COVERS_AT_START_PATCH,
+    ATTEMPTS_RESERVED_PATCH,
+    BIG_PLAN_PATCH,
+    CANCEL_BEFORE_START_PATCH,
+    CHEAP_GROUPS_PATCH,
+    ECONOMY_PATCH,
+    GIVEN_PLAN_FINAL_PATCH,
+    KNOWN_OUTCOMES_PATCH,
+    LOCAL_CONTRACT_READ_PATCH,
     LOCAL_MEMORY_PATCH,
     MEMORY_DEGRADES_PATCH,
     MEMORY_PATCH,
-    RunMemory,
+    OUTCOME_STATUS_PATCH,
+    PARALLEL_BATCHES_PATCH,
+    SIGNAL_CANCEL_PATCH,
+    SIGNED_ANSWERS_PATCH,
+    WORK_CONTRACT_PATCH,
 )
+from workflows.phases import RunPhases
+from workflows.run_context import RunContext
+from workflows.run_memory import RunMemory
 from workflows.signal_intake import SignalRoute, take_signal
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
-
-CANCEL_BEFORE_START_PATCH = "cancel-before-start-is-kept"
-WORK_CONTRACT_PATCH = "held-to-scope-contract"
-LOCAL_CONTRACT_READ_PATCH = "scope-contract-read-locally"
-ECONOMY_PATCH = "fallback-model-under-pressure"
-GIVEN_PLAN_FINAL_PATCH = "given-plan-invalid-ends-the-run"
-PARALLEL_BATCHES_PATCH = "child-batches-run-in-parallel"
-CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
-ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
-BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
-SIGNED_ANSWERS_PATCH = "keyed-runs-take-only-signed-answers"
-KNOWN_OUTCOMES_PATCH = "operations-started-again-take-their-known-outcome"
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])

@@ -23,16 +23,9 @@ from harness.run import ExecutionOptions
 from harness.tools import NativeWait, ToolCompletion
 from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
 from workflows.activity_calls import probe_operation, tool_call_summary
+from workflows.patches import APPROVAL_COVERS_PATCH, LATE_RESULT_RECONCILES_PATCH
 from workflows.wait_desk import WaitDesk
 
-LATE_RESULT_RECONCILES_PATCH = "late-side-effect-result-reconciles"
-APPROVAL_COVERS_PATCH = "an-approval-covers-its-action-across-replans"
-"""Asked mid-run where a cover exists, perhaps right after a local activity: a marker that may
-land in another workflow task live than on replay (see activity_calls.llm_queue). Kept for the
-runs that asked it; runs since APPROVAL_COVERS_AT_START_PATCH do not."""
-APPROVAL_COVERS_AT_START_PATCH = "approval-covers-decided-at-start"
-"""Covers apply: decided in the run's first workflow task with the run's other patches
-(workflows.agent_run), carried as ExecutionOptions.approval_covers."""
 MAX_PENDING_ROUNDS = 3
 """How many more waits a late result gets while its system says the operation is under way."""
 

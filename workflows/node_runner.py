@@ -42,8 +42,7 @@ from workflows.activity_calls import (
     tool_retry,
 )
 from workflows.held_nodes import HeldNodes
-
-BATCH_ID_PATCH = "batch-id-names-the-attempt"
+from workflows.patches import BATCH_ID_PATCH
 
 
 class NodeRunner:

@@ -21,8 +21,6 @@ from harness.cancellation import OwnCancellation
 from harness.run import RunPhase, RunResult
 from workflows import activity_calls
 
-OUTCOME_STATUS_PATCH = "workflow-status-is-the-outcome"
-SIGNAL_CANCEL_PATCH = "cancel-signal-ends-canceled"
 FAILED_ENDINGS = frozenset(
     {
         RunPhase.FAILED_VALIDATION,

@@ -25,13 +25,13 @@ from harness.verification import VERIFICATION_FAILED
 from harness.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
+from workflows.patches import REQUEST_BOUNDS_PATCH
 from workflows.run_context import RunContext
 from workflows.run_memory import run_scope
 from workflows.scheduler import Scheduler
 from workflows.verification import verify
 
 Handler = Callable[[], Awaitable[RunPhase]]
-REQUEST_BOUNDS_PATCH = "request-bounds-checked-at-start"
 
 
 class RunPhases:

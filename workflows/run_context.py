@@ -19,12 +19,11 @@ from harness.trace import TraceLog
 from workflows import search_attributes
 from workflows.clock import RunClock
 from workflows.details import current_details
+from workflows.patches import ELAPSED_ON_DEMAND_PATCH
 from workflows.run_memory import RunMemory
 from workflows.scheduler import Scheduler
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
-
-ELAPSED_ON_DEMAND_PATCH = "budget-time-read-on-demand"
 
 
 @dataclass

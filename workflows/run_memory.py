@@ -31,9 +31,6 @@ from harness.trace import AgentRole, TraceKind, TraceLog
 from workflows import activity_calls
 from workflows.activity_calls import ActivityFailure, raise_if_cancelled
 
-MEMORY_PATCH = "run-memory-v1"
-LOCAL_MEMORY_PATCH = "memory-calls-are-local"
-MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
 REASON_CHARS = 300
 """A store failure's reason in the trace: its first line, at most this long."""
 

@@ -27,11 +27,11 @@ from harness.run import ExecutionOptions
 from harness.tools import ToolCompletion
 from workflows.held_nodes import HeldNodes
 from workflows.node_runner import NodeRunner
+from workflows.patches import HALT_SKIPS_READY_PATCH
 from workflows.wait_desk import WaitDesk
 
 BUDGET_EXHAUSTED_REASON = "budget exhausted"
 OUT_OF_TIME_REASON = "budget exhausted: wall-clock limit reached"
-HALT_SKIPS_READY_PATCH = "halt-skips-ready-nodes"
 SETTLE_GAP = timedelta(milliseconds=1)  # a timer: what ends a workflow task between two settles
 
 

@@ -19,9 +19,9 @@ from temporalio.common import RawValue
 
 from harness.bounds import delivery_problems
 from harness.problems import describe_invalid
+from workflows.patches import DELIVERY_BOUNDS_PATCH
 
 Request = TypeVar("Request", bound=BaseModel)
-DELIVERY_BOUNDS_PATCH = "delivery-bounds-on-signals"
 
 
 @dataclass(frozen=True)

@@ -37,19 +37,13 @@ from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLed
 from harness.work import GateResult, TaskRecord
 from workflows import search_attributes
 from workflows.history_limit import history_full
+from workflows.patches import CONTRACT_PATCH, IDENTITY_PATCH
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 """Well inside Temporal's 50k events and 50 MB, whatever the server suggests earlier."""
 FINISHED_GRACE = timedelta(days=1)
 """How long a finished task stays open for its bound runs to report how they ended."""
 SYSTEM_ACTOR = "system:harness"
-CONTRACT_PATCH = "task-contract-v1"
-"""Completions (and approvals by a system) ask the scope's contract in force, through an
-activity; tasks before it were judged by the built-in gates alone."""
-IDENTITY_PATCH = "governance-actor-identity"
-"""0.10: actors compared as one identity however spelt, and the agent's rights as the README
-lists them. Asked only where the old gateway and the new one answer differently, numbered by
-the ledger like CONTRACT_PATCH, so a history from before decides as it did."""
 ACCEPTANCE_TIMEOUT = timedelta(seconds=60)
 ACCEPTANCE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 

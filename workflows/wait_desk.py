@@ -18,22 +18,21 @@ from harness.wait_book import (
     Delivery,
     DeliveryReceipt,
     DeliveryRules,
-    EarlyLots,
     Wait,
     WaitBook,
     WaitKind,
     WaitStatus,
     late_excerpt,
 )
-
-QUIET_CANCEL_PATCH = "cancel-without-waits-publishes-nothing"
-DELIVERY_RULES_PATCH = "delivery-rules-v2"
-RECONCILE_RULES_PATCH = "delivery-rules-v3"
-AGENT_RECONCILE_PATCH = "delivery-rules-v4"
-EARLY_LOTS_PATCH = "early-deliveries-parked-by-sender"
-LATE_TRACE_PATCH = "late-deliveries-traced-as-late"
-ACTOR_IDENTITY_PATCH = "actors-one-identity-however-spelt"
-"""0.10: a keyed actor is found in any spelling (case, Unicode forms, invisible characters)."""
+from workflows.patches import (
+    ACTOR_IDENTITY_PATCH,
+    AGENT_RECONCILE_PATCH,
+    DELIVERY_RULES_PATCH,
+    EARLY_LOTS_PATCH,
+    LATE_TRACE_PATCH,
+    QUIET_CANCEL_PATCH,
+    RECONCILE_RULES_PATCH,
+)
 
 
 class WaitDesk:
@@ -51,8 +50,9 @@ class WaitDesk:
         self._trace = trace
         self._on_change = on_change
         self._keyed = keyed_actors
-        self._v4 = False
-        self._lots = EarlyLots.BY_KIND
+        self._agents_never_reconcile = False
+        self._lots_by_sender = False
+        self._senders_by_identity = False
         self._late_traced = False
         self.identity: Callable[[str], str] = canonical_actor
         """How this run tells who an actor is: actor_identity since 0.10."""
@@ -61,22 +61,28 @@ class WaitDesk:
         """First thing in the run's first task (see activity_calls.llm_queue): whether the run
         takes the 0.4 rules, the lots by sender and the late trace of 0.10. The older releases'
         markers stay where their runs wrote them."""
-        self._v4 = workflow.patched(AGENT_RECONCILE_PATCH)
-        if workflow.patched(EARLY_LOTS_PATCH):
-            self._lots = EarlyLots.BY_SENDER
+        self._agents_never_reconcile = workflow.patched(AGENT_RECONCILE_PATCH)
+        self._lots_by_sender = workflow.patched(EARLY_LOTS_PATCH)
         self._late_traced = workflow.patched(LATE_TRACE_PATCH)
         if workflow.patched(ACTOR_IDENTITY_PATCH):
             self.identity = actor_identity
-            if self._lots is EarlyLots.BY_SENDER:
-                self._lots = EarlyLots.BY_IDENTITY
+            self._senders_by_identity = self._lots_by_sender
 
     def _rules(self) -> DeliveryRules:
-        """The delivery rules of the release the run started on (see DeliveryRules)."""
-        if self._v4:
-            return DeliveryRules.V4
-        if workflow.patched(RECONCILE_RULES_PATCH):
-            return DeliveryRules.V3
-        return DeliveryRules.V2 if workflow.patched(DELIVERY_RULES_PATCH) else DeliveryRules.V1
+        """The delivery rules the run started with (see DeliveryRules). Each patch implies the
+        ones before it, so a run since AGENT_RECONCILE_PATCH asks none of the older two; they
+        are asked here, lazily, where the runs that wrote their markers asked them (the SDK
+        keeps a patch's first answer for the rest of the run)."""
+        agents_never = self._agents_never_reconcile
+        outcome = agents_never or workflow.patched(RECONCILE_RULES_PATCH)
+        bounded = outcome or workflow.patched(DELIVERY_RULES_PATCH)
+        return DeliveryRules(
+            bounded_parking=bounded,
+            reconcile_states_outcome=outcome,
+            agents_never_reconcile=agents_never,
+            lots_by_sender=self._lots_by_sender,
+            senders_by_identity=self._senders_by_identity,
+        )
 
     def open(
         self,
@@ -268,7 +274,7 @@ class WaitDesk:
         return self.identity(delivery.actor) in keyed
 
     def deliver(self, delivery: Delivery, signed: bool | None = None) -> DeliveryReceipt:
-        receipt = self.book.deliver(delivery, workflow.now(), self._rules(), self._lots, signed)
+        receipt = self.book.deliver(delivery, workflow.now(), self._rules(), signed)
         wait = self.book.waits.get(receipt.wait_id) if receipt.wait_id else None
         if receipt.late and wait is not None and self._late_traced:
             self._trace_late(delivery, receipt, wait)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import JsonValue
 
 from harness.reconcile import reconcile_example
-from harness.wait_book import Delivery, DeliveryRules, WaitKind
+from harness.wait_book import NEW_RUN_RULES, Delivery, DeliveryRules, WaitKind
 from tests.factories import START, wait, wait_book
 
 TEMPLATE: JsonValue = {
@@ -36,8 +36,19 @@ def test_a_tool_without_an_example_asks_for_the_whole_result() -> None:
     assert reconcile_example(None, {"x": 1}, None) == {"outcome": "succeeded", "result": "RESULT"}
 
 
+BEFORE_THE_RECONCILE_RULE = DeliveryRules(
+    reconcile_states_outcome=False,
+    agents_never_reconcile=False,
+    lots_by_sender=False,
+    senders_by_identity=False,
+)
+BEFORE_AGENTS_WERE_KEPT_OUT = DeliveryRules(
+    agents_never_reconcile=False, lots_by_sender=False, senders_by_identity=False
+)
+
+
 def reconcile(
-    payload: JsonValue, rules: DeliveryRules = DeliveryRules.V4, actor: str = "human:ops"
+    payload: JsonValue, rules: DeliveryRules = NEW_RUN_RULES, actor: str = "human:ops"
 ) -> tuple[bool, str]:
     book = wait_book(wait("reconcile-pay", WaitKind.RECONCILE))
     delivery = Delivery(
@@ -79,7 +90,7 @@ def test_a_reconcile_that_says_succeeded_with_the_result_or_failed_is_accepted(
 
 
 def test_runs_started_before_the_reconcile_rule_keep_the_rules_they_started_with() -> None:
-    assert reconcile({"outcome": "succeeded"}, DeliveryRules.V2) == (True, "delivered")
+    assert reconcile({"outcome": "succeeded"}, BEFORE_THE_RECONCILE_RULE) == (True, "delivered")
 
 
 @pytest.mark.parametrize(
@@ -97,7 +108,7 @@ def test_a_person_or_a_system_may_reconcile(actor: str) -> None:
 
 
 def test_runs_started_before_0_4_keep_their_rules_for_an_agents_reconcile() -> None:
-    assert reconcile({"outcome": "failed"}, DeliveryRules.V3, "agent:planner") == (
+    assert reconcile({"outcome": "failed"}, BEFORE_AGENTS_WERE_KEPT_OUT, "agent:planner") == (
         True,
         "delivered",
     )

@@ -18,7 +18,6 @@ from harness.wait_book import (
     Delivery,
     DeliveryReceipt,
     DeliveryRules,
-    EarlyLots,
     WaitBook,
     WaitKind,
     WaitStatus,
@@ -28,6 +27,18 @@ from tests.factories import START, wait, wait_book
 
 LATER = START + timedelta(minutes=5)
 ACCEPTED_FORMS = "human:NAME, system:NAME or agent:NAME"
+FIRST_RULES = DeliveryRules(
+    bounded_parking=False,
+    reconcile_states_outcome=False,
+    agents_never_reconcile=False,
+    lots_by_sender=False,
+    senders_by_identity=False,
+)
+"""The rules of the first release: runs recorded before any delivery patch keep them."""
+BY_KIND = DeliveryRules(lots_by_sender=False, senders_by_identity=False)
+"""Early deliveries in a lot per kind, as runs before lots by sender keep them."""
+BY_SENDER = DeliveryRules(senders_by_identity=False)
+"""Lots by sender, a sender told as parsed."""
 
 
 def answer(text: JsonValue, *, wait_id: str = "w", actor: str = "human:alice") -> Delivery:
@@ -297,9 +308,9 @@ def test_unpark_hands_over_only_the_delivery_for_that_wait() -> None:
 def test_under_the_first_rules_parking_stops_at_max_parked_early_deliveries() -> None:
     book = WaitBook()
     for number in range(MAX_PARKED):
-        assert book.deliver(operation_result(f"job-{number}"), START, DeliveryRules.V1).accepted
+        assert book.deliver(operation_result(f"job-{number}"), START, FIRST_RULES).accepted
 
-    receipt = book.deliver(operation_result("one-too-many"), START, DeliveryRules.V1)
+    receipt = book.deliver(operation_result("one-too-many"), START, FIRST_RULES)
 
     assert (receipt.accepted, receipt.reason) == (False, "too many early deliveries parked")
     assert len(book.parked) == MAX_PARKED
@@ -308,8 +319,8 @@ def test_under_the_first_rules_parking_stops_at_max_parked_early_deliveries() ->
 def test_junk_early_deliveries_cannot_push_out_a_real_result_that_comes_after_them() -> None:
     book = WaitBook()
     for number in range(MAX_PARKED):
-        assert book.deliver(operation_result(f"junk-{number}"), START).accepted
-    assert book.deliver(operation_result("run-1:job:x", {"rows": 3}), START).accepted
+        assert book.deliver(operation_result(f"junk-{number}"), START, BY_KIND).accepted
+    assert book.deliver(operation_result("run-1:job:x", {"rows": 3}), START, BY_KIND).accepted
 
     opened = book.open(wait("op-job", WaitKind.ASYNC_OPERATION, operation_id="run-1:job:x"))
     handed_over = book.unpark(opened, LATER)
@@ -321,8 +332,8 @@ def test_junk_early_deliveries_cannot_push_out_a_real_result_that_comes_after_th
 def test_early_results_and_early_events_each_have_a_lot_of_their_own() -> None:
     book = WaitBook()
     for number in range(MAX_PARKED_PER_KIND + 5):
-        book.deliver(event_delivery(f"junk-{number}"), START)
-    book.deliver(operation_result("run-1:job:x"), START)
+        book.deliver(event_delivery(f"junk-{number}"), START, BY_KIND)
+    book.deliver(operation_result("run-1:job:x"), START, BY_KIND)
 
     lots = [p.delivery.event is not None for p in book.parked]
     assert (lots.count(True), lots.count(False)) == (MAX_PARKED_PER_KIND, 1)
@@ -345,7 +356,7 @@ def test_under_the_first_rules_a_result_goes_to_the_first_wait_with_its_operatio
     )
     book.close("op-job", WaitStatus.EXPIRED)
 
-    receipt = book.deliver(operation_result("run-1:job:x"), LATER, DeliveryRules.V1)
+    receipt = book.deliver(operation_result("run-1:job:x"), LATER, FIRST_RULES)
 
     assert (receipt.accepted, receipt.wait_id) == (False, "op-job")
 
@@ -364,7 +375,7 @@ def test_an_early_delivery_from_a_malformed_actor_is_refused_at_once() -> None:
 
 
 def park_by_sender(book: WaitBook, delivery: Delivery, signed: bool | None = None) -> bool:
-    receipt = book.deliver(delivery, START, lots=EarlyLots.BY_SENDER, signed=signed)
+    receipt = book.deliver(delivery, START, BY_SENDER, signed=signed)
     return receipt.accepted
 
 
@@ -383,9 +394,11 @@ JUNK = 200
 def test_by_kind_two_hundred_junk_results_after_a_real_one_push_it_out() -> None:
     """The finding (F7) under the lots of 0.2 to 0.9, kept for the runs that started on them."""
     book = WaitBook()
-    book.deliver(operation_result("run-1:job:x", {"rows": 3}, actor="system:payments"), START)
+    book.deliver(
+        operation_result("run-1:job:x", {"rows": 3}, actor="system:payments"), START, BY_KIND
+    )
     for number in range(JUNK):
-        book.deliver(operation_result(f"junk-{number}", actor="system:junk"), START)
+        book.deliver(operation_result(f"junk-{number}", actor="system:junk"), START, BY_KIND)
 
     assert handed_over_to(book, "run-1:job:x") is None
 
@@ -449,7 +462,7 @@ def test_in_a_run_with_actor_keys_only_a_signed_early_delivery_is_parked() -> No
     unsigned = book.deliver(
         operation_result("junk-1", actor="system:junk"),
         START,
-        lots=EarlyLots.BY_SENDER,
+        BY_SENDER,
         signed=False,
     )
 

@@ -33,7 +33,7 @@ from tests.support import (
     start_run,
 )
 from workflows import AgentRunWorkflow
-from workflows.held_nodes import APPROVAL_COVERS_AT_START_PATCH, APPROVAL_COVERS_PATCH
+from workflows.patches import APPROVAL_COVERS_AT_START_PATCH, APPROVAL_COVERS_PATCH
 
 
 async def test_approved_side_effect_runs_and_other_branches_do_not_wait(
