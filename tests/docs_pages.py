@@ -33,9 +33,13 @@ def page(name: str) -> str:
     return (DOCS / f"{name}.md").read_text()
 
 
+BENCH_README = ROOT / "bench" / "README.md"
+"""Included whole in docs/benchmarks.md, so its blocks and links are the site's too."""
+
+
 def markdown_files() -> list[Path]:
-    """The README and every page of docs/."""
-    return [README, *sorted(DOCS.glob("*.md"))]
+    """The README, every page of docs/ and the benchmarks' page they include."""
+    return [README, *sorted(DOCS.glob("*.md")), BENCH_README]
 
 
 def blocks(path: Path) -> list[Block]:

@@ -74,7 +74,13 @@ def cli_reference() -> str:
     from starter.cli import build_parser
 
     parser = build_parser()
-    lines = [START, ""]
+    lines = [START, "", "### harness", "", "Options before the command.", ""]
+    top = [
+        _option_row(action)
+        for action in parser._actions
+        if action.option_strings and not isinstance(action, argparse._HelpAction)
+    ]
+    lines += ["| argument | meaning |", "|---|---|", *top, ""]
     for path, leaf in leaf_commands(parser):
         parent = parser
         for name in path[:-1]:
