@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 # The docs site, built strictly: a broken link, a missing anchor or a page left out of the nav
 # fails it (mkdocs.yml). The site goes to .harness/site.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Rewrites the files: ruff's safe fixes, then the formatter (ruff's order); it prints what is
 # left for a hand to fix, and `make lint` fails on it.
