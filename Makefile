@@ -1,6 +1,6 @@
 # The two commands: `make demo` runs a cities goal on the embedded dev server, `make test` runs
-# the checks and the tests. `lint`, `typecheck`, `format` and `test-unit` are its parts (and a
-# fixer); every target creates the virtual environment when it is missing.
+# the checks, the docs build and the tests. `lint`, `typecheck`, `docs`, `format` and `test-unit`
+# are its parts (and a fixer); every target creates the virtual environment when it is missing.
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 STATE := .harness
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck format test-unit screenshot stop clean
+.PHONY: demo test lint typecheck docs format test-unit screenshot stop clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed; set PYTHON=python3.11")'
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m starter.demo "$(GOAL)"
 
-test: $(STAMP) lint typecheck
+test: $(STAMP) lint typecheck docs
 	$(BIN)/pytest -q
 
 # ruff check, then ruff format --check: fails on a lint error or an unformatted file.
@@ -33,6 +33,11 @@ lint: $(STAMP)
 # mypy, strict, over the packages that pyproject.toml lists.
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The docs site, built strictly: a broken link, a missing anchor or a page left out of the nav
+# fails it (mkdocs.yml). The site goes to .harness/site.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Rewrites the files: ruff's safe fixes, then the formatter (ruff's order); it prints what is
 # left for a hand to fix, and `make lint` fails on it.

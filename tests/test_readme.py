@@ -1,22 +1,18 @@
-"""The README stays true: its two commands are what CI and the Makefile run."""
+"""The README stays a front page that tells the truth: short, its two commands are what CI and
+the Makefile run, and it links to the pages a newcomer needs."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
-import pytest
+from tests.docs_pages import README, ROOT
 
-from harness.run_state import describe_transitions
-from starter.cli import build_parser
-
-ROOT = Path(__file__).parent.parent
-README = (ROOT / "README.md").read_text()
+TEXT = README.read_text()
+MAX_README_LINES = 250
 
 
 def _two_commands_block() -> list[str]:
-    section = README.split("## Two commands", 1)[1]
+    section = TEXT.split("## Two commands", 1)[1]
     block = section.split("```bash", 1)[1].split("```", 1)[0]
     return [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
 
@@ -49,71 +45,32 @@ def test_make_targets_create_the_virtual_environment_when_missing() -> None:
     assert re.search(r"^stop:", makefile, re.MULTILINE)
 
 
-def test_every_cli_command_in_the_readme_exists() -> None:
-    documented = set(re.findall(r"`harness ([\w-]+)", README))
-    parser = build_parser()
-    choices = next(action.choices for action in parser._actions if action.dest == "command")
-    assert choices is not None
-    assert documented <= set(choices)
+def test_make_test_builds_the_docs_strictly() -> None:
+    """`make test` runs `make docs`, which is `mkdocs build --strict`: CI fails on a broken
+    link or a page left out of the site."""
+    makefile = (ROOT / "Makefile").read_text()
+    test_target = re.search(r"^test: (.*)$", makefile, re.MULTILINE)
+    assert test_target is not None and "docs" in test_target[1].split()
+    docs_recipe = makefile.split("\ndocs: ", 1)[1].split("\n\n", 1)[0]
+    assert "mkdocs build --strict" in docs_recipe
 
 
-def test_the_readme_state_machine_is_the_declared_transition_table() -> None:
-    section = README.split("as `harness/run_state.py` declares it", 1)[1]
-    block = section.split("```text", 1)[1].split("```", 1)[0]
-    assert block.strip().splitlines() == describe_transitions()
+def test_the_readme_is_a_front_page_under_250_lines() -> None:
+    lines = len(TEXT.splitlines())
+    assert lines < MAX_README_LINES, f"README.md has {lines} lines; move reference into docs/"
 
 
-def test_the_readme_signing_snippet_signs_a_delivery_the_run_would_take(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from harness.signatures import signature_problem
-    from harness.wait_book import WaitKind
-    from infra.signing import new_private_key, public_key, verify
-
-    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
-    snippet = next(block for block in blocks if "def signed_outcome" in block)
-    key = new_private_key()
-    (tmp_path / "payments.key").write_text(key)
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {}
-    exec(compile(snippet, "README.md", "exec"), namespace)
-    signed_outcome = namespace["signed_outcome"]
-    assert callable(signed_outcome)
-    request = signed_outcome("run-1", "pay-1", {"status": "paid"})
-    keys = {"system:payments": public_key(key)}
-    assert signature_problem("run-1", request, WaitKind.ASYNC_OPERATION, keys, verify) is None
-    assert signature_problem("run-2", request, WaitKind.ASYNC_OPERATION, keys, verify)
+def test_the_readme_links_to_running_a_goal_answering_a_wait_and_tasks() -> None:
+    links = set(re.findall(r"\]\((docs/[^)#]+)", TEXT))
+    assert {"docs/getting-started.md", "docs/waits.md", "docs/tasks.md"} <= links
 
 
-def test_the_readme_plan_json_is_a_valid_cities_plan() -> None:
-    from harness.plan import Plan
-    from harness.validation import validate_plan
-    from scenarios import get_scenario
+def test_the_readme_python_example_is_about_ten_lines_and_is_the_python_api_pages() -> None:
+    """The front page's example is short, and the Python API page shows the same script, so the
+    one that test_api.py runs is the one both pages show."""
+    from tests.docs_pages import block_after, page
 
-    block = README.split("### Plan JSON", 1)[1].split("```json", 1)[1].split("```", 1)[0]
-    plan = Plan.model_validate_json(block)
-    assert validate_plan(plan, get_scenario("cities").catalog()) == []
-
-
-def test_the_readme_case_file_example_is_a_valid_case_file(tmp_path: Path) -> None:
-    from starter.eval_files import read_case_file
-
-    block = README.split("### Writing a case file", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
-    (tmp_path / "eval_plans").mkdir()
-    (tmp_path / "eval_plans" / "unknown-tool.json").write_text(
-        '{"nodes": [{"id": "r", "tool": "nope", "arguments": [], "deps": []}]}'
-    )
-    (tmp_path / "cases.yaml").write_text(block)
-    (case,) = read_case_file(tmp_path / "cases.yaml").cases
-    assert case.options.plan is not None and case.expect.mentions == ["Paris", "Tokyo"]
-
-
-def test_the_readme_mcp_configuration_is_one_a_worker_reads() -> None:
-    from tool_servers.config import parse_servers
-
-    section = README.split("## Tools from MCP servers", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```json", 1)[1].split("```", 1)[0]
-    servers = {server.name: server for server in parse_servers(json.loads(block), "README")}
-    assert servers["time"].transport == "stdio" and servers["tickets"].transport == "http"
-    assert "${TICKETS_TOKEN}" in servers["tickets"].headers["Authorization"]
-    assert (ROOT / "docs/examples/repo-reset.json").exists()
+    script = block_after(TEXT, "## From Python", "python")
+    code = [line for line in script.splitlines() if line.strip()]
+    assert len(code) <= 12, f"the README's example has {len(code)} lines of code"
+    assert block_after(page("python-api"), "# Python API", "python") == script

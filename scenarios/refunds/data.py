@@ -1,7 +1,8 @@
 """The refunds scenario's orders, and the refund policy they are judged by.
 
-Dates are fixed, and so is "today" (`AS_OF`), so every policy decision is reproducible. One order
-is eligible (A-1001, a damaged item); the others are outside the window, already refunded or under
+Dates are fixed, and so is "today" (`AS_OF`), so every policy decision is reproducible. A-1001 (a
+damaged item) and A-1005 are eligible, and so are the orders of the eval suite and of the docs'
+walkthroughs; the others are outside the window, already refunded or under
 dispute. Any other id is unknown.
 """
 
@@ -88,6 +89,33 @@ ORDERS: tuple[OrderRecord, ...] = (
         ],
         ordered_on=date(2025, 3, 6),
         delivered_on=date(2025, 3, 10),
+    ),
+    # Orders of the docs' walkthroughs (docs/tasks.md): each walkthrough pays an order of its
+    # own, so one told before it (the refund in docs/getting-started.md pays A-1001) cannot have
+    # refunded it already.
+    OrderRecord(
+        order_id="A-3001",
+        customer="Inès Laurent",
+        items=[OrderItem(name="Stoneware mug set", quantity=1, unit_price_cents=3200)],
+        ordered_on=date(2025, 3, 4),
+        delivered_on=date(2025, 3, 8),
+    ),
+    OrderRecord(
+        order_id="A-3002",
+        customer="Kofi Mensah",
+        items=[
+            OrderItem(name="Walnut cutting board", quantity=1, unit_price_cents=5400),
+            OrderItem(name="Board oil, 250 ml", quantity=1, unit_price_cents=890),
+        ],
+        ordered_on=date(2025, 3, 5),
+        delivered_on=date(2025, 3, 9),
+    ),
+    OrderRecord(
+        order_id="A-3003",
+        customer="Greta Lindqvist",
+        items=[OrderItem(name="Wool blanket", quantity=1, unit_price_cents=7600)],
+        ordered_on=date(2025, 3, 7),
+        delivered_on=date(2025, 3, 11),
     ),
     # Orders of the eval suite (scenarios/refunds/eval_cases.yaml): a case that pays a refund
     # has an order of its own, since the payment service never pays an order twice.

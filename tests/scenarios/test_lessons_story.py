@@ -1,4 +1,4 @@
-"""The seeds' story, end to end, exactly as the README tells it: every `harness` line of its
+"""The seeds' story, end to end, exactly as docs/tasks.md tells it: every `harness` line of its
 walkthrough runs in order, through the CLI, against a worker and the payment service, and each
 exits as its comment says. A lesson promoted into a rule stops the next refund task whose run
 skipped the dispute lookup from completing; a repair run lets it complete, paying nothing twice."""
@@ -17,6 +17,7 @@ import pytest
 from temporalio.client import Client
 
 from starter import tasks
+from tests.docs_pages import block_after, page
 from tests.payment_service import PaymentService, payment_service
 from tests.scenarios.test_refund_runs import refunds_worker
 from tests.starter.test_cli import harness
@@ -27,8 +28,7 @@ pytestmark = pytest.mark.requires_local_server(
 )
 
 ROOT = Path(__file__).parent.parent.parent
-README = (ROOT / "README.md").read_text()
-STORY = README.split("**The seeds' story, end to end**", 1)[1]
+STORY = page("tasks").split("**The seeds' story, end to end**", 1)[1]
 EXIT = re.compile(r"#\s*exit (\d)")
 
 
@@ -45,7 +45,7 @@ def walkthrough() -> list[tuple[list[str], int]]:
 
 
 def failed_completion_lines() -> list[str]:
-    block = STORY.split("The failed completion prints", 1)[1].split("```", 2)[1]
+    block = block_after(STORY, "The failed completion prints", "text")
     return block.strip().splitlines()[1:]  # after the `$ harness ...` line
 
 
@@ -64,7 +64,7 @@ async def service(client: Client, tmp_path: Path) -> AsyncIterator[PaymentServic
         yield running
 
 
-async def test_the_readme_lessons_walkthrough_runs_as_written(
+async def test_the_docs_lessons_walkthrough_runs_as_written(
     client: Client, task_queue: str, service: PaymentService
 ) -> None:
     scope = f"shop-{uuid.uuid4().hex[:6]}"
@@ -120,7 +120,7 @@ async def test_the_readme_lessons_walkthrough_runs_as_written(
     assert "allow_system_promotion off" in said
     assert "an agent can never review a submission" in said
     assert "an agent can never complete a task" in said
-    # the failed completion prints each gate as the README shows, and leaves it IN_REVIEW
+    # the failed completion prints each gate as docs/tasks.md shows, and leaves it IN_REVIEW
     (failed,) = [out for _, code, out, _ in outputs if code == 1]
     assert failed.strip().splitlines() == failed_completion_lines()
     assert first.task.status.value == "DONE" and second.task.status.value == "DONE"
@@ -139,8 +139,8 @@ async def test_the_readme_lessons_walkthrough_runs_as_written(
     sub2 = second.submissions[-1]
     tools = {e.tool for e in second.evidence if e.id in sub2.evidence_ids}
     assert {"check_dispute_status", "submit_refund", "find_refund"} <= tools
-    assert len(await service.payments("A-1001")) == 1
-    assert len(await service.payments("A-1005")) == 1
+    assert len(await service.payments("A-3002")) == 1
+    assert len(await service.payments("A-3003")) == 1
     # the lesson's lineage: rule -> lesson -> fact -> evidence
     listed = next(out for line, _, out, _ in outputs if line.startswith("harness lesson list"))
     assert "rule rule-1 (preset refund)" in listed

@@ -16,13 +16,15 @@ from temporalio.client import Client
 
 from starter import tasks
 from tests.payment_service import PaymentService, payment_service
-from tests.scenarios.test_refund_runs import GOAL, refunds_worker
+from tests.scenarios.test_refund_runs import refunds_worker
 from tests.starter.test_cli import harness
 from workflows import AgentRunWorkflow
 
 pytestmark = pytest.mark.requires_local_server(
     "the payment service reports in real time; tasks are listed by search attributes"
 )
+
+GOAL = "Refund order A-3001, the customer received a damaged item"  # docs/tasks.md's order
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
 
     async with refunds_worker(client, task_queue, service):
         code, out, err = await cli(
-            "task", "create", "Refund investigation for order A-1001", "--scope", scope,
+            "task", "create", "Refund investigation for order A-3001", "--scope", scope,
             "--actor", "human:ops",
         )  # fmt: skip
         assert code == 0, err
@@ -81,7 +83,7 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
     evidence = {e["node_id"]: e for e in context["recent_evidence"] if e["kind"] == "TOOL"}
     assert {"order", "policy", "dispute", "refund", "report"} <= set(evidence)
     (fact,) = context["valid_facts"]
-    assert fact["statement"] == "order A-1001 is eligible for a refund"
+    assert fact["statement"] == "order A-3001 is eligible for a refund"
     assert fact["recorded_by"] == f"agent:{run_id}"
     supports = [
         r
@@ -102,4 +104,4 @@ async def test_a_refund_on_a_task_leaves_evidence_a_supported_fact_and_the_appro
     assert early[0] == 1 and "FAIL  approved-review" in early[1]
     assert approve[0] == 0
     assert done[0] == 0 and "PASS  completion-evidence" in done[1]
-    assert len(await service.payments("A-1001")) == 1
+    assert len(await service.payments("A-3001")) == 1

@@ -15,15 +15,16 @@ from harness.run import RunPhase
 from harness.trace import TraceKind
 from starter.api import Harness
 from starter.run_results import result_of
+from tests.docs_pages import README as DOCS_README
+from tests.docs_pages import block_after, page
 from tests.support import pending_wait, running_worker
 
 pytestmark = pytest.mark.requires_local_server("runs start with the Harness* search attributes")
-README = (Path(__file__).parent.parent.parent / "README.md").read_text()
+README = DOCS_README.read_text()
 
 
 def _readme_script() -> str:
-    section = README.split("## Use it from Python", 1)[1]
-    return section.split("```python", 1)[1].split("```", 1)[0]
+    return block_after(README, "## From Python", "python")
 
 
 async def test_the_readme_script_runs_as_written_and_prints_the_report(
@@ -72,11 +73,10 @@ async def test_a_run_started_through_the_api_is_searchable_answered_and_followed
 
 
 def _webhook_snippet() -> str:
-    section = README.split("A webhook receiver needs only a Temporal client.", 1)[1]
-    return section.split("```python", 1)[1].split("```", 1)[0]
+    return block_after(page("waits"), "A webhook receiver needs only a Temporal client.", "python")
 
 
-async def test_the_readme_webhook_snippet_reaches_the_run_through_the_projects_settings(
+async def test_the_docs_webhook_snippet_reaches_the_run_through_the_projects_settings(
     client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The snippet connects with the project's settings and its signal completes a job."""
@@ -86,7 +86,7 @@ async def test_the_readme_webhook_snippet_reaches_the_run_through_the_projects_s
 
     monkeypatch.setenv("TEMPORAL_ADDRESS", client.service_client.config.target_host)
     namespace: dict[str, object] = {}
-    exec(compile(_webhook_snippet(), "README webhook", "exec"), namespace)
+    exec(compile(_webhook_snippet(), "docs/waits.md webhook", "exec"), namespace)
     on_payment_webhook = namespace["on_payment_webhook"]
     plan = synthetic_plan(node("job", "start_job", job="paid"), collect("end", ["job"]))
     async with running_worker(client, task_queue):

@@ -103,7 +103,7 @@ async def test_a_store_that_cannot_be_used_is_one_line_and_its_exit_code(
 async def test_the_issues_walkthrough_the_second_run_succeeds_at_once_and_its_trace_says_why(
     client: Client, task_queue: str
 ) -> None:
-    """The README's two commands, then `harness trace` of the second run."""
+    """docs/memory.md's two commands, then `harness trace` of the second run."""
     async with running_worker(client, task_queue):
         code, first, err = await harness(
             "run", "Compare Paris, Atlantis and Tokyo", client=client, task_queue=task_queue

@@ -33,7 +33,7 @@ def test_the_pages_python_excerpts_are_in_the_files_they_name() -> None:
 def test_the_manifest_check_the_page_gives_runs_and_passes() -> None:
     commands = [
         line.split("#")[0].split()
-        for block in _blocks("sh")
+        for block in _blocks("bash")
         for line in block.splitlines()
         if "--check" in line
     ]
@@ -52,4 +52,4 @@ def test_the_recording_command_the_page_gives_names_a_known_option() -> None:
         text=True,
     )
     assert done.returncode == 0 and "--only" in done.stdout
-    assert any("--only CASE" in block for block in _blocks("sh"))
+    assert any("--only CASE" in block for block in _blocks("bash"))

@@ -226,17 +226,14 @@ async def test_a_bound_run_is_told_the_rules_in_force_and_history_holds_what_it_
     assert population.requires_approval
 
 
-async def test_the_readme_api_snippet_promotes_a_lesson_and_refuses_what_it_must(
+async def test_the_docs_api_snippet_promotes_a_lesson_and_refuses_what_it_must(
     client: Client, task_queue: str
 ) -> None:
-    import re
-    from pathlib import Path
+    from tests.docs_pages import page, python_block_defining
 
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    snippet = next(block for block in blocks if "def require_dispute_check" in block)
+    snippet = python_block_defining(page("tasks"), "require_dispute_check")
     namespace: dict[str, object] = {}
-    exec(compile(snippet, "README.md", "exec"), namespace)
+    exec(compile(snippet, "docs/tasks.md", "exec"), namespace)
     promote = namespace["require_dispute_check"]
     assert callable(promote)
     scope = new_scope()
