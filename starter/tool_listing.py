@@ -43,11 +43,23 @@ def servers_from_flags(values: Sequence[str], environment: Mapping[str, str]) ->
             raise CliError(
                 "--mcp needs a server: a name from HARNESS_MCP_CONFIG, a URL or a command"
             )
+        if not named and len(words) == 1 and "/" not in words[0]:
+            raise CliError(_unknown_name(value, sorted(configured)))
         servers.append(McpServer(name=name, command=words[0], args=words[1:]))
     names = [server.name for server in servers]
     if len(set(names)) < len(names):
         raise CliError("two --mcp servers have one name; give each its own NAME=")
     return servers
+
+
+def _unknown_name(value: str, configured: list[str]) -> str:
+    """A bare word is a server's name, never a program found on the PATH: `--mcp time` with no
+    configuration once started the system's `time`, which is no MCP server."""
+    known = f"it names {', '.join(configured)}" if configured else "none is configured"
+    return (
+        f"--mcp {value!r}: no server of that name in HARNESS_MCP_CONFIG ({known}); to start a "
+        f"program, give it as NAME=COMMAND (e.g. --mcp '{value}={value}') or by its path"
+    )
 
 
 async def catalog_with_servers(

@@ -103,3 +103,19 @@ def test_a_server_that_does_not_start_is_one_line_and_the_unavailable_exit_code(
     assert code == 3
     [line] = stderr.strip().splitlines()
     assert line.startswith("harness: MCP server 'ghost' is unavailable: it did not start")
+
+
+def test_a_bare_word_no_configuration_names_is_refused_not_run_as_a_program() -> None:
+    """`--mcp time` without HARNESS_MCP_CONFIG once started the system's `time` program."""
+    environment = {k: v for k, v in os.environ.items() if k != "HARNESS_MCP_CONFIG"}
+    done = subprocess.run(
+        [HARNESS, "tools", "--mcp", "time"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "no server of that name in HARNESS_MCP_CONFIG (none is configured)" in line
+    assert "NAME=COMMAND" in line
