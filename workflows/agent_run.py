@@ -78,6 +78,10 @@ CHEAP_GROUPS_PATCH = "cheap-calls-share-an-activity"
 ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 SIGNED_ANSWERS_PATCH = "keyed-runs-take-only-signed-answers"
+EARLY_SIGNALS_PATCH = "signals-before-the-rules-wait-for-them"
+"""0.10: a signal that reaches the run before `run` has decided its rules (one sent with the
+start, or in its first task) waits for them: it was applied under the oldest rules, e.g. an
+unsigned cancel by another spelling of a keyed actor was taken."""
 
 
 @workflow.defn(name=RUN_WORKFLOW, failure_exception_types=[UnreadableRunRequestError])
@@ -110,6 +114,9 @@ class AgentRunWorkflow:
         self._cancelling = False
         self._signed_kinds = SIGNED_KINDS
         """What a keyed run takes only signed (answers too since 0.10: see run)."""
+        self._rules_decided = False
+        self._early_signals: list[tuple[str, Sequence[RawValue]]] = []
+        """Signals that came before the rules were decided (EARLY_SIGNALS_PATCH)."""
         self._claimed_scope: str | None = None
         """The scope a run that works on no task creates its one task in (its first create)."""
 
@@ -121,7 +128,6 @@ class AgentRunWorkflow:
             message=request.goal,
             data={"scenario": request.scenario, "max_replans": request.max_replans},
         )
-        self._main_task = asyncio.current_task()
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
@@ -144,6 +150,8 @@ class AgentRunWorkflow:
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:
             ctx.degradation()  # its patch too: planning asks for it right after local activities
+        self._take_early_signals()
+        self._main_task = asyncio.current_task()  # after: an early cancel ends the run below
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step
@@ -209,7 +217,21 @@ class AgentRunWorkflow:
     )
     def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """Every signal (approve, answer, deliver, cancel), read defensively: a payload the
-        run cannot use is refused and traced, never a failed workflow task."""
+        run cannot use is refused and traced, never a failed workflow task. One that comes
+        before the run has decided its rules waits for them."""
+        if not self._rules_decided and workflow.patched(EARLY_SIGNALS_PATCH):
+            self._early_signals.append((name, list(args)))
+            return
+        self._take_signal(name, args)
+
+    def _take_early_signals(self) -> None:
+        """The rules are decided: the signals that waited for them are taken, in order."""
+        self._rules_decided = True
+        early, self._early_signals = self._early_signals, []
+        for name, args in early:
+            self._take_signal(name, args)
+
+    def _take_signal(self, name: str, args: Sequence[RawValue]) -> None:
         refusal = take_signal(self._signals, name, args)
         if refusal is not None:
             workflow.logger.warning("signal refused: %s", refusal)

@@ -78,7 +78,7 @@ class ScopeWorkflow:
     def _check(self, command: GraphCommand) -> None:
         if isinstance(command.operation, StatusChanged):
             raise ValueError("a task's status is changed on the task, which tells its graph")
-        problem = self._unsigned(command) or self._graph.check(command)
+        problem = self._graph.check(command) or self._unsigned(command)
         operation = command.operation
         creates = isinstance(operation, CreateTask) and not self._graph.seen(command)
         if problem is None and creates:
@@ -101,7 +101,7 @@ class ScopeWorkflow:
 
     @rules_command.validator
     def _check_rules(self, command: RulesCommand) -> None:
-        problem = self._unsigned(command) or self._rules.check(command)
+        problem = self._rules.check(command) or self._unsigned(command)
         if problem is not None:
             raise ValueError(problem)
 

@@ -111,7 +111,7 @@ class TaskWorkflow:
 
     @command.validator
     def _check(self, command: TaskCommand) -> None:
-        problem = self._unsigned(command) or self._ledger.check(command)
+        problem = self._ledger.check(command) or self._unsigned(command)
         if problem is not None:
             raise ValueError(problem)
 
