@@ -118,11 +118,11 @@ def _promotion(args: argparse.Namespace) -> PromoteLesson:
 
 
 async def _write(args: argparse.Namespace, settings: Settings, operation: RulesOperation) -> int:
-    client = await runs.client_for(settings)
     command = RulesCommand(
         scope=args.scope, actor=args.actor, operation=operation, idempotency_key=args.key
     )
     command = signed_command(command, args.scope, args.signing_key)
+    client = await runs.client_for(settings)
     return print_receipt(args, await tasks.rules_command(client, settings.task_queue, command))
 
 
