@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from harness.governance_keys import (
+    MAX_KEYS,
     deciding_act,
     governance_message,
     governance_problem,
@@ -24,6 +25,7 @@ from harness.scope_rules import (
     SetContract,
     SetKeys,
 )
+from harness.state_size import json_bytes
 from harness.task_commands import (
     Complete,
     RecordEvidence,
@@ -196,6 +198,13 @@ def test_set_keys_stores_each_actor_as_its_one_identity() -> None:
     assert receipt.accepted, receipt.reason
     assert rules.state.actor_keys == {"human:ops": public_key(OPS)}
     assert rules.state.actor_keys_set_by == "Human:Ops"
+    assert rules.size == json_bytes(rules.state)
+
+
+def test_a_scope_keys_at_most_fifty_actors() -> None:
+    many = {f"human:p{n}": public_key(OPS) for n in range(MAX_KEYS + 1)}
+    with pytest.raises(ValidationError):
+        SetKeys(keys=many)
 
 
 def test_a_signature_is_not_part_of_what_an_idempotency_key_stands_for() -> None:
