@@ -11,12 +11,18 @@ import structlog
 from temporalio import activity
 
 from activities.task_ledger_service import TemporalTaskLedger
-from harness.contracts import RUN_WORK_CONTEXT_ACTIVITY, TASK_ACCEPTANCE_ACTIVITY
+from harness.contracts import (
+    RUN_WORK_CONTEXT_ACTIVITY,
+    TASK_ACCEPTANCE_ACTIVITY,
+    TASK_SCOPE_KEYS_ACTIVITY,
+)
 from harness.gates import GateInput, unregistered
 from harness.host_contract import BUILT_IN_GATES, PRESET_GATE, Act
 from harness.messages import (
     AcceptanceRequest,
     AcceptanceResult,
+    ScopeKeys,
+    ScopeKeysRequest,
     WorkContext,
     WorkContextRequest,
 )
@@ -49,6 +55,11 @@ class TaskContractActivities:
             await self._judge(c, given) for c in contract.required_checks if c not in built_in
         ]
         return AcceptanceResult(contract=contract, checks=checks)
+
+    @activity.defn(name=TASK_SCOPE_KEYS_ACTIVITY)
+    async def scope_keys(self, request: ScopeKeysRequest) -> ScopeKeys:
+        """The scope's actor keys, read from its workflow: what its tasks check signatures by."""
+        return ScopeKeys(keys=await self._ledger.actor_keys(request.scope))
 
     async def _judge(self, check_id: str, given: GateInput) -> GateResult:
         now = datetime.now(UTC)

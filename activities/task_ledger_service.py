@@ -15,6 +15,7 @@ from harness.contracts import (
     CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
+    SCOPE_RULES_QUERY,
     SCOPE_WORKFLOW,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
@@ -25,7 +26,7 @@ from harness.contracts import (
     task_workflow_id,
 )
 from harness.host_contract import Contract, ContractInForce, in_force
-from harness.scope_rules import InForceRequest
+from harness.scope_rules import InForceRequest, ScopeRulesState
 from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
@@ -97,6 +98,19 @@ class TemporalTaskLedger:
                 raise
             return in_force(Contract(), [], scope, preset)
         return found
+
+    async def actor_keys(self, scope: str) -> dict[str, str]:
+        """The scope's actor keys; a scope that has no workflow has none."""
+        handle = self._client.get_workflow_handle(scope_workflow_id(scope))
+        try:
+            state: ScopeRulesState = await handle.query(
+                SCOPE_RULES_QUERY, result_type=ScopeRulesState
+            )
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return {}
+        return state.actor_keys
 
     async def graph(self, scope: str) -> TaskGraphState:
         handle = self._client.get_workflow_handle(scope_workflow_id(scope))

@@ -298,6 +298,16 @@ class AcceptanceResult(BaseModel):
     )
 
 
+class ScopeKeysRequest(BaseModel):
+    """A task asks its scope's actor keys (harness.governance_keys)."""
+
+    scope: str
+
+
+class ScopeKeys(BaseModel):
+    keys: dict[str, str] = Field(default_factory=dict)
+
+
 class WorkContextRequest(BaseModel):
     """A run in a scope, when it starts: the contract it is held to, and what its task (if
     it works on one) asks of it."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from harness.actors import ActorKind, parse_actor
 from harness.bounds import MAX_NAME_CHARS
+from harness.governance_keys import MAX_KEYS, identities, key_change_problem
 from harness.host_contract import (
     BUILT_IN_GATES,
     Contract,
@@ -36,7 +37,7 @@ from harness.state_size import (
     json_bytes,
     names_problem,
 )
-from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
+from harness.task_commands import SIGNATURE, IdempotencyKeys, LedgerReceipt, fingerprint
 from harness.task_graph import CreateTask, GraphCommand
 from harness.work import TEXT, Decision, DecisionStatus
 
@@ -86,8 +87,20 @@ class RevokeRule(BaseModel):
     reason: str = TEXT
 
 
+class SetKeys(BaseModel):
+    """Replace the scope's actor keys (actor -> Ed25519 public key, base64); {} turns them off.
+    The first keys are set by a person among them, signed with their key; later changes are
+    signed by a person keyed already (harness.governance_keys)."""
+
+    op: Literal["set_keys"] = "set_keys"
+    keys: dict[
+        Annotated[str, Field(min_length=1, max_length=200)],
+        Annotated[str, Field(min_length=1, max_length=100)],
+    ] = Field(max_length=MAX_KEYS)
+
+
 RulesOperation = Annotated[
-    SetContract | ProposeLesson | ResolveLesson | PromoteLesson | RevokeRule,
+    SetContract | ProposeLesson | ResolveLesson | PromoteLesson | RevokeRule | SetKeys,
     Field(discriminator="op"),
 ]
 
@@ -97,6 +110,7 @@ class RulesCommand(BaseModel):
     actor: str
     operation: RulesOperation
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    signature: str | None = SIGNATURE
 
     def fingerprint(self) -> str:
         return fingerprint(self)
@@ -126,6 +140,12 @@ class ScopeRulesState(BaseModel):
     rules: list[Rule] = Field(default_factory=list)
     keys: dict[str, str] = Field(default_factory=dict)
     key_ids: dict[str, str | None] = Field(default_factory=dict)
+    actor_keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="0.10: actor identity -> Ed25519 public key (base64); empty: unkeyed.",
+    )
+    actor_keys_set_by: str | None = None
+    actor_keys_set_at: datetime | None = None
 
 
 class InForceRequest(BaseModel):
@@ -199,6 +219,8 @@ class ScopeRules:
             return self._resolve_problem(operation, kind)
         if isinstance(operation, PromoteLesson):
             return self._promote_problem(operation, kind)
+        if isinstance(operation, SetKeys):
+            return key_change_problem(self.state.actor_keys, command.actor, operation.keys)
         return self._revoke_problem(operation, kind)
 
     def apply(
@@ -224,7 +246,7 @@ class ScopeRules:
             command.idempotency_key, content, lambda: self._apply(command, now)
         )
         self._tally.changed()
-        if isinstance(operation, SetContract):  # replaced whole: measured again when asked
+        if isinstance(operation, SetContract | SetKeys):  # replaced whole: measured again
             self._tally.forget()
         return receipt
 
@@ -355,6 +377,10 @@ class ScopeRules:
             state.rules.append(rule)
             promoted.rule_id = rule.id
             return rule.id, f"rule in force: {rule.describe()}"
+        if isinstance(operation, SetKeys):
+            state.actor_keys = identities(operation.keys)
+            state.actor_keys_set_by, state.actor_keys_set_at = actor, now
+            return self.scope, f"{len(state.actor_keys)} actor key(s) in force"
         revoked = self.rule(operation.rule_id)
         assert revoked is not None  # checked
         revoked.revoked, revoked.revoked_by, revoked.revoked_at = True, actor, now

@@ -22,11 +22,24 @@ from harness.work import (
 ADDED_LATER = frozenset({"tool", "preset"})
 """Optional fields added after keys were first remembered: left out of the fingerprint while
 unset, so a command sent again by an older caller still matches its key."""
+SIGNATURE_FIELD = "signature"
+"""0.10: a command's signature (harness.governance_keys). Who vouches for a command is not
+what it says, so the fingerprint never holds it: the same command sent again, signed or not,
+is the same content under its key."""
+
+SIGNATURE = Field(
+    default=None,
+    max_length=200,
+    description="The actor's Ed25519 signature (base64) over harness.governance_keys."
+    "governance_message; required where the scope keys the actor.",
+)
 
 
 def fingerprint(command: BaseModel) -> str:
-    """What a command's idempotency key stands for: everything in it but the key itself."""
-    content = _pruned(command.model_dump(mode="json", exclude={"idempotency_key"}))
+    """What a command's idempotency key stands for: everything in it but the key itself (and
+    its signature)."""
+    exclude = {"idempotency_key", SIGNATURE_FIELD}
+    content = _pruned(command.model_dump(mode="json", exclude=exclude))
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
@@ -152,6 +165,7 @@ class TaskCommand(BaseModel):
     actor: str
     operation: TaskOperation
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    signature: str | None = SIGNATURE
 
     def fingerprint(self) -> str:
         return fingerprint(self)

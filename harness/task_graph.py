@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from harness.bounds import MAX_NAME_CHARS
 from harness.state_size import Tally, actor_problem, growth_estimate, json_bytes, names_problem
-from harness.task_commands import IdempotencyKeys, LedgerReceipt, fingerprint
+from harness.task_commands import SIGNATURE, IdempotencyKeys, LedgerReceipt, fingerprint
 from harness.work import TEXT, TaskStatus
 
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
@@ -79,6 +79,7 @@ class GraphCommand(BaseModel):
     actor: str
     operation: GraphOperation
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    signature: str | None = SIGNATURE
 
     def fingerprint(self) -> str:
         return fingerprint(self)

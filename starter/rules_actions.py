@@ -1,4 +1,5 @@
-"""`harness contract|lesson`: a scope's contract and its lessons from the command line.
+"""`harness contract|lesson|keys`: a scope's contract, its lessons and its actor keys from the
+command line.
 
 A refused write is one line and exit 2, and changes nothing: the line says which rule refused.
 """
@@ -22,12 +23,14 @@ from harness.scope_rules import (
     RulesCommand,
     RulesOperation,
     SetContract,
+    SetKeys,
 )
 from infra.settings import Settings
 from scenarios import acceptance_checks, all_scenarios
 from starter import output, runs, tasks
 from starter.errors import CliError
 from starter.input_files import read_text_file
+from starter.signed_actors import actor_keys, signed_command
 from starter.task_actions import print_receipt, run_handler
 
 
@@ -56,6 +59,8 @@ def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
             args, settings, RevokeRule(rule_id=args.rule_id, reason=args.reason)
         ),
         ("lesson", "list"): lambda: _list(args, settings),
+        ("keys", "set"): lambda: _write(args, settings, SetKeys(keys=actor_keys(args.keys))),
+        ("keys", "show"): lambda: _show_keys(args, settings),
     }
     return run_handler(handlers[(args.command, args.action)])
 
@@ -113,10 +118,11 @@ def _promotion(args: argparse.Namespace) -> PromoteLesson:
 
 
 async def _write(args: argparse.Namespace, settings: Settings, operation: RulesOperation) -> int:
-    client = await runs.client_for(settings)
     command = RulesCommand(
         scope=args.scope, actor=args.actor, operation=operation, idempotency_key=args.key
     )
+    command = signed_command(command, args.scope, args.signing_key)
+    client = await runs.client_for(settings)
     return print_receipt(args, await tasks.rules_command(client, settings.task_queue, command))
 
 
@@ -147,6 +153,21 @@ async def _show_contract(args: argparse.Namespace, settings: Settings) -> int:
     print(f"{len(live)} rule(s) in force" + (":" if live else ""))
     for rule in live:
         print(f"  {rule.describe()}")
+    return 0
+
+
+async def _show_keys(args: argparse.Namespace, settings: Settings) -> int:
+    client = await runs.client_for(settings)
+    state = await tasks.scope_rules(client, args.scope)
+    if args.json:
+        output.emit_json(state.actor_keys)
+        return 0
+    if not state.actor_keys:
+        print(f"scope {args.scope} has no actor keys: its commands are not signed")
+        return 0
+    print(f"actor keys of scope {args.scope} (set by {state.actor_keys_set_by}):")
+    for actor, key in sorted(state.actor_keys.items()):
+        print(f"  {actor}  {key}")
     return 0
 
 

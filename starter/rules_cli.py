@@ -1,5 +1,6 @@
-"""The arguments of `harness contract|lesson`: a scope's contract, and the lessons that become
-its rules (starter.rules_actions does the work). Every write names its `--actor`."""
+"""The arguments of `harness contract|lesson|keys`: a scope's contract, the lessons that become
+its rules, and the actor keys that sign its governance acts (starter.rules_actions does the
+work). Every write names its `--actor`."""
 
 from __future__ import annotations
 
@@ -58,3 +59,21 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
     common_arguments(revoke, writes=True)
     listing = lesson.add_parser("list", help="the scope's lessons and rules, with their lineage")
     common_arguments(listing, writes=False)
+
+    keys = handled(
+        commands.add_parser(
+            "keys", help="a scope's actor keys: who must sign its reviews, completions and rules"
+        ),
+        RULES,
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    put_keys = keys.add_parser(
+        "set",
+        help="replace the scope's actor keys (the first: by a person among them, signing with "
+        "their key; later: by a keyed person)",
+    )
+    put_keys.add_argument(
+        "--keys", required=True, metavar="FILE", help='JSON {"human:ops": "PUBLIC_KEY"}; {} off'
+    )
+    common_arguments(put_keys, writes=True)
+    show_keys = keys.add_parser("show", help="the scope's actor keys")
+    common_arguments(show_keys, writes=False)

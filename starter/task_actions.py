@@ -34,6 +34,7 @@ from harness.work import TaskStatus
 from infra.settings import Settings
 from starter import output, runs, tasks
 from starter.errors import CliError
+from starter.signed_actors import signed_command
 
 
 def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
@@ -124,18 +125,20 @@ def _create(args: argparse.Namespace) -> CreateTask:
 
 
 async def _graph(args: argparse.Namespace, settings: Settings, operation: GraphOperation) -> int:
-    client = await runs.client_for(settings)
     command = GraphCommand(
         scope=args.scope, actor=args.actor, operation=operation, idempotency_key=args.key
     )
+    command = signed_command(command, args.scope, args.signing_key)
+    client = await runs.client_for(settings)
     return print_receipt(args, await tasks.scope_command(client, settings.task_queue, command))
 
 
 async def _write(args: argparse.Namespace, settings: Settings, operation: TaskOperation) -> int:
-    client = await runs.client_for(settings)
     command = TaskCommand(
         task_id=args.task_id, actor=args.actor, operation=operation, idempotency_key=args.key
     )
+    command = signed_command(command, args.scope, args.signing_key)
+    client = await runs.client_for(settings)
     return print_receipt(args, await tasks.task_command(client, args.scope, command))
 
 

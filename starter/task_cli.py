@@ -1,7 +1,8 @@
 """The arguments of `harness task|fact|evidence|decision|context`, checked before anything is
 sent (starter.task_actions does the work).
 
-Every write names its `--actor` and may carry an idempotency `--key`.
+Every write names its `--actor` and may carry an idempotency `--key`, and is signed with
+`--signing-key FILE` (or $HARNESS_ACTOR_KEY_FILE) where the scope keys its actor.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
         parser.add_argument("--actor", type=_actor, required=True, help="human:, system:, agent:")
         parser.add_argument(
             "--key", type=_key, help="idempotency key: the same command twice applies once"
+        )
+        parser.add_argument(
+            "--signing-key",
+            metavar="FILE",
+            help="sign as the actor with this private key file ($HARNESS_ACTOR_KEY_FILE)",
         )
 
 

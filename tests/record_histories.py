@@ -1054,6 +1054,80 @@ async def operation_started_again_takes_its_known_outcome(start: Start) -> Handl
     return handle
 
 
+KEYED_SCOPE = "recorded-keyed"
+LEAD_KEY = "Ahj5Ov1GmYlUx0t3M0gq5mX8m2Xx4n2hJb5W9s1f3YQ="
+"""A second fixed test key (human:lead's), like OPS_KEY."""
+
+
+async def _scope_keyed_after_its_task(client: Client, task_queue: str) -> None:
+    """A task created in an unkeyed scope, then the scope's first keys, set by human:ops
+    among them and signed with the key being set: the scope tells the task, which reads them."""
+    from harness.scope_rules import RulesCommand, SetKeys
+    from harness.task_graph import CreateTask, GraphCommand
+    from starter import tasks
+    from starter.signed_actors import sign_command
+
+    create = GraphCommand(scope=KEYED_SCOPE, actor="human:host", operation=CreateTask(title="t"))
+    assert (await tasks.scope_command(client, task_queue, create)).accepted
+    keys = {"human:ops": public_key(OPS_KEY), "human:lead": public_key(LEAD_KEY)}
+    command = RulesCommand(
+        scope=KEYED_SCOPE,
+        actor="human:ops",
+        operation=SetKeys(keys=keys),
+        idempotency_key="recorded-keys-1",
+    )
+    signed = sign_command(command, KEYED_SCOPE, OPS_KEY)
+    assert (await tasks.rules_command(client, task_queue, signed)).accepted
+
+
+async def _signed_review_and_complete(client: Client, task_queue: str) -> None:
+    """In the keyed scope, human:lead's signed review and human:ops's signed completion."""
+    from harness.task_commands import Complete, ReviewSubmission, TaskCommand
+    from starter import tasks
+    from starter.signed_actors import sign_command
+
+    for number, (actor, key, operation) in enumerate(
+        (
+            ("human:lead", LEAD_KEY, ReviewSubmission(submission_id="sub-1", approve=True)),
+            ("human:ops", OPS_KEY, Complete()),
+        )
+    ):
+        command = TaskCommand(
+            task_id="task-1",
+            actor=actor,
+            operation=operation,
+            idempotency_key=f"recorded-act-{number}",
+        )
+        signed = sign_command(command, KEYED_SCOPE, key)
+        receipt = await tasks.task_command(client, KEYED_SCOPE, signed)
+        assert receipt.accepted, receipt.reason
+
+
+async def _work_on_the_keyed_task(start: Start) -> Handle:
+    return await start(
+        RunRequest(
+            goal="work on a task of a keyed scope",
+            scenario="synthetic",
+            plan=plan_of(delay("work", 5), collect("final", ["work"])),
+            task=TaskBinding(scope=KEYED_SCOPE, task_id="task-1"),
+        )
+    )
+
+
+async def early_cancel_by_another_spelling_refused(start: Start) -> Handle:
+    """Since 0.10, a signal sent with the start waits for the run's rules: the unsigned cancel
+    as Human:Ops is refused where human:ops has a key, and the signed approval ends the run."""
+    request = approval_request().model_copy(
+        update={"actor_keys": {"human:ops": public_key(OPS_KEY)}}
+    )
+    handle = await start(request)
+    await pending_wait(handle, "approve-change")
+    approval = ApprovalRequest.model_validate(APPROVE_CHANGE)
+    approval.signature = sign(OPS_KEY, signed_message(handle.id, approval))
+    await handle.signal("approve", approval.model_dump(mode="json"))
+    return handle
+
+
 CASES = (
     *CASES,
     # 0.10: a replan's node that starts the same operation again takes its known outcome
@@ -1062,6 +1136,26 @@ CASES = (
         RunPhase.SUCCEEDED,
         operation_started_again_takes_its_known_outcome,
         provider=_replans_to_the_same_change_started_again,
+    ),
+    # 0.10, security: a scope's first keys (trust on first use), told to its task, which reads
+    # them; the run's own reports go unsigned, the review and the completion are signed
+    Case(
+        "signed_governance_in_a_keyed_scope",
+        RunPhase.SUCCEEDED,
+        _work_on_the_keyed_task,
+        prepare=_scope_keyed_after_its_task,
+        then=_signed_review_and_complete,
+        others={
+            "signed_governance_in_a_keyed_scope_scope_graph": f"{KEYED_SCOPE}/tasks",
+            "signed_governance_in_a_keyed_scope_task_entity": f"{KEYED_SCOPE}/task-1",
+        },
+    ),
+    # 0.10, security: a cancel sent with the start is judged by the run's rules, not before
+    Case(
+        "early_cancel_by_another_spelling_refused",
+        RunPhase.SUCCEEDED,
+        early_cancel_by_another_spelling_refused,
+        start_signal=("cancel", {"reason": "stop it", "actor": "Human:Ops"}),
     ),
 )
 

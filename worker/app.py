@@ -150,6 +150,7 @@ def build_worker(
             validate_plan,
             ledger.send,
             contracts.acceptance,
+            contracts.scope_keys,
             contracts.work_context,
             remembering.retrieve,
             remembering.record,

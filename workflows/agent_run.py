@@ -56,6 +56,7 @@ from workflows.patches import (
     BIG_PLAN_PATCH,
     CANCEL_BEFORE_START_PATCH,
     CHEAP_GROUPS_PATCH,
+    EARLY_SIGNALS_PATCH,
     ECONOMY_PATCH,
     GIVEN_PLAN_FINAL_PATCH,
     KNOWN_OUTCOMES_PATCH,
@@ -107,6 +108,9 @@ class AgentRunWorkflow:
         self._cancelling = False
         self._signed_kinds = SIGNED_KINDS
         """What a keyed run takes only signed (answers too since 0.10: see run)."""
+        self._rules_decided = False
+        self._early_signals: list[tuple[str, Sequence[RawValue]]] = []
+        """Signals that came before the rules were decided (EARLY_SIGNALS_PATCH)."""
         self._claimed_scope: str | None = None
         """The scope a run that works on no task creates its one task in (its first create)."""
 
@@ -118,7 +122,6 @@ class AgentRunWorkflow:
             message=request.goal,
             data={"scenario": request.scenario, "max_replans": request.max_replans},
         )
-        self._main_task = asyncio.current_task()
         llm_queue()  # decided in the first task, never after a local activity (see llm_queue)
         ctx.desk.decide_rules()  # likewise
         truthful = workflow.patched(OUTCOME_STATUS_PATCH)  # likewise
@@ -142,6 +145,8 @@ class AgentRunWorkflow:
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:
             ctx.degradation()  # its patch too: planning asks for it right after local activities
+        self._take_early_signals()
+        self._main_task = asyncio.current_task()  # after: an early cancel ends the run below
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
                 raise asyncio.CancelledError  # cancelled before the run's first step
@@ -207,7 +212,21 @@ class AgentRunWorkflow:
     )
     def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """Every signal (approve, answer, deliver, cancel), read defensively: a payload the
-        run cannot use is refused and traced, never a failed workflow task."""
+        run cannot use is refused and traced, never a failed workflow task. One that comes
+        before the run has decided its rules waits for them."""
+        if not self._rules_decided and workflow.patched(EARLY_SIGNALS_PATCH):
+            self._early_signals.append((name, list(args)))
+            return
+        self._take_signal(name, args)
+
+    def _take_early_signals(self) -> None:
+        """The rules are decided: the signals that waited for them are taken, in order."""
+        self._rules_decided = True
+        early, self._early_signals = self._early_signals, []
+        for name, args in early:
+            self._take_signal(name, args)
+
+    def _take_signal(self, name: str, args: Sequence[RawValue]) -> None:
         refusal = take_signal(self._signals, name, args)
         if refusal is not None:
             workflow.logger.warning("signal refused: %s", refusal)

@@ -69,6 +69,10 @@ APPROVAL_COVERS_AT_START_PATCH = "approval-covers-decided-at-start"
 (workflows.agent_run), carried as ExecutionOptions.approval_covers."""
 KNOWN_OUTCOMES_PATCH = "operations-started-again-take-their-known-outcome"
 """Decided in the run's first workflow task, carried as ExecutionOptions.known_outcomes."""
+EARLY_SIGNALS_PATCH = "signals-before-the-rules-wait-for-them"
+"""0.10: a signal that reaches the run before `run` has decided its rules (one sent with the
+start, or in its first task) waits for them: it was applied under the oldest rules, e.g. an
+unsigned cancel by another spelling of a keyed actor was taken."""
 LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
 SIGNAL_CANCEL_PATCH = "cancel-signal-ends-canceled"
@@ -85,6 +89,14 @@ IDENTITY_PATCH = "governance-actor-identity"
 """0.10: actors compared as one identity however spelt, and the agent's rights as the README
 lists them. Asked only where the old gateway and the new one answer differently, numbered by
 the ledger like CONTRACT_PATCH, so a history from before decides as it did."""
+KEYS_READ_PATCH = "task-reads-its-scope-keys"
+"""0.10: told its scope's actor keys changed, a task reads them (an activity, so history holds
+what it checks signatures by). No history before 0.10 holds the signal."""
+
+# -- the scope graph (HarnessScope) ------------------------------------------------------------
+KEYS_TOLD_PATCH = "scope-tells-tasks-of-new-keys"
+"""0.10: a scope whose actor keys change tells each unfinished task, which reads them (no
+history before 0.10 holds a key change: asked where the scope sends its signals)."""
 
 
 PATCHES: tuple[Patch, ...] = (
@@ -368,6 +380,28 @@ PATCHES: tuple[Patch, ...] = (
         "An operation a replan starts again (the same operation id) takes the outcome an "
         "earlier attempt was delivered; a repeated report could come before the new wait "
         "opened and count as a duplicate of the old one.",
+    ),
+    Patch(
+        EARLY_SIGNALS_PATCH,
+        date(2026, 12, 3),
+        "9b17b68",
+        "0.10.0",
+        "Signals that reach a run before it has decided its rules wait for them; a cancel sent "
+        "with the start was judged by the oldest rules.",
+    ),
+    Patch(
+        KEYS_READ_PATCH,
+        date(2026, 12, 3),
+        "5f16958",
+        "0.10.0",
+        "A task told that its scope's actor keys changed reads them through an activity.",
+    ),
+    Patch(
+        KEYS_TOLD_PATCH,
+        date(2026, 12, 3),
+        "5f16958",
+        "0.10.0",
+        "A scope whose actor keys change tells each unfinished task to read them.",
     ),
 )
 

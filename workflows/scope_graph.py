@@ -8,8 +8,11 @@ status changes by signal. Before the history grows large, the graph continues as
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 from harness.contracts import (
     CONTRACT_IN_FORCE_QUERY,
@@ -18,17 +21,21 @@ from harness.contracts import (
     SCOPE_RULES_QUERY,
     SCOPE_RULES_UPDATE,
     SCOPE_WORKFLOW,
+    TASK_KEYS_SIGNAL,
     TASK_STATUS_SIGNAL,
     task_workflow_id,
 )
+from harness.governance_keys import governance_problem
 from harness.host_contract import ContractInForce
-from harness.scope_rules import InForceRequest, RulesCommand, ScopeRules, ScopeRulesState
+from harness.scope_rules import InForceRequest, RulesCommand, ScopeRules, ScopeRulesState, SetKeys
 from harness.task_commands import LedgerReceipt
 from harness.task_graph import CreateTask, GraphCommand, StatusChanged, TaskGraph, TaskGraphState
 from harness.task_ledger import TaskLedgerState
 from harness.work import TaskRecord
 from workflows import search_attributes
+from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
+from workflows.patches import KEYS_TOLD_PATCH
 from workflows.task_entity import TaskStart, TaskWorkflow
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
@@ -69,7 +76,7 @@ class ScopeWorkflow:
     def _check(self, command: GraphCommand) -> None:
         if isinstance(command.operation, StatusChanged):
             raise ValueError("a task's status is changed on the task, which tells its graph")
-        problem = self._graph.check(command)
+        problem = self._graph.check(command) or self._unsigned(command)
         operation = command.operation
         creates = isinstance(operation, CreateTask) and not self._graph.seen(command)
         if problem is None and creates:
@@ -83,14 +90,38 @@ class ScopeWorkflow:
         "revoke a rule: a RulesCommand; refused before anything changes when the gateway "
         "says no.",
     )
-    def rules_command(self, command: RulesCommand) -> LedgerReceipt:
-        return self._rules.apply(command, workflow.now(), checked=True)
+    async def rules_command(self, command: RulesCommand) -> LedgerReceipt:
+        receipt = self._rules.apply(command, workflow.now(), checked=True)
+        new_keys = isinstance(command.operation, SetKeys) and not receipt.duplicate
+        if new_keys and workflow.patched(KEYS_TOLD_PATCH):
+            await self._tell_tasks_of_keys()
+        return receipt
 
     @rules_command.validator
     def _check_rules(self, command: RulesCommand) -> None:
-        problem = self._rules.check(command)
+        problem = self._rules.check(command) or self._unsigned(command)
         if problem is not None:
             raise ValueError(problem)
+
+    def _unsigned(self, command: GraphCommand | RulesCommand) -> str | None:
+        """Where the scope has actor keys, whose command this may be (harness.governance_keys).
+        A validator only: nothing before 0.10 was refused by it, and a refusal leaves no event."""
+        scope = self._graph.state.scope
+        return governance_problem(scope, None, command, self._rules.state.actor_keys, verify)
+
+    async def _tell_tasks_of_keys(self) -> None:
+        """Every unfinished task reads the scope's keys again (a task keeps them in its own
+        state, so its validator can check a signature without asking anyone)."""
+        unfinished = [t.id for t in self._graph.state.tasks.values() if not t.status.is_terminal]
+        await asyncio.gather(*(self._tell_task(task_id) for task_id in unfinished))
+
+    async def _tell_task(self, task_id: str) -> None:
+        scope = self._graph.state.scope
+        task = workflow.get_external_workflow_handle(task_workflow_id(scope, task_id))
+        try:
+            await task.signal(TASK_KEYS_SIGNAL)
+        except ApplicationError as error:  # the task has closed: nothing of it to check
+            workflow.logger.warning("scope.task_unreachable", extra={"error": str(error)})
 
     @workflow.query(name=SCOPE_RULES_QUERY, description="The scope's contract, lessons and rules.")
     def rules(self) -> ScopeRulesState:
@@ -126,9 +157,10 @@ class ScopeWorkflow:
             created_by=node.created_by,
             created_at=node.created_at,
         )
+        keys = self._rules.state.actor_keys or None  # a task checks signatures by them
         await workflow.start_child_workflow(
             TaskWorkflow.run,
-            TaskStart(ledger=TaskLedgerState(task=record)),
+            TaskStart(ledger=TaskLedgerState(task=record), actor_keys=keys),
             id=task_workflow_id(scope, task_id),
             parent_close_policy=workflow.ParentClosePolicy.ABANDON,
             search_attributes=search_attributes.task_attributes(

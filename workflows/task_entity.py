@@ -23,21 +23,25 @@ from harness.contracts import (
     TASK_ACCEPTANCE_ACTIVITY,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
+    TASK_KEYS_SIGNAL,
     TASK_LEDGER_QUERY,
+    TASK_SCOPE_KEYS_ACTIVITY,
     TASK_STATUS_SIGNAL,
     TASK_WORKFLOW,
     scope_workflow_id,
 )
 from harness.gates import GateInput, built_in_gates
+from harness.governance_keys import governance_problem
 from harness.host_contract import Act
-from harness.messages import AcceptanceRequest, AcceptanceResult
+from harness.messages import AcceptanceRequest, AcceptanceResult, ScopeKeys, ScopeKeysRequest
 from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
 from harness.task_graph import GraphCommand, StatusChanged
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
 from harness.work import GateResult, TaskRecord
 from workflows import search_attributes
+from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
-from workflows.patches import CONTRACT_PATCH, IDENTITY_PATCH
+from workflows.patches import CONTRACT_PATCH, IDENTITY_PATCH, KEYS_READ_PATCH
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 """Well inside Temporal's 50k events and 50 MB, whatever the server suggests earlier."""
@@ -50,6 +54,9 @@ ACCEPTANCE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_at
 
 class TaskStart(BaseModel):
     ledger: TaskLedgerState
+    actor_keys: dict[str, str] | None = None
+    """0.10: the scope's actor keys (harness.governance_keys) when the task was created or
+    continued as new; None: none."""
 
 
 @workflow.defn(name=TASK_WORKFLOW)
@@ -57,6 +64,9 @@ class TaskWorkflow:
     @workflow.init
     def __init__(self, start: TaskStart) -> None:
         self._ledger = TaskLedger(start.ledger)
+        self._actor_keys = dict(start.actor_keys or {})
+        self._keys_asked = 0
+        self._keys_read = 0
 
     @workflow.run
     async def run(self, start: TaskStart) -> TaskRecord:
@@ -69,7 +79,8 @@ class TaskWorkflow:
                 )
         await workflow.wait_condition(workflow.all_handlers_finished)
         if self._history_full():
-            workflow.continue_as_new(TaskStart(ledger=self._ledger.state))
+            keys = self._actor_keys or None
+            workflow.continue_as_new(TaskStart(ledger=self._ledger.state, actor_keys=keys))
         return self._ledger.task
 
     @workflow.update(
@@ -91,9 +102,42 @@ class TaskWorkflow:
 
     @command.validator
     def _check(self, command: TaskCommand) -> None:
-        problem = self._ledger.check(command)
+        problem = self._ledger.check(command) or self._unsigned(command)
         if problem is not None:
             raise ValueError(problem)
+
+    def _unsigned(self, command: TaskCommand) -> str | None:
+        """Where the scope has actor keys, whose command this may be (harness.governance_keys).
+        A validator only: nothing before 0.10 was refused by it, and a refusal leaves no event."""
+        task = self._ledger.task
+        return governance_problem(task.scope, task.id, command, self._actor_keys, verify)
+
+    @workflow.signal(
+        name=TASK_KEYS_SIGNAL, description="The scope's actor keys changed: read them again."
+    )
+    async def keys_changed(self) -> None:
+        """The news only (anyone may signal): the keys themselves are read from the scope.
+        Of reads that overlap, the last one asked wins."""
+        if not workflow.patched(KEYS_READ_PATCH):
+            return
+        self._keys_asked += 1
+        asked = self._keys_asked
+        scope = self._ledger.task.scope
+        try:
+            read: ScopeKeys = await workflow.execute_activity(
+                TASK_SCOPE_KEYS_ACTIVITY,
+                ScopeKeysRequest(scope=scope),
+                result_type=ScopeKeys,
+                start_to_close_timeout=ACCEPTANCE_TIMEOUT,
+                retry_policy=ACCEPTANCE_RETRY,
+                summary=f"task {self._ledger.task.id}: the actor keys of {scope}",
+            )
+        except ActivityError as error:  # the keys held stay in force; said in the log
+            workflow.logger.warning("task.keys_unread", extra={"error": str(error)})
+            return
+        if asked > self._keys_read:
+            self._keys_read = asked
+            self._actor_keys = dict(read.keys)
 
     def _contract_patched(self) -> bool:
         """The SDK keeps a patch's first answer for the whole run: a task whose history holds
