@@ -13,6 +13,7 @@ from temporalio import activity
 from activities.task_ledger_service import TemporalTaskLedger
 from harness.contracts import (
     RUN_WORK_CONTEXT_ACTIVITY,
+    SCOPE_TASK_STATUS_ACTIVITY,
     TASK_ACCEPTANCE_ACTIVITY,
     TASK_SCOPE_KEYS_ACTIVITY,
 )
@@ -23,6 +24,8 @@ from harness.messages import (
     AcceptanceResult,
     ScopeKeys,
     ScopeKeysRequest,
+    TaskStatusRead,
+    TaskStatusRequest,
     WorkContext,
     WorkContextRequest,
 )
@@ -60,6 +63,12 @@ class TaskContractActivities:
     async def scope_keys(self, request: ScopeKeysRequest) -> ScopeKeys:
         """The scope's actor keys, read from its workflow: what its tasks check signatures by."""
         return ScopeKeys(keys=await self._ledger.actor_keys(request.scope))
+
+    @activity.defn(name=SCOPE_TASK_STATUS_ACTIVITY)
+    async def task_status(self, request: TaskStatusRequest) -> TaskStatusRead:
+        """The status a task's own workflow holds: what its scope's graph takes, whatever a
+        `task_status` signal (which anyone may send) says."""
+        return TaskStatusRead(status=await self._ledger.status(request.scope, request.task_id))
 
     async def _judge(self, check_id: str, given: GateInput) -> GateResult:
         now = datetime.now(UTC)

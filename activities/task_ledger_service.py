@@ -21,6 +21,7 @@ from harness.contracts import (
     TASK_CONTEXT_QUERY,
     TASK_LEDGER_QUERY,
     TASK_SCOPE_CLAIM_UPDATE,
+    TASK_STATUS_QUERY,
     WAITS_QUERY,
     scope_workflow_id,
     task_workflow_id,
@@ -31,7 +32,7 @@ from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.task_graph import GraphCommand, TaskGraphState
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
 from harness.wait_book import Wait, WaitStatus
-from harness.work import ScopeClaim
+from harness.work import ScopeClaim, TaskStatus
 
 
 class TemporalTaskLedger:
@@ -77,6 +78,17 @@ class TemporalTaskLedger:
         handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
         state: TaskLedgerState = await handle.query(TASK_LEDGER_QUERY, result_type=TaskLedgerState)
         return state
+
+    async def status(self, scope: str, task_id: str) -> TaskStatus | None:
+        """The status the task's own workflow holds; None when it has none."""
+        handle = self._client.get_workflow_handle(task_workflow_id(scope, task_id))
+        try:
+            status: TaskStatus = await handle.query(TASK_STATUS_QUERY, result_type=TaskStatus)
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return None
+        return status
 
     async def ledger_if_any(self, scope: str, task_id: str) -> TaskLedgerState | None:
         try:

@@ -19,7 +19,7 @@ from harness.task_commands import LedgerReceipt, TaskCommand
 from harness.tools import CallPolicy, McpTarget, ToolCatalog
 from harness.usage import TokenUsage
 from harness.validation import ValidationIssue
-from harness.work import Evidence, GateResult, TaskBinding
+from harness.work import Evidence, GateResult, TaskBinding, TaskStatus
 
 
 class CatalogRequest(BaseModel):
@@ -306,6 +306,18 @@ class ScopeKeysRequest(BaseModel):
 
 class ScopeKeys(BaseModel):
     keys: dict[str, str] = Field(default_factory=dict)
+
+
+class TaskStatusRequest(BaseModel):
+    """A scope asks one of its tasks its status: a `task_status` signal is only the news."""
+
+    scope: str
+    task_id: str
+
+
+class TaskStatusRead(BaseModel):
+    status: TaskStatus | None = None
+    """None: the task has no workflow (never started, or gone)."""
 
 
 class WorkContextRequest(BaseModel):

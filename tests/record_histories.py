@@ -1160,6 +1160,54 @@ CASES = (
 )
 
 
+STATUS_SCOPE = "recorded-status"
+
+
+async def _a_task_of_its_own_scope(client: Client, task_queue: str) -> None:
+    from harness.task_graph import CreateTask, GraphCommand
+    from starter import tasks
+
+    create = GraphCommand(scope=STATUS_SCOPE, actor="human:host", operation=CreateTask(title="t"))
+    assert (await tasks.scope_command(client, task_queue, create)).accepted
+
+
+async def _the_task_cancelled(client: Client, task_queue: str) -> None:
+    from harness.task_commands import SetStatus, TaskCommand
+    from harness.work import TaskStatus
+    from starter import tasks
+
+    cancel = TaskCommand(
+        task_id="task-1", actor="human:host", operation=SetStatus(status=TaskStatus.CANCELLED)
+    )
+    assert (await tasks.task_command(client, STATUS_SCOPE, cancel)).accepted
+
+
+async def _work_on_the_status_task(start: Start) -> Handle:
+    return await start(
+        RunRequest(
+            goal="work on a task, then it is cancelled",
+            scenario="synthetic",
+            plan=plan_of(delay("work", 5), collect("final", ["work"])),
+            task=TaskBinding(scope=STATUS_SCOPE, task_id="task-1"),
+        )
+    )
+
+
+CASES = (
+    *CASES,
+    # 0.10, security: a task_status signal is news only; the scope reads the task's status
+    Case(
+        "scope_reads_its_tasks_status",
+        RunPhase.SUCCEEDED,
+        _work_on_the_status_task,
+        prepare=_a_task_of_its_own_scope,
+        then=_the_task_cancelled,
+        settle=3.0,
+        others={"scope_reads_its_tasks_status_scope_graph": f"{STATUS_SCOPE}/tasks"},
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 

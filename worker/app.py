@@ -151,6 +151,7 @@ def build_worker(
             ledger.send,
             contracts.acceptance,
             contracts.scope_keys,
+            contracts.task_status,
             contracts.work_context,
             remembering.retrieve,
             remembering.record,

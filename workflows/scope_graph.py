@@ -9,10 +9,12 @@ status changes by signal. Before the history grows large, the graph continues as
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from harness.contracts import (
     CONTRACT_IN_FORCE_QUERY,
@@ -20,6 +22,7 @@ from harness.contracts import (
     SCOPE_GRAPH_QUERY,
     SCOPE_RULES_QUERY,
     SCOPE_RULES_UPDATE,
+    SCOPE_TASK_STATUS_ACTIVITY,
     SCOPE_WORKFLOW,
     TASK_KEYS_SIGNAL,
     TASK_STATUS_SIGNAL,
@@ -27,6 +30,7 @@ from harness.contracts import (
 )
 from harness.governance_keys import governance_problem
 from harness.host_contract import ContractInForce
+from harness.messages import TaskStatusRead, TaskStatusRequest
 from harness.scope_rules import InForceRequest, RulesCommand, ScopeRules, ScopeRulesState, SetKeys
 from harness.task_commands import LedgerReceipt
 from harness.task_graph import CreateTask, GraphCommand, StatusChanged, TaskGraph, TaskGraphState
@@ -35,10 +39,12 @@ from harness.work import TaskRecord
 from workflows import search_attributes
 from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
-from workflows.patches import KEYS_TOLD_PATCH
+from workflows.patches import KEYS_TOLD_PATCH, STATUS_READ_PATCH
 from workflows.task_entity import TaskStart, TaskWorkflow
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
+STATUS_READ_TIMEOUT = timedelta(seconds=60)
+STATUS_READ_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
 
 class ScopeStart(BaseModel):
@@ -53,6 +59,8 @@ class ScopeWorkflow:
     def __init__(self, start: ScopeStart) -> None:
         self._graph = TaskGraph(start.graph)
         self._rules = ScopeRules(start.graph.scope, start.rules or ScopeRulesState())
+        self._status_asked: dict[str, int] = {}
+        self._status_applied: dict[str, int] = {}
 
     @workflow.run
     async def run(self, start: ScopeStart) -> None:
@@ -137,9 +145,44 @@ class ScopeWorkflow:
     @workflow.signal(
         name=TASK_STATUS_SIGNAL, description="A task of this scope reports its new status."
     )
-    def task_status(self, command: GraphCommand) -> None:
-        if isinstance(command.operation, StatusChanged) and self._graph.check(command) is None:
-            self._graph.apply(command, workflow.now())
+    async def task_status(self, command: GraphCommand) -> None:
+        """The news that a task's status changed: anyone may send this signal, so since 0.10
+        the graph takes the status the task's own workflow holds (read by an activity, so the
+        history holds it), never the one the signal says. Of reads that overlap for one task,
+        the last one asked wins."""
+        operation = command.operation
+        if not isinstance(operation, StatusChanged):
+            return
+        if not workflow.patched(STATUS_READ_PATCH):
+            if self._graph.check(command) is None:
+                self._graph.apply(command, workflow.now())
+            return
+        task_id = operation.task_id
+        if task_id not in self._graph.state.tasks:
+            return
+        asked = self._status_asked.get(task_id, 0) + 1
+        self._status_asked[task_id] = asked
+        scope = self._graph.state.scope
+        try:
+            read: TaskStatusRead = await workflow.execute_activity(
+                SCOPE_TASK_STATUS_ACTIVITY,
+                TaskStatusRequest(scope=scope, task_id=task_id),
+                result_type=TaskStatusRead,
+                start_to_close_timeout=STATUS_READ_TIMEOUT,
+                retry_policy=STATUS_READ_RETRY,
+                summary=f"scope {scope}: the status of task {task_id}",
+            )
+        except ActivityError as error:  # the graph keeps what it had; said in the log
+            workflow.logger.warning("scope.task_status_unread", extra={"error": str(error)})
+            return
+        if read.status is None or asked < self._status_applied.get(task_id, 0):
+            return
+        self._status_applied[task_id] = asked
+        change = command.model_copy(
+            update={"operation": StatusChanged(task_id=task_id, status=read.status)}
+        )
+        if self._graph.check(change) is None:
+            self._graph.apply(change, workflow.now())
 
     @workflow.query(name=SCOPE_GRAPH_QUERY, description="The scope's tasks and their edges.")
     def graph(self) -> TaskGraphState:

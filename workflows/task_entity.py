@@ -26,6 +26,7 @@ from harness.contracts import (
     TASK_KEYS_SIGNAL,
     TASK_LEDGER_QUERY,
     TASK_SCOPE_KEYS_ACTIVITY,
+    TASK_STATUS_QUERY,
     TASK_STATUS_SIGNAL,
     TASK_WORKFLOW,
     scope_workflow_id,
@@ -37,7 +38,7 @@ from harness.messages import AcceptanceRequest, AcceptanceResult, ScopeKeys, Sco
 from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
 from harness.task_graph import GraphCommand, StatusChanged
 from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
-from harness.work import GateResult, TaskRecord
+from harness.work import GateResult, TaskRecord, TaskStatus
 from workflows import search_attributes
 from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
@@ -210,6 +211,10 @@ class TaskWorkflow:
     @workflow.query(name=TASK_CONTEXT_QUERY, description="The task, what is believed and why.")
     def context(self, request: ContextRequest) -> TaskContext:
         return self._ledger.context(request.recent_evidence)
+
+    @workflow.query(name=TASK_STATUS_QUERY, description="The task's status.")
+    def status(self) -> TaskStatus:
+        return self._ledger.task.status
 
     @workflow.query(name=TASK_LEDGER_QUERY, description="The task's whole ledger.")
     def ledger(self) -> TaskLedgerState:
