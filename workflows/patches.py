@@ -410,7 +410,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         STATUS_READ_PATCH,
         date(2026, 12, 3),
-        "",
+        "7237101",
         "0.10.0",
         "A task_status signal is the news only: the scope reads the task's status from its "
         "workflow, so a forged signal cannot free a task's dependants.",
