@@ -11,12 +11,18 @@ GOAL ?= Compare Paris, Tokyo and New York
 
 .PHONY: demo test lint typecheck format test-unit screenshot stop clean
 
-$(STAMP): pyproject.toml
+# The environment is installed from uv.lock, the same versions on every machine and in CI. uv
+# itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
+# when pyproject.toml changed and the lock did not (`.venv/bin/uv lock` updates it).
+UV_VERSION := 0.13.9
+UV := $(BIN)/uv
+
+$(STAMP): pyproject.toml uv.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed; set PYTHON=python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "installing durable-harness and its dependencies into $(VENV) (the first time takes a few minutes; pip shows each package)"
-	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
+	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
+	@echo "installing durable-harness and its dependencies into $(VENV) from uv.lock (the first time takes a few minutes)"
+	$(UV) sync --locked --extra dev --python $(BIN)/python
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -47,7 +53,7 @@ test-unit: $(STAMP)
 # The Temporal UI showing a refund that waits for approval, saved to docs/ui-approval-wait.png;
 # needs Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
 screenshot: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(UV) sync --locked --extra dev --extra ui --python $(BIN)/python
 	$(BIN)/python -m starter.ui_screenshot --out docs/ui-approval-wait.png
 
 stop:
