@@ -6,10 +6,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-STATE := .harness
+# Memory, the dev server's database, eval reports and the pids and logs of what `make demo`
+# starts are in one state directory, the same from any folder (infra/state.py): HARNESS_STATE_DIR,
+# else $XDG_STATE_HOME/durable-harness, else ~/.local/state/durable-harness.
+STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir())')
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck format test-unit screenshot stop clean
+.PHONY: demo test lint typecheck format test-unit screenshot stop clean clean-state
 
 # The environment is installed from uv.lock, the same versions on every machine and in CI. uv
 # itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
@@ -59,5 +62,11 @@ screenshot: $(STAMP)
 stop:
 	@$(BIN)/python -m starter.demo --stop 2>/dev/null || echo "nothing to stop"
 
+# The virtual environment goes; the state directory stays: it holds what the runs remember and
+# the dev server's history, shared by every checkout. `make clean-state` deletes it, by name.
 clean: stop
-	rm -rf $(VENV) $(STATE)
+	rm -rf $(VENV)
+	@echo "kept the state directory $(STATE) (memory, the dev server's history, eval reports); make clean-state deletes it"
+
+clean-state: stop
+	rm -rf "$(STATE)"

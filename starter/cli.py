@@ -22,7 +22,6 @@ from harness.run import (
 )
 from harness.validation import DEFAULT_MAX_NODES
 from infra.process import exit_now
-from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.cli_connection import OFFLINE_COMMANDS, add_connection_flags, each_command
 from starter.cli_handlers import handled
@@ -314,7 +313,11 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument(
         "--ui-port", type=_port, default=None, help="the Web UI's port (default: --port + 1000)"
     )
-    server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
+    server.add_argument(
+        "--db",
+        type=Path,
+        help="SQLite file for persistence (default: temporal.db in the state directory)",
+    )
 
     codec = handled(
         commands.add_parser(
@@ -364,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--out",
         metavar="DIR",
-        help="where report.json and report.html go (default: .harness/evals/EVAL_ID)",
+        help="where report.json and report.html go (default: evals/EVAL_ID in the state directory)",
     )
     evaluate.add_argument("--id", dest="eval_id", type=_RUN_ID, help="the eval's workflow id")
     evaluate.add_argument(
