@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -137,3 +138,12 @@ def test_the_environment_is_installed_from_the_lock_file_by_a_pinned_uv() -> Non
     assert '$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"' in makefile
     assert "$(UV) sync --locked --extra dev" in makefile
     assert (ROOT / "uv.lock").is_file()
+
+
+def test_pre_commit_runs_the_checks_make_test_runs() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    entries = [hook["entry"].removesuffix(" --force-exclude") for hook in hooks]
+    made = [tool.removesuffix(" .") for tool in tools("lint") + tools("typecheck")]
+    assert entries == [f".venv/bin/{tool}" for tool in made]  # on the files of the commit
+    assert next(h for h in hooks if h["id"] == "mypy")["pass_filenames"] is False
