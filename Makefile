@@ -31,8 +31,15 @@ $(STAMP): pyproject.toml uv.lock
 demo: $(STAMP)
 	$(BIN)/python -m starter.demo "$(GOAL)"
 
+# The tests in two parts: the pure domain's own tests under branch coverage of harness/, failing
+# below the floor, then every other test without coverage (tracing the integration tests would
+# take CI past its 30 minutes; see [tool.coverage] in pyproject.toml). The floor is the figure
+# reached, rounded down: raise it when coverage rises, never lower it to pass.
+COVERAGE_FLOOR := 94
+
 test: $(STAMP) lint typecheck
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q tests/harness --cov=harness --cov-fail-under=$(COVERAGE_FLOOR)
+	$(BIN)/pytest -q --ignore=tests/harness
 
 # ruff check, then ruff format --check: fails on a lint error or an unformatted file.
 lint: $(STAMP)

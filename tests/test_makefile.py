@@ -52,8 +52,14 @@ def test_format_fixes_and_formats() -> None:
     assert tools("format") == ["ruff check --fix --exit-zero .", "ruff format ."]
 
 
-def test_test_runs_lint_typecheck_then_every_test() -> None:
-    assert tools("test") == ["ruff check .", "ruff format --check .", "mypy", "pytest -q"]
+def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() -> None:
+    assert tools("test") == [
+        "ruff check .",
+        "ruff format --check .",
+        "mypy",
+        "pytest -q tests/harness --cov=harness --cov-fail-under=94",
+        "pytest -q --ignore=tests/harness",
+    ]
 
 
 def test_test_unit_deselects_the_tests_that_need_a_temporal_server() -> None:
