@@ -6,24 +6,41 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-STATE := .harness
+# Memory, the dev server's database, eval reports and the pids and logs of what `make demo`
+# starts are in one state directory, the same from any folder (infra/state.py): HARNESS_STATE_DIR,
+# else $XDG_STATE_HOME/durable-harness, else ~/.local/state/durable-harness.
+STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir())')
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck docs format test-unit screenshot stop clean
+.PHONY: demo test lint typecheck docs format test-unit screenshot stop clean clean-state
 
-$(STAMP): pyproject.toml
+# The environment is installed from uv.lock, the same versions on every machine and in CI. uv
+# itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
+# when pyproject.toml changed and the lock did not (`.venv/bin/uv lock` updates it).
+UV_VERSION := 0.13.9
+UV := $(BIN)/uv
+
+$(STAMP): pyproject.toml uv.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed; set PYTHON=python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "installing durable-harness and its dependencies into $(VENV) (the first time takes a few minutes; pip shows each package)"
-	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
+	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
+	@echo "installing durable-harness and its dependencies into $(VENV) from uv.lock (the first time takes a few minutes)"
+	$(UV) sync --locked --extra dev --python $(BIN)/python
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m starter.demo "$(GOAL)"
 
+# The tests in two parts: the pure domain's own tests under branch coverage of harness/, failing
+# below the floor, then every other test without coverage (tracing the integration tests would
+# take CI past its 30 minutes; see [tool.coverage] in pyproject.toml). The floor is the figure
+# reached, rounded down: raise it when coverage rises, never lower it to pass. The slowest tests
+# are listed at the end, to keep CI's time in view.
+COVERAGE_FLOOR := 94
+
 test: $(STAMP) lint typecheck docs
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q tests/harness --cov=harness --cov-fail-under=$(COVERAGE_FLOOR)
+	$(BIN)/pytest -q --ignore=tests/harness --durations=25
 
 # ruff check, then ruff format --check: fails on a lint error or an unformatted file.
 lint: $(STAMP)
@@ -52,11 +69,17 @@ test-unit: $(STAMP)
 # The Temporal UI showing a refund that waits for approval, saved to docs/ui-approval-wait.png;
 # needs Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
 screenshot: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[ui]'
+	$(UV) sync --locked --extra dev --extra ui --python $(BIN)/python
 	$(BIN)/python -m starter.ui_screenshot --out docs/ui-approval-wait.png
 
 stop:
 	@$(BIN)/python -m starter.demo --stop 2>/dev/null || echo "nothing to stop"
 
+# The virtual environment goes; the state directory stays: it holds what the runs remember and
+# the dev server's history, shared by every checkout. `make clean-state` deletes it, by name.
 clean: stop
-	rm -rf $(VENV) $(STATE)
+	rm -rf $(VENV)
+	@echo "kept the state directory $(STATE) (memory, the dev server's history, eval reports); make clean-state deletes it"
+
+clean-state: stop
+	rm -rf "$(STATE)"

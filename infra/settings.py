@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from infra.state import state_dir
+
 if TYPE_CHECKING:  # the SDK loads at connection time, not for `harness --help`
     from temporalio.envconfig import ClientConnectConfig
     from temporalio.service import TLSConfig
-
-DEFAULT_DB = Path(".harness") / "temporal.db"
-"""Where `harness server` and `make demo` keep the dev server's SQLite database."""
 
 DEFAULT_TASK_QUEUE = "durable-harness"
 
@@ -35,7 +34,8 @@ class Settings:
     task_queue: str = DEFAULT_TASK_QUEUE
     llm_provider: str = "scripted"
     ui_url: str = "http://localhost:8233"
-    state_dir: Path = Path(".harness")
+    state_dir: Path = field(default_factory=state_dir)
+    """Memory, the dev server's database, eval reports: infra.state says where, and why."""
     max_tokens: int | None = None
     max_tool_calls: int | None = None
     max_seconds: float | None = None
@@ -78,7 +78,7 @@ class Settings:
             llm_provider=env.get("HARNESS_LLM_PROVIDER", cls.llm_provider),
             ui_url=env.get("HARNESS_UI_URL", "").strip()
             or ui_url_for(connection.get("target_host") or cls.temporal_address),
-            state_dir=Path(env.get("HARNESS_STATE_DIR", str(cls.state_dir))),
+            state_dir=state_dir(env),
             max_tokens=_number(env, "HARNESS_MAX_TOKENS", int),
             max_tool_calls=_number(env, "HARNESS_MAX_TOOL_CALLS", int),
             max_seconds=_number(env, "HARNESS_MAX_SECONDS", float),

@@ -1,6 +1,6 @@
 """`python -m payments`: the payment service, its HTTP API and its callback outbox.
 
-    python -m payments [--host 127.0.0.1] [--port 8642] [--db .harness/payments.db]
+    python -m payments [--host 127.0.0.1] [--port 8642] [--db STATE_DIR/payments.db]
 
 Temporal's address and namespace come from the environment, as for the worker. The service
 answers HTTP at once and reports outcomes as soon as Temporal can be reached. Its callers
@@ -23,6 +23,7 @@ from infra.logs import configure_logging
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from infra.signing import KeyFileError, read_private_key
+from infra.state import PAYMENTS_LEDGER_FILE, state_dir
 from payments.api import DEFAULT_PORT
 from payments.callbacks import Outbox
 from payments.ledger import PaymentLedger
@@ -30,7 +31,6 @@ from payments.secret import SecretError, payments_secret, secret_source
 from payments.server import ServiceTiming, serve
 from payments.shop import SHOP_CHARGES
 
-DEFAULT_DB = Path(".harness") / "payments.db"
 CONNECT_RETRY_SECONDS = 1.0
 log = logging.getLogger("payments")
 
@@ -39,7 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m payments", description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--db", type=Path, default=DEFAULT_DB, help="the ledger's SQLite file")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=state_dir() / PAYMENTS_LEDGER_FILE,
+        help="the ledger's SQLite file (default: payments.db in the state directory)",
+    )
     parser.add_argument(
         "--settle-seconds",
         type=float,

@@ -1,7 +1,8 @@
 """The payment service's bearer token: one way to find it, for every process that needs it.
 
 The token is `HARNESS_PAYMENTS_SECRET` when that is set (and not empty), or else the file
-`payments.secret` in the state directory (`HARNESS_STATE_DIR`, `.harness` by default). When
+`payments.secret` in the state directory (`infra.state.state_dir`: `HARNESS_STATE_DIR`, else a
+per-user directory). When
 neither exists, the first process that asks (the service, `make demo`, `harness eval`, a worker)
 creates the file with a fresh random token, readable by its owner only; every later process
 reads the same file. The service, the worker's client, the refunds scenario's checks, the tests
@@ -20,11 +21,10 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from infra.settings import Settings
+from infra.state import state_dir
 
 SECRET_VARIABLE = "HARNESS_PAYMENTS_SECRET"
 SECRET_FILE_NAME = "payments.secret"
-STATE_DIR_VARIABLE = "HARNESS_STATE_DIR"
 MIN_SECRET_CHARACTERS = 16
 """A shorter token is refused: it could be guessed by trying."""
 MAX_SECRET_CHARACTERS = 512
@@ -37,9 +37,8 @@ class SecretError(Exception):
 
 def secret_file(environment: Mapping[str, str] | None = None) -> Path:
     """Where the token file is: `payments.secret` in the state directory, resolved as
-    `Settings.from_env` resolves it."""
-    env = os.environ if environment is None else environment
-    return Path(env.get(STATE_DIR_VARIABLE, str(Settings.state_dir))) / SECRET_FILE_NAME
+    `Settings.from_env` resolves it (by `infra.state.state_dir`)."""
+    return state_dir(environment) / SECRET_FILE_NAME
 
 
 def secret_source(environment: Mapping[str, str] | None = None) -> str:

@@ -22,10 +22,10 @@ from harness.run import (
 )
 from harness.validation import DEFAULT_MAX_NODES
 from infra.process import exit_now
-from infra.settings import DEFAULT_DB
 from scenarios import scenario_names
 from starter.cli_connection import OFFLINE_COMMANDS, add_connection_flags, each_command
 from starter.cli_handlers import handled
+from starter.cli_parser import HarnessParser, package_version, parse_command_line
 from starter.errors import CliError
 from starter.memory_cli import add_memory_commands
 from starter.rules_cli import add_rules_commands
@@ -113,9 +113,12 @@ _SESSION = _name("a session id", MAX_RUN_ID_CHARS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    # Typed as the base class: the command groups' modules take argparse's own subparsers, and
+    # the subparsers are HarnessParsers anyway (argparse makes them of the parent's class).
+    parser: argparse.ArgumentParser = HarnessParser(
         prog="harness", description="Turn a goal into a verified answer, durably, on Temporal."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     scenarios = ", ".join(scenario_names())
 
@@ -310,7 +313,11 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument(
         "--ui-port", type=_port, default=None, help="the Web UI's port (default: --port + 1000)"
     )
-    server.add_argument("--db", type=Path, default=DEFAULT_DB, help="SQLite file for persistence")
+    server.add_argument(
+        "--db",
+        type=Path,
+        help="SQLite file for persistence (default: temporal.db in the state directory)",
+    )
 
     codec = handled(
         commands.add_parser(
@@ -360,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--out",
         metavar="DIR",
-        help="where report.json and report.html go (default: .harness/evals/EVAL_ID)",
+        help="where report.json and report.html go (default: evals/EVAL_ID in the state directory)",
     )
     evaluate.add_argument("--id", dest="eval_id", type=_RUN_ID, help="the eval's workflow id")
     evaluate.add_argument(
@@ -384,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(build_parser(), argv)
     try:
         from starter.commands import dispatch
 

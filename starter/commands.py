@@ -26,6 +26,7 @@ from harness.work import TaskBinding
 from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import UI_PORT_OFFSET, Settings, SettingsError
+from infra.state import SERVER_DB_FILE
 from starter import deliveries, history, output, progress, runs, signed_actors
 from starter.api import Harness
 from starter.cli_connection import connection_environment
@@ -232,6 +233,8 @@ def server(args: argparse.Namespace, settings: Settings) -> int:
         args.ui_port = args.port + UI_PORT_OFFSET
         if args.ui_port > 65535:
             raise CliError(f"--port {args.port} leaves no UI port above it; give --ui-port")
+    if args.db is None:  # the state directory's, where `make demo` keeps it too
+        args.db = settings.state_dir / SERVER_DB_FILE
     try:
         command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
     except OSError as error:

@@ -1,8 +1,8 @@
 """`make demo`: start what is missing (dev server, payment service, worker), run a cities goal,
 show the report.
 
-`--stop` ends the server, payment service and worker that the demo started (their pids are in
-.harness/).
+`--stop` ends the server, payment service and worker that the demo started (their pids, logs
+and data are in the state directory, infra.state).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 from infra.client import connect
 from infra.process import exit_now
-from infra.settings import DEFAULT_DB, UI_PORT_OFFSET, Settings, SettingsError
+from infra.settings import UI_PORT_OFFSET, Settings, SettingsError
+from infra.state import PAYMENTS_LEDGER_FILE, SERVER_DB_FILE
 from payments.api import (
     DEFAULT_PORT,
     DEFAULT_URL,
@@ -72,7 +73,8 @@ async def ensure_services(settings: Settings) -> None:
                 f"cannot reach Temporal at {settings.temporal_address}", EXIT_UNAVAILABLE
             )
         ui_port = int(port) + UI_PORT_OFFSET
-        command = dev_server_command(int(port), ui_port, DEFAULT_DB, settings.temporal_namespace)
+        database = settings.state_dir / SERVER_DB_FILE  # the one `harness server` keeps
+        command = dev_server_command(int(port), ui_port, database, settings.temporal_namespace)
         _spawn("server", command, settings.state_dir)
         await _wait_until("the Temporal dev server", lambda: _reachable(settings))
     client = await connect(settings)
@@ -98,7 +100,7 @@ async def _ensure_payments(settings: Settings) -> None:
         await _accepts_token(payments)
         return
     listen = str(urllib.parse.urlsplit(payments.base_url).port or DEFAULT_PORT)
-    ledger = str(settings.state_dir / "payments.db")
+    ledger = str(settings.state_dir / PAYMENTS_LEDGER_FILE)
     _spawn(
         "payments",
         [sys.executable, "-m", "payments", "--port", listen, "--db", ledger],

@@ -35,6 +35,7 @@ from harness.eval_report import (
 )
 from harness.problems import article, describe_invalid
 from infra.settings import Settings
+from infra.state import EVALS_FOLDER
 from starter import runs
 from starter.api import QUERY_TIMEOUT
 from starter.errors import EXIT_FAILED_RUN, CliError
@@ -47,8 +48,6 @@ from workflows import EvalSuiteWorkflow
 POLL_SECONDS = 1.0
 SILENT_POLLS = 15
 """After this many unanswered progress queries in a row, the CLI says what may be wrong."""
-DEFAULT_EVALS = Path(".harness") / "evals"
-"""Where a report goes without --out: one folder per eval id."""
 
 
 async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
@@ -57,7 +56,7 @@ async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
         if path is not None:
             check_writable(flag, Path(path), folder=flag == "--out")
     if args.out is None:
-        check_writable("--out", DEFAULT_EVALS, folder=True)
+        check_writable("--out", settings.state_dir / EVALS_FOLDER, folder=True)
     if args.resume:
         if args.targets or args.case:
             raise CliError("--resume takes up a suite already started: give no cases")
@@ -75,7 +74,7 @@ async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
         await start_eval(client, settings, request, eval_id)
         note(f"eval {eval_id}: {len(request.cases)} case(s) x {request.repeat}")
     report = await follow(client, eval_id, quiet=args.quiet)
-    return finish(report, args, baseline)
+    return finish(report, args, baseline, settings.state_dir / EVALS_FOLDER)
 
 
 def eval_request(args: argparse.Namespace) -> EvalRequest:
@@ -192,9 +191,12 @@ async def _progress(handle: WorkflowHandle[Any, Any], after: int) -> EvalProgres
     return progress
 
 
-def finish(report: EvalReport, args: argparse.Namespace, baseline: Baseline | None) -> int:
+def finish(
+    report: EvalReport, args: argparse.Namespace, baseline: Baseline | None, evals: Path
+) -> int:
+    """The table, then the report in --out or else in `evals`/EVAL_ID (the state directory's)."""
     print(report_table(report))
-    out = Path(args.out) if args.out else DEFAULT_EVALS / report.eval_id
+    out = Path(args.out) if args.out else evals / report.eval_id
     write_report(report, out)
     if args.save_baseline:
         path = Path(args.save_baseline)

@@ -143,6 +143,9 @@ def own_state_dir(
     """Each test's workers and CLI keep their state (the memory store among it) in a directory
     of the test's own: what one test's runs remember never changes another's plans."""
     monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    # and a per-user default of its own, for a test (or a child process) that unsets the
+    # variable: the state directory's default is under the home (infra.state), never written
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
     monkeypatch.delenv("HARNESS_MEMORY_URL", raising=False)
 
 

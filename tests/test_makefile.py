@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -27,7 +29,11 @@ def recipe(target: str) -> list[list[str]]:
         check=True,
     )
     commands = [shlex.split(line) for line in finished.stdout.splitlines() if line.strip()]
-    return [c for c in commands if c and c[0].startswith(".venv/bin/") and "pip" not in c]
+    return [
+        c
+        for c in commands
+        if c and c[0].startswith(".venv/bin/") and "pip" not in c and Path(c[0]).name != "uv"
+    ]
 
 
 def tools(target: str) -> list[str]:
@@ -46,8 +52,14 @@ def test_format_fixes_and_formats() -> None:
     assert tools("format") == ["ruff check --fix --exit-zero .", "ruff format ."]
 
 
-def test_test_runs_lint_typecheck_then_every_test() -> None:
-    assert tools("test") == ["ruff check .", "ruff format --check .", "mypy", "pytest -q"]
+def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() -> None:
+    assert tools("test") == [
+        "ruff check .",
+        "ruff format --check .",
+        "mypy",
+        "pytest -q tests/harness --cov=harness --cov-fail-under=94",
+        "pytest -q --ignore=tests/harness --durations=25",
+    ]
 
 
 def test_test_unit_deselects_the_tests_that_need_a_temporal_server() -> None:
@@ -100,3 +112,44 @@ def test_the_unit_selection_holds_no_test_that_starts_a_server() -> None:
     )
     assert finished.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, finished.stdout
     assert "deselected" in finished.stdout
+
+
+def _dry_run(target: str) -> list[list[str]]:
+    finished = subprocess.run(
+        ["make", "--no-print-directory", "-n", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return [shlex.split(line) for line in finished.stdout.splitlines() if line.strip()]
+
+
+def test_clean_removes_the_venv_and_keeps_the_state_directory_saying_where_it_is() -> None:
+    state = os.environ["HARNESS_STATE_DIR"]  # the conftest's, for this test
+    commands = _dry_run("clean")
+    assert ["rm", "-rf", ".venv"] in commands
+    assert not any(c[0] == "rm" and state in c for c in commands)
+    assert any(c[0] == "echo" and f"kept the state directory {state}" in c[1] for c in commands)
+
+
+def test_clean_state_deletes_the_state_directory_by_name() -> None:
+    assert ["rm", "-rf", os.environ["HARNESS_STATE_DIR"]] in _dry_run("clean-state")
+
+
+def test_the_environment_is_installed_from_the_lock_file_by_a_pinned_uv() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "$(STAMP): pyproject.toml uv.lock" in makefile
+    assert '$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"' in makefile
+    assert "$(UV) sync --locked --extra dev" in makefile
+    assert (ROOT / "uv.lock").is_file()
+
+
+def test_pre_commit_runs_the_checks_make_test_runs() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    entries = [hook["entry"].removesuffix(" --force-exclude") for hook in hooks]
+    made = [tool.removesuffix(" .") for tool in tools("lint") + tools("typecheck")]
+    assert entries == [f".venv/bin/{tool}" for tool in made]  # on the files of the commit
+    assert next(h for h in hooks if h["id"] == "mypy")["pass_filenames"] is False

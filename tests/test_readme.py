@@ -41,7 +41,7 @@ def test_make_targets_create_the_virtual_environment_when_missing() -> None:
     assert re.search(r"^demo: \$\(STAMP\)", makefile, re.MULTILINE)
     assert re.search(r"^test: \$\(STAMP\)", makefile, re.MULTILINE)
     assert "-m venv $(VENV)" in makefile
-    assert "pip install --progress-bar on -e '.[dev]'" in makefile  # shows each package
+    assert "$(UV) sync --locked --extra dev" in makefile  # from uv.lock, showing each package
     assert re.search(r"^stop:", makefile, re.MULTILINE)
 
 
