@@ -233,8 +233,18 @@ async def test_a_node_costs_its_history_a_bounded_number_of_bytes(
     assert not attributes.retry_policy.non_retryable_error_types
     sent = attributes.input.payloads[0].data
     assert b"fault" not in sent and b"mcp" not in sent and b"task" not in sent
-    # the whole history, the plan in the request and the RunResult with it: 1,191 at 0.9
-    assert sum(event.ByteSize() for event in events) / (width + 1) <= 1300
+    # the whole history, the plan in the request and the RunResult with it, but not the workflow
+    # tasks: how many there are depends on how completions batch, i.e. on the machine's load
+    # (with them: 1,191 bytes a node at 0.9 on a quiet machine, 1,308 at 0.10 on a loaded one)
+    workflow_tasks = {
+        EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+    }
+    run_bytes = sum(event.ByteSize() for event in events if event.event_type not in workflow_tasks)
+    assert run_bytes / (width + 1) <= 1350  # 1,249 at 0.10
 
 
 async def test_search_attributes_are_upserted_per_phase_never_per_node(
