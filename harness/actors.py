@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from enum import StrEnum
 
 
@@ -57,3 +58,7 @@ def _fold(text: str) -> str:
     normal = unicodedata.normalize("NFKC", normal)  # casefold may leave a non-NFKC form
     visible = "".join(c for c in normal if unicodedata.category(c) != "Cf")
     return " ".join(visible.split())
+
+
+Verify = Callable[[str, str, bytes], bool]
+"""(public key, signature, message) -> whether the signature is the key's, both base64."""

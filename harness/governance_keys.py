@@ -28,8 +28,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
-from harness.actors import ActorKind, actor_identity, parse_actor
-from harness.signatures import Verify
+from harness.actors import ActorKind, Verify, actor_identity, parse_actor
 
 MAX_KEYS = 50
 """The most actors a scope keys: enough for a team, small in the scope's state."""

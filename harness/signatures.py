@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
-from harness.actors import actor_identity, parse_actor
+from harness.actors import Verify, actor_identity, parse_actor
 from harness.wait_book import WaitKind
 
 SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_OPERATION})
@@ -25,9 +25,6 @@ SIGNED_KINDS = frozenset({WaitKind.APPROVAL, WaitKind.RECONCILE, WaitKind.ASYNC_
 SIGNED_KINDS_WITH_ANSWERS = SIGNED_KINDS | {WaitKind.USER_INPUT}
 """Since 0.10 an answer too: it steers the next plan, so in a keyed run only a keyed actor's
 signed answer is taken (runs that started before keep SIGNED_KINDS; see workflows.agent_run)."""
-
-Verify = Callable[[str, str, bytes], bool]
-"""(public key, signature, message) -> whether the signature is the key's, both base64."""
 
 
 def signed_message(run_id: str, request: BaseModel) -> bytes:

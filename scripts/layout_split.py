@@ -43,6 +43,7 @@ HARNESS: dict[str, tuple[str, ...]] = {
     "catalog": ("llm", "mcp_tools", "schema_check", "tools"),
     "governance": (
         "gates",
+        "governance_keys",
         "host_contract",
         "scope_rules",
         "state_size",
