@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml uv.lock
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m starter.demo "$(GOAL)"
+	$(BIN)/python -m starter.cli.demo "$(GOAL)"
 
 # The tests in two parts: the pure domain's own tests under branch coverage of harness/, failing
 # below the floor, then every other test without coverage (tracing the integration tests would
@@ -70,10 +70,10 @@ test-unit: $(STAMP)
 # needs Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
 screenshot: $(STAMP)
 	$(UV) sync --locked --extra dev --extra ui --python $(BIN)/python
-	$(BIN)/python -m starter.ui_screenshot --out docs/ui-approval-wait.png
+	$(BIN)/python -m starter.servers.ui_screenshot --out docs/ui-approval-wait.png
 
 stop:
-	@$(BIN)/python -m starter.demo --stop 2>/dev/null || echo "nothing to stop"
+	@$(BIN)/python -m starter.cli.demo --stop 2>/dev/null || echo "nothing to stop"
 
 # The virtual environment goes; the state directory stays: it holds what the runs remember and
 # the dev server's history, shared by every checkout. `make clean-state` deletes it, by name.

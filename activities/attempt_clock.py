@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from harness.messages import AttemptTiming, RetryHeartbeat
+from harness.engine.messages import AttemptTiming, RetryHeartbeat
 
 
 class AttemptClock:

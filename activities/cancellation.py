@@ -1,13 +1,13 @@
 """Activity: ask Temporal to cancel a run that its `cancel` signal stopped (see
-harness.cancellation), through the worker's own client."""
+harness.waits.cancellation), through the worker's own client."""
 
 from __future__ import annotations
 
 from temporalio import activity
 from temporalio.service import RPCError
 
-from harness.cancellation import OwnCancellation, OwnCancellationResult
-from harness.contracts import CANCEL_OWN_RUN_ACTIVITY
+from harness.engine.contracts import CANCEL_OWN_RUN_ACTIVITY
+from harness.waits.cancellation import OwnCancellation, OwnCancellationResult
 
 
 @activity.defn(name=CANCEL_OWN_RUN_ACTIVITY)

@@ -9,11 +9,11 @@ from temporalio.exceptions import ApplicationError
 
 from activities.mcp_hub import McpHub
 from activities.provider_errors import as_temporal_failures
-from harness.contracts import LIST_TOOLS_ACTIVITY
-from harness.errors import ErrorCode, ToolError, is_retryable
-from harness.mcp_tools import ToolNameClashError, with_servers
-from harness.messages import CatalogRequest
-from harness.tools import ToolCatalog
+from harness.catalog.mcp_tools import ToolNameClashError, with_servers
+from harness.catalog.tools import ToolCatalog
+from harness.core.errors import ErrorCode, ToolError, is_retryable
+from harness.engine.contracts import LIST_TOOLS_ACTIVITY
+from harness.engine.messages import CatalogRequest
 from scenarios import get_scenario
 
 

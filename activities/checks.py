@@ -5,14 +5,14 @@ from __future__ import annotations
 from temporalio import activity
 
 from activities.provider_errors import as_temporal_failures
-from harness.contracts import CHECK_REPORT_ACTIVITY, VALIDATE_PLAN_ACTIVITY
-from harness.messages import (
+from harness.engine.contracts import CHECK_REPORT_ACTIVITY, VALIDATE_PLAN_ACTIVITY
+from harness.engine.messages import (
     PlanCheckRequest,
     PlanCheckResult,
     ReportCheckRequest,
     ReportCheckResult,
 )
-from harness.validation import validate_plan as plan_issues
+from harness.engine.validation import validate_plan as plan_issues
 from scenarios import get_scenario
 from scenarios.base import CheckInput
 

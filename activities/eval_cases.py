@@ -26,7 +26,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from harness.contracts import (
+from harness.engine.contracts import (
     ANSWER_UPDATE,
     APPROVE_UPDATE,
     EVAL_ACTOR,
@@ -34,13 +34,13 @@ from harness.contracts import (
     RESULT_QUERY,
     WAITS_QUERY,
 )
-from harness.dag import NodeStatus
-from harness.deliveries import AnswerRequest, ApprovalRequest
-from harness.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
-from harness.eval_report import CaseResult, CaseRunRequest, bounded_unmet
-from harness.eval_scoring import CaseObservation, observe, unmet
-from harness.run import RunResult
-from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunResult
+from harness.evals.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
+from harness.evals.eval_report import CaseResult, CaseRunRequest, bounded_unmet
+from harness.evals.eval_scoring import CaseObservation, observe, unmet
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest
+from harness.waits.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from scenarios import get_scenario
 from scenarios.base import OutcomeInput
 

@@ -9,9 +9,9 @@ from temporalio import activity
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
-from harness.contracts import JUDGE_ACTIVITY
-from harness.llm import JudgeRequest
-from harness.messages import JudgeCallRequest, JudgeCallResult
+from harness.catalog.llm import JudgeRequest
+from harness.engine.contracts import JUDGE_ACTIVITY
+from harness.engine.messages import JudgeCallRequest, JudgeCallResult
 from scenarios import get_scenario
 from scenarios.base import CheckInput
 

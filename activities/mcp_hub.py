@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from harness.errors import ErrorCode, ToolError
-from harness.mcp_tools import McpServerListing
-from harness.tools import McpTarget
+from harness.catalog.mcp_tools import McpServerListing
+from harness.catalog.tools import McpTarget
+from harness.core.errors import ErrorCode, ToolError
 from scenarios import all_scenarios
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 from tool_servers.sessions import McpSessions

@@ -15,9 +15,9 @@ from temporalio import activity
 from temporalio.service import RPCError
 
 from activities.task_ledger_service import TemporalTaskLedger
-from harness.contracts import MEMORY_RECORD_ACTIVITY, MEMORY_RETRIEVE_ACTIVITY
-from harness.memory_context import MemoryTier
-from harness.memory_records import (
+from harness.engine.contracts import MEMORY_RECORD_ACTIVITY, MEMORY_RETRIEVE_ACTIVITY
+from harness.recall.memory_context import MemoryTier
+from harness.recall.memory_records import (
     MemoryFilter,
     MemoryQuery,
     MemoryRecord,

@@ -9,9 +9,9 @@ from temporalio.exceptions import ApplicationError
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
-from harness.contracts import PLAN_ACTIVITY
-from harness.errors import ErrorCode
-from harness.messages import PlanRequest, PlanResponse
+from harness.core.errors import ErrorCode
+from harness.engine.contracts import PLAN_ACTIVITY
+from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios import get_scenario
 from scenarios.base import PlanningError
 

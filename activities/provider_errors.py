@@ -11,7 +11,7 @@ import structlog
 from temporalio.exceptions import ApplicationError
 
 from activities.llm import ProviderConfigError, ProviderError
-from harness.errors import ErrorCode, is_retryable
+from harness.core.errors import ErrorCode, is_retryable
 from scenarios import UnknownScenarioError
 
 log = structlog.get_logger()

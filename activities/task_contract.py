@@ -11,15 +11,13 @@ import structlog
 from temporalio import activity
 
 from activities.task_ledger_service import TemporalTaskLedger
-from harness.contracts import (
+from harness.engine.contracts import (
     RUN_WORK_CONTEXT_ACTIVITY,
     SCOPE_TASK_STATUS_ACTIVITY,
     TASK_ACCEPTANCE_ACTIVITY,
     TASK_SCOPE_KEYS_ACTIVITY,
 )
-from harness.gates import GateInput, unregistered
-from harness.host_contract import BUILT_IN_GATES, PRESET_GATE, Act
-from harness.messages import (
+from harness.engine.messages import (
     AcceptanceRequest,
     AcceptanceResult,
     ScopeKeys,
@@ -29,8 +27,10 @@ from harness.messages import (
     WorkContext,
     WorkContextRequest,
 )
-from harness.task_ledger import TaskLedger
-from harness.work import GateResult
+from harness.governance.gates import GateInput, unregistered
+from harness.governance.host_contract import BUILT_IN_GATES, PRESET_GATE, Act
+from harness.governance.task_ledger import TaskLedger
+from harness.governance.work import GateResult
 from scenarios.base import AcceptanceCheck
 
 log = structlog.get_logger()

@@ -7,9 +7,9 @@ import structlog
 from temporalio import activity
 
 from activities.task_ledger_service import TemporalTaskLedger
-from harness.contracts import TASK_COMMANDS_ACTIVITY
-from harness.messages import TaskCommandsRequest, TaskCommandsResult
-from harness.task_commands import LedgerReceipt
+from harness.engine.contracts import TASK_COMMANDS_ACTIVITY
+from harness.engine.messages import TaskCommandsRequest, TaskCommandsResult
+from harness.governance.task_commands import LedgerReceipt
 
 log = structlog.get_logger()
 

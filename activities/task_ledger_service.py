@@ -1,6 +1,7 @@
 """The task ledger as a service for activities (a run's reports to its task, the agent's
 management tools): the worker's Temporal client sending the task's and the scope's own updates
-and queries, by the names in harness.contracts. A refusal is a receipt that says why, never an
+and queries, by the names in harness.engine.contracts. A refusal is a receipt that says why, never
+an
 exception; a server that cannot be reached raises, and the activity is retried."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import (
+from harness.engine.contracts import (
     CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
@@ -26,13 +27,13 @@ from harness.contracts import (
     scope_workflow_id,
     task_workflow_id,
 )
-from harness.host_contract import Contract, ContractInForce, in_force
-from harness.scope_rules import InForceRequest, ScopeRulesState
-from harness.task_commands import LedgerReceipt, TaskCommand
-from harness.task_graph import GraphCommand, TaskGraphState
-from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
-from harness.wait_book import Wait, WaitStatus
-from harness.work import ScopeClaim, TaskStatus
+from harness.governance.host_contract import Contract, ContractInForce, in_force
+from harness.governance.scope_rules import InForceRequest, ScopeRulesState
+from harness.governance.task_commands import LedgerReceipt, TaskCommand
+from harness.governance.task_graph import GraphCommand, TaskGraphState
+from harness.governance.task_ledger import ContextRequest, TaskContext, TaskLedgerState
+from harness.governance.work import ScopeClaim, TaskStatus
+from harness.waits.wait_book import Wait, WaitStatus
 
 
 class TemporalTaskLedger:

@@ -16,10 +16,12 @@ from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
 from activities.mcp_hub import McpHub
 from activities.provider_errors import config_failure, provider_failure
 from activities.tool_metrics import record_tool_call
-from harness.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY, RUN_TOOLS_ACTIVITY
-from harness.errors import ErrorCode, ToolError, is_retryable
-from harness.llm import TextReply, TextRequest
-from harness.messages import (
+from harness.catalog.llm import TextReply, TextRequest
+from harness.core.errors import ErrorCode, ToolError, is_retryable
+from harness.core.problems import describe_invalid
+from harness.core.redaction import redact
+from harness.engine.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY, RUN_TOOLS_ACTIVITY
+from harness.engine.messages import (
     BatchCallOutcome,
     OperationProbe,
     ProbeRequest,
@@ -29,8 +31,6 @@ from harness.messages import (
     ToolCallRequest,
     ToolCallResult,
 )
-from harness.problems import describe_invalid
-from harness.redaction import redact
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Tool, ToolContext
 

@@ -15,8 +15,8 @@ from bench.drive import RunFailed, run_harness, synthetic_request
 from bench.env import HARNESS_WORKER, dev_server, log, worker_process
 from bench.history import HistoryStats, analyze, chain_histories
 from bench.report import Measurement, measure
-from harness.bounds import MAX_PLAN_NODES
-from harness.run import RunPhase
+from harness.engine.bounds import MAX_PLAN_NODES
+from harness.engine.run import RunPhase
 
 DEFAULT_NODES = MAX_PLAN_NODES
 TIMEOUT_S_PER_NODE = 0.1  # the other benches' 0.1 s per node, after 120 s

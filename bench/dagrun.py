@@ -23,7 +23,7 @@ from bench.history import HistoryStats, analyze, chain_histories
 from bench.naive import naive_request
 from bench.plans import IN_FLIGHT_CAP, BenchDag, fanout
 from bench.walker import walk
-from harness.run import RunPhase, RunResult
+from harness.engine.run import RunPhase, RunResult
 
 WARMUP = fanout(2)
 

@@ -21,8 +21,8 @@ from bench.env import BenchError
 from bench.models import NaiveRequest, NaiveResult
 from bench.naive import NaiveLevelsWorkflow
 from bench.plans import IN_FLIGHT_CAP
-from harness.plan import Plan
-from harness.run import RunRequest, RunResult
+from harness.core.plan import Plan
+from harness.engine.run import RunRequest, RunResult
 from workflows import AgentRunWorkflow
 
 SYNTHETIC_GOAL = "run the given plan"

@@ -24,7 +24,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from infra.plugin import HarnessPlugin
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "default"

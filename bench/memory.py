@@ -19,11 +19,11 @@ from temporalio.testing import WorkflowEnvironment
 from activities.llm import ProviderRegistry, ScriptedProvider
 from bench.env import BenchError, log
 from bench.report import Measurement, measure
-from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
+from harness.engine.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from infra.plugin import HarnessPlugin
 from memory.sqlite_store import SqliteMemoryStore
-from starter.dev_server import temporal_binary
 from starter.run_results import result_of
+from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
 
 SKEW_FIRST_MS = (120, 180, 700, 900)
 SKEW_SECOND_MS = (800, 100, 100, 100)

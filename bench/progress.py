@@ -16,7 +16,7 @@ from bench.drive import synthetic_request
 from bench.env import HARNESS_WORKER, dev_server, log, worker_process
 from bench.history import chain_histories
 from bench.report import Measurement, measure
-from harness.run import RunRequest
+from harness.engine.run import RunRequest
 from infra.settings import Settings
 from starter.api import CLOSED_CHECK_POLLS, Harness, Run
 from starter.run_results import result_of

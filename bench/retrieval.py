@@ -23,8 +23,8 @@ from pathlib import Path
 from bench.env import log
 from bench.report import Measurement, measure
 from bench.retrieval_cases import EPISODES, QUERIES
-from harness.memory_context import MemoryTier
-from harness.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
+from harness.recall.memory_context import MemoryTier
+from harness.recall.memory_records import MemoryFilter, MemoryQuery, MemoryRecord
 from memory.ranking import (
     EMBEDDINGS_ENV,
     Bm25Ranker,

@@ -19,7 +19,7 @@ from bench.naive import naive_request
 from bench.plans import BenchDag, mirror
 from bench.report import Measurement, measure
 from bench.walker import walk
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 
 GOAL = "Compare Paris, Tokyo and New York"
 TIMEOUT_S = 300.0

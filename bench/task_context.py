@@ -24,12 +24,12 @@ from temporalio.testing import WorkflowEnvironment
 from activities.llm import ProviderRegistry, ScriptedProvider
 from bench.env import BenchError, log
 from bench.report import Measurement, measure
-from harness.task_commands import RecordEvidence, RecordFact, TaskCommand, TaskOperation
-from harness.task_graph import CreateTask, GraphCommand
-from harness.work import EvidenceKind
+from harness.governance.task_commands import RecordEvidence, RecordFact, TaskCommand, TaskOperation
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.governance.work import EvidenceKind
 from infra.plugin import HarnessPlugin
 from starter import tasks
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import search_attributes
 

@@ -19,9 +19,9 @@ from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
 
-from harness.eval_report import EvalRequest, UnreadableEvalRequestError
-from harness.problems import article, describe_invalid
-from harness.run import RunRequest, UnreadableRunRequestError
+from harness.core.problems import article, describe_invalid
+from harness.engine.run import RunRequest, UnreadableRunRequestError
+from harness.evals.eval_report import EvalRequest, UnreadableEvalRequestError
 
 COMPRESS_ABOVE_BYTES = 128 * 1024
 ENCODING = b"binary/zlib"

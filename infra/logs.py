@@ -15,7 +15,7 @@ import sys
 import structlog
 from temporalio import activity, workflow
 
-from harness.redaction import redact
+from harness.core.redaction import redact
 
 _SHARED: list[structlog.typing.Processor] = [
     structlog.contextvars.merge_contextvars,

@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from harness.memory_records import STORED, MemoryFilter, MemoryRecord
+from harness.recall.memory_records import STORED, MemoryFilter, MemoryRecord
 from memory.store import (
     StoreConfigError,
     StoreError,

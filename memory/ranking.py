@@ -15,7 +15,7 @@ import bm25s
 import numpy
 import Stemmer
 
-from harness.memory_context import jaccard
+from harness.recall.memory_context import jaccard
 
 _STEMMER = Stemmer.Stemmer("english")
 """Snowball's English stemmer (PyStemmer): "canals" finds "canal"."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from harness.memory_context import Memory, MemoryTier
-from harness.memory_records import MemoryQuery, MemoryRecord, RetrievedMemories
+from harness.recall.memory_context import Memory, MemoryTier
+from harness.recall.memory_records import MemoryQuery, MemoryRecord, RetrievedMemories
 from memory.ranking import Ranker, top
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)

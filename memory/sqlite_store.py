@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.memory_records import STORED, MemoryFilter, MemoryRecord
+from harness.recall.memory_records import STORED, MemoryFilter, MemoryRecord
 from memory.store import StoreError, refuse_empty, storable, where_clause
 
 _SCHEMA = """

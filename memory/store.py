@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from harness.memory_records import MemoryFilter, MemoryRecord
+from harness.recall.memory_records import MemoryFilter, MemoryRecord
 
 
 class StoreError(RuntimeError):

@@ -12,9 +12,9 @@ import time
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import DELIVER_SIGNAL
-from harness.deliveries import DeliverRequest
-from harness.signatures import signed_message
+from harness.engine.contracts import DELIVER_SIGNAL
+from harness.waits.deliveries import DeliverRequest
+from harness.waits.signatures import signed_message
 from infra.signing import sign
 from payments.api import Payment, PaymentOutcome
 from payments.ledger import PaymentLedger

@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from harness.errors import FailureContext
-from harness.gates import GateInput
-from harness.llm import TextReply, TextRequest, TextWriter
-from harness.messages import OperationProbe
-from harness.plan import Plan
-from harness.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
-from harness.usage import TokenUsage
-from harness.work import TaskBinding
+from harness.catalog.llm import TextReply, TextRequest, TextWriter
+from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
+from harness.core.errors import FailureContext
+from harness.core.plan import Plan
+from harness.core.usage import TokenUsage
+from harness.engine.messages import OperationProbe
+from harness.governance.gates import GateInput
+from harness.governance.work import TaskBinding
 from tool_servers.config import McpServer
 
 

@@ -15,11 +15,12 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.contracts import TASK_MANAGE_TOOL
-from harness.errors import ErrorCode, ToolError
-from harness.host_contract import ContractInForce
-from harness.node_evidence import node_evidence
-from harness.task_commands import (
+from harness.catalog.tools import ToolSpec
+from harness.core.errors import ErrorCode, ToolError
+from harness.engine.contracts import TASK_MANAGE_TOOL
+from harness.engine.node_evidence import node_evidence
+from harness.governance.host_contract import ContractInForce
+from harness.governance.task_commands import (
     AddRelation,
     LedgerReceipt,
     ProposeDecision,
@@ -29,7 +30,7 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import (
+from harness.governance.task_graph import (
     AddDependency,
     CreateTask,
     GraphCommand,
@@ -38,9 +39,8 @@ from harness.task_graph import (
     TaskGraphState,
     scope_problem,
 )
-from harness.task_ledger import TaskContext
-from harness.tools import ToolSpec
-from harness.work import (
+from harness.governance.task_ledger import TaskContext
+from harness.governance.work import (
     EntityKind,
     EntityRef,
     EvidenceKind,

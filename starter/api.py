@@ -31,15 +31,15 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import PROGRESS_QUERY
-from harness.deliveries import CancelRequest
-from harness.problems import describe_invalid
-from harness.progress_page import MAX_PAGE_EVENTS, ProgressPage
-from harness.run import RunRequest, RunResult, RunStatus
-from harness.run_models import RunModels
-from harness.trace import TraceEvent, TraceKind
-from harness.wait_book import DeliveryReceipt, Wait
-from harness.work import TaskBinding
+from harness.core.problems import describe_invalid
+from harness.engine.contracts import PROGRESS_QUERY
+from harness.engine.progress_page import MAX_PAGE_EVENTS, ProgressPage
+from harness.engine.run import RunRequest, RunResult, RunStatus
+from harness.engine.run_models import RunModels
+from harness.engine.trace import TraceEvent, TraceKind
+from harness.governance.work import TaskBinding
+from harness.waits.deliveries import CancelRequest
+from harness.waits.wait_book import DeliveryReceipt, Wait
 from infra.settings import Settings, SettingsError
 from starter import deliveries, runs, signed_actors
 from starter.cli_connection import environment_with

@@ -8,13 +8,13 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.actors import ActorKind, parse_actor
-from harness.bounds import delivery_problems
-from harness.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
-from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.problems import describe_invalid
-from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
-from harness.wait_hints import harness_command
+from harness.core.actors import ActorKind, parse_actor
+from harness.core.problems import describe_invalid
+from harness.engine.bounds import delivery_problems
+from harness.engine.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDATE
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.waits.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
+from harness.waits.wait_hints import harness_command
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from starter.input_files import read_text_file
 from starter.plan_files import read_json
@@ -110,7 +110,7 @@ def _checked(model: type[RequestT], **fields: Any) -> RequestT:
 
 def _blank_problems(request: BaseModel) -> list[str]:
     """What the CLI refuses before sending, beyond the run's own bounds: names and answers of
-    spaces only. (Not in harness.bounds: signals are checked with those bounds again on
+    spaces only. (Not in harness.engine.bounds: signals are checked with those bounds again on
     replay, and runs that took a blank name once must replay as they ran.)"""
     problems = []
     for name in ("wait_id", "operation_id", "event"):

@@ -26,9 +26,9 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from harness.run import RunResult, RunStatus
-from harness.trace import TraceEvent, TraceKind
-from harness.wait_book import Wait
+from harness.engine.run import RunResult, RunStatus
+from harness.engine.trace import TraceEvent, TraceKind
+from harness.waits.wait_book import Wait
 from infra.plugin import HarnessPlugin
 from starter.errors import CliError
 from workflows import AgentRunWorkflow

@@ -6,9 +6,9 @@ import json
 import sys
 from typing import Any
 
-from harness.run import RunResult, RunStatus
-from harness.tools import ToolCatalog, ToolSpec
-from harness.validation import ValidationIssue
+from harness.catalog.tools import ToolCatalog, ToolSpec
+from harness.engine.run import RunResult, RunStatus
+from harness.engine.validation import ValidationIssue
 
 
 def emit_json(data: Any) -> None:

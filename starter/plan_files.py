@@ -6,8 +6,8 @@ import json
 
 from pydantic import JsonValue, ValidationError
 
-from harness.plan import Plan
-from harness.problems import describe_invalid
+from harness.core.plan import Plan
+from harness.core.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Scenario
 from starter.errors import CliError

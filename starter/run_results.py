@@ -9,7 +9,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from harness.run import RunPhase, RunResult
+from harness.engine.run import RunPhase, RunResult
 
 ENDING_TYPES = frozenset(phase.value for phase in RunPhase if phase.is_terminal)
 

@@ -9,9 +9,9 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from harness.bounds import request_problems
-from harness.run import RunPhase, RunRequest, RunResult, RunStatus
-from harness.run_models import RunModels
+from harness.engine.bounds import request_problems
+from harness.engine.run import RunPhase, RunRequest, RunResult, RunStatus
+from harness.engine.run_models import RunModels
 from infra.client import connect
 from infra.settings import Settings
 from starter.errors import EXIT_UNAVAILABLE, CliError
@@ -47,7 +47,7 @@ def ui_link(settings: Settings, run_id: str) -> str:
 
 
 def check_request(request: RunRequest) -> RunRequest:
-    """The request, or one line that says what is out of range (see harness.bounds)."""
+    """The request, or one line that says what is out of range (see harness.engine.bounds)."""
     problems = request_problems(request)
     if problems:
         raise CliError("cannot start this run: " + "; ".join(problems))

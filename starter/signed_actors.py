@@ -1,10 +1,11 @@
 """Signed actors in the CLI: the public keys a run is started with, and the signature a delivery
-carries (see harness.signatures). Files, not flags, hold keys, so no key lands in shell history.
+carries (see harness.waits.signatures). Files, not flags, hold keys, so no key lands in shell
+history.
 
     --actor-keys FILE   JSON {"human:ops": "PUBLIC_KEY", ...}   (or $HARNESS_ACTOR_KEYS)
     --key FILE          the sender's private key              (or $HARNESS_ACTOR_KEY_FILE)
 
-Task, scope and rules commands (harness.governance_keys) are signed the same way, with
+Task, scope and rules commands (harness.governance.governance_keys) are signed the same way, with
 `--signing-key FILE` (their `--key` is the idempotency key) or $HARNESS_ACTOR_KEY_FILE.
 """
 
@@ -18,11 +19,11 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from harness.governance_keys import governance_message
-from harness.scope_rules import RulesCommand
-from harness.signatures import signed_message
-from harness.task_commands import TaskCommand
-from harness.task_graph import GraphCommand
+from harness.governance.governance_keys import governance_message
+from harness.governance.scope_rules import RulesCommand
+from harness.governance.task_commands import TaskCommand
+from harness.governance.task_graph import GraphCommand
+from harness.waits.signatures import signed_message
 from starter.errors import CliError
 from starter.input_files import read_text_file
 
@@ -72,7 +73,7 @@ def signed_command(command: CommandT, scope: str, key_file: str | None) -> Comma
 
 def sign_command(command: CommandT, scope: str, private_key: str) -> CommandT:
     """`command` signed with `private_key` (base64 Ed25519) for `scope`, as the scope's and the
-    task's workflows check it (harness.governance_keys.governance_message)."""
+    task's workflows check it (harness.governance.governance_keys.governance_message)."""
     from infra.signing import sign
 
     if command.idempotency_key is None:

@@ -15,7 +15,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.contracts import (
+from harness.engine.contracts import (
     CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
@@ -27,12 +27,12 @@ from harness.contracts import (
     scope_workflow_id,
     task_workflow_id,
 )
-from harness.host_contract import Contract, ContractInForce, in_force
-from harness.scope_rules import InForceRequest, RulesCommand, ScopeRulesState
-from harness.task_commands import LedgerReceipt, TaskCommand
-from harness.task_graph import GraphCommand, TaskGraphState
-from harness.task_ledger import ContextRequest, TaskContext, TaskLedgerState
-from harness.work import TaskStatus
+from harness.governance.host_contract import Contract, ContractInForce, in_force
+from harness.governance.scope_rules import InForceRequest, RulesCommand, ScopeRulesState
+from harness.governance.task_commands import LedgerReceipt, TaskCommand
+from harness.governance.task_graph import GraphCommand, TaskGraphState
+from harness.governance.task_ledger import ContextRequest, TaskContext, TaskLedgerState
+from harness.governance.work import TaskStatus
 from workflows import ScopeWorkflow, search_attributes
 from workflows.scope_graph import ScopeStart
 

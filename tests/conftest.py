@@ -24,7 +24,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from infra.plugin import HarnessPlugin
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from tests.postgres_server import throwaway_cluster
 from workflows import search_attributes
 

@@ -1,5 +1,5 @@
 """The reference sections of the docs that are written from the code, so they cannot drift: the
-CLI's commands and options (from `starter.cli.build_parser`) in docs/cli.md, and the environment
+CLI's commands and options (from `starter.cli.app.build_parser`) in docs/cli.md, and the environment
 variables the code reads (every `HARNESS_*`, `TEMPORAL_*`, provider and OpenTelemetry name in the
 project's source, and every `${NAME}` of docker-compose.yml).
 
@@ -71,7 +71,7 @@ def _option_row(action: argparse.Action) -> str:
 
 def cli_reference() -> str:
     """The generated section of docs/cli.md: a heading, usage line and option table per command."""
-    from starter.cli import build_parser
+    from starter.cli.app import build_parser
 
     parser = build_parser()
     lines = [START, "", "### harness", "", "Options before the command.", ""]

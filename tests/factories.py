@@ -11,17 +11,17 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from harness.budget import BudgetLimits, BudgetSnapshot, BudgetUsage
-from harness.dag import DagState
-from harness.errors import FailureContext
-from harness.messages import ToolCallResult
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunCounts, RunPhase, RunRequest, RunResult, WaitTimeouts
-from harness.run_state import RunState
-from harness.tools import ToolCatalog, ToolRole, ToolSpec
-from harness.usage import TokenUsage
-from harness.validation import IssueCode, ValidationIssue
-from harness.wait_book import Wait, WaitBook, WaitKind
+from harness.catalog.tools import ToolCatalog, ToolRole, ToolSpec
+from harness.core.errors import FailureContext
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.core.usage import TokenUsage
+from harness.engine.budget import BudgetLimits, BudgetSnapshot, BudgetUsage
+from harness.engine.dag import DagState
+from harness.engine.messages import ToolCallResult
+from harness.engine.run import RunCounts, RunPhase, RunRequest, RunResult, WaitTimeouts
+from harness.engine.run_state import RunState
+from harness.engine.validation import IssueCode, ValidationIssue
+from harness.waits.wait_book import Wait, WaitBook, WaitKind
 from scenarios import get_scenario
 from scenarios.base import PlanningInput
 

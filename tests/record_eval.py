@@ -15,10 +15,10 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from harness.eval_case import CaseFile
-from harness.eval_report import EvalRequest
+from harness.evals.eval_case import CaseFile
+from harness.evals.eval_report import EvalRequest
 from infra.plugin import HarnessPlugin
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from tests.record_histories import _check_checkout, _write_new, release_folder
 from tests.support import running_worker
 from workflows import EvalSuiteWorkflow, search_attributes

@@ -32,22 +32,22 @@ from temporalio.testing import WorkflowEnvironment
 import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from activities.llm import LLMProvider
-from harness.budget import BudgetLimits
-from harness.dag import NodeStatus
-from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions, WaitTimeouts
-from harness.signatures import signed_message
-from harness.work import TaskBinding
+from harness.core.errors import ErrorCode
+from harness.core.plan import Plan
+from harness.engine.budget import BudgetLimits
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions, WaitTimeouts
+from harness.governance.work import TaskBinding
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.waits.signatures import signed_message
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.signing import public_key, sign
 from memory.sqlite_store import SqliteMemoryStore
-from starter.dev_server import temporal_binary
 from starter.run_results import result_of
 from starter.runs import new_run_id, start_run
+from starter.servers.dev_server import temporal_binary
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
 from tests.memory.store_faults import corrupted, locked
@@ -624,8 +624,8 @@ CONTRACT_SCOPE = "recorded-contract"
 async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
     """A contract whose tool rule makes `delay` wait for approval, a lesson promoted into a
     rule requiring an acceptance check, and the task the run works on."""
-    from harness.host_contract import Contract, RuleKind
-    from harness.scope_rules import (
+    from harness.governance.host_contract import Contract, RuleKind
+    from harness.governance.scope_rules import (
         PromoteLesson,
         ProposeLesson,
         ResolveLesson,
@@ -633,7 +633,7 @@ async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
         RulesOperation,
         SetContract,
     )
-    from harness.task_graph import CreateTask, GraphCommand
+    from harness.governance.task_graph import CreateTask, GraphCommand
     from starter import tasks
 
     steps: list[tuple[str, RulesOperation]] = [
@@ -657,7 +657,7 @@ async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
 async def _review_and_complete(client: Client, task_queue: str) -> None:
     """A system's approval and a completion, each judged by the contract through an activity;
     the rule's check is registered nowhere, so the completion fails closed."""
-    from harness.task_commands import Complete, ReviewSubmission, TaskCommand
+    from harness.governance.task_commands import Complete, ReviewSubmission, TaskCommand
     from starter import tasks
 
     for actor, operation in (
@@ -1062,8 +1062,8 @@ LEAD_KEY = "Ahj5Ov1GmYlUx0t3M0gq5mX8m2Xx4n2hJb5W9s1f3YQ="
 async def _scope_keyed_after_its_task(client: Client, task_queue: str) -> None:
     """A task created in an unkeyed scope, then the scope's first keys, set by human:ops
     among them and signed with the key being set: the scope tells the task, which reads them."""
-    from harness.scope_rules import RulesCommand, SetKeys
-    from harness.task_graph import CreateTask, GraphCommand
+    from harness.governance.scope_rules import RulesCommand, SetKeys
+    from harness.governance.task_graph import CreateTask, GraphCommand
     from starter import tasks
     from starter.signed_actors import sign_command
 
@@ -1082,7 +1082,7 @@ async def _scope_keyed_after_its_task(client: Client, task_queue: str) -> None:
 
 async def _signed_review_and_complete(client: Client, task_queue: str) -> None:
     """In the keyed scope, human:lead's signed review and human:ops's signed completion."""
-    from harness.task_commands import Complete, ReviewSubmission, TaskCommand
+    from harness.governance.task_commands import Complete, ReviewSubmission, TaskCommand
     from starter import tasks
     from starter.signed_actors import sign_command
 
@@ -1164,7 +1164,7 @@ STATUS_SCOPE = "recorded-status"
 
 
 async def _a_task_of_its_own_scope(client: Client, task_queue: str) -> None:
-    from harness.task_graph import CreateTask, GraphCommand
+    from harness.governance.task_graph import CreateTask, GraphCommand
     from starter import tasks
 
     create = GraphCommand(scope=STATUS_SCOPE, actor="human:host", operation=CreateTask(title="t"))
@@ -1172,8 +1172,8 @@ async def _a_task_of_its_own_scope(client: Client, task_queue: str) -> None:
 
 
 async def _the_task_cancelled(client: Client, task_queue: str) -> None:
-    from harness.task_commands import SetStatus, TaskCommand
-    from harness.work import TaskStatus
+    from harness.governance.task_commands import SetStatus, TaskCommand
+    from harness.governance.work import TaskStatus
     from starter import tasks
 
     cancel = TaskCommand(

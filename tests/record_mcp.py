@@ -15,16 +15,16 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from harness.contracts import APPROVE_UPDATE
-from harness.deliveries import ApprovalRequest
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunPhase, RunRequest
-from harness.wait_book import Decision
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.contracts import APPROVE_UPDATE
+from harness.engine.run import RunPhase, RunRequest
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.wait_book import Decision
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
-from starter.dev_server import temporal_binary
 from starter.run_results import result_of
 from starter.runs import start_run
+from starter.servers.dev_server import temporal_binary
 from tests.mcp_servers.repositories import hub_over, make_repository
 from tests.record_histories import _check_checkout, _write_new, release_folder
 from tests.support import deliver_update, pending_wait, running_worker

@@ -15,15 +15,15 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from activities.mcp_hub import McpHub
-from harness.messages import PlanRequest, PlanResponse
-from harness.plan import Plan
-from harness.run import RunRequest, RunResult
-from harness.usage import TokenUsage
-from harness.wait_book import DeliveryReceipt, Wait, WaitStatus
+from harness.core.plan import Plan
+from harness.core.usage import TokenUsage
+from harness.engine.messages import PlanRequest, PlanResponse
+from harness.engine.run import RunRequest, RunResult
+from harness.waits.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
 from scenarios.base import Scenario
-from starter.dev_server import temporal_binary
 from starter.run_results import result_of
+from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
 
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 from infra.converter import COMPRESS_ABOVE_BYTES, ENCODING, CompressLargePayloads
 from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, history_events, running_worker

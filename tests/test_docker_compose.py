@@ -25,7 +25,7 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 from starter.run_results import result_of
 from workflows import AgentRunWorkflow, search_attributes
 

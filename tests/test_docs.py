@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.run_state import describe_transitions
-from starter.cli import build_parser
+from harness.engine.run_state import describe_transitions
+from starter.cli.app import build_parser
 from tests.docs_pages import (
     DOCS,
     README,
@@ -57,15 +57,15 @@ SDK_VARIABLES = {
 
 
 def test_the_concepts_state_machine_is_the_declared_transition_table() -> None:
-    block = block_after(page("concepts"), "as `harness/run_state.py` declares it", "text")
+    block = block_after(page("concepts"), "as `harness/engine/run_state.py` declares it", "text")
     assert block.strip().splitlines() == describe_transitions()
 
 
 def test_the_security_signing_snippet_signs_a_delivery_the_run_would_take(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.signatures import signature_problem
-    from harness.wait_book import WaitKind
+    from harness.waits.signatures import signature_problem
+    from harness.waits.wait_book import WaitKind
     from infra.signing import new_private_key, public_key, verify
 
     snippet = python_block_defining(page("security"), "signed_outcome")
@@ -83,8 +83,8 @@ def test_the_security_signing_snippet_signs_a_delivery_the_run_would_take(
 
 
 def test_the_concepts_plan_json_is_a_valid_cities_plan() -> None:
-    from harness.plan import Plan
-    from harness.validation import validate_plan
+    from harness.core.plan import Plan
+    from harness.engine.validation import validate_plan
     from scenarios import get_scenario
 
     block = block_after(page("concepts"), "## Plans and validation", "json")
@@ -93,7 +93,7 @@ def test_the_concepts_plan_json_is_a_valid_cities_plan() -> None:
 
 
 def test_the_evals_case_file_example_is_a_valid_case_file(tmp_path: Path) -> None:
-    from starter.eval_files import read_case_file
+    from starter.cli.eval_files import read_case_file
 
     block = block_after(page("evals"), "## Writing a case file", "yaml")
     (tmp_path / "eval_plans").mkdir()
@@ -134,7 +134,7 @@ def test_harness_tools_mcp_time_lists_the_configured_time_server_as_the_docs_say
     words = shlex.split(rest)
     assert words[0] == "harness"
     process = subprocess.run(
-        [sys.executable, "-m", "starter.cli", *words[1:], "--json"],
+        [sys.executable, "-m", "starter.cli.app", *words[1:], "--json"],
         cwd=tmp_path,
         env={"PATH": "/usr/bin:/bin", name: value, "PYTHONPATH": str(ROOT)},
         capture_output=True,

@@ -27,5 +27,7 @@ def test_importing_the_workflows_loads_no_llm_sdk_activity_or_scenario() -> None
 
 
 def test_the_cli_help_loads_no_temporal_client_chart_library_or_llm_sdk() -> None:
-    loaded = _modules_after("from starter.cli import build_parser\nbuild_parser().format_help()")
+    loaded = _modules_after(
+        "from starter.cli.app import build_parser\nbuild_parser().format_help()"
+    )
     assert loaded.isdisjoint({*HEAVY, "temporalio", "activities", "workflows"})

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.errors import ErrorCode
-from harness.run import RunPhase, RunRequest
+from harness.core.errors import ErrorCode
+from harness.engine.run import RunPhase, RunRequest
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.payment_service import temporal_environment

@@ -15,7 +15,7 @@ import pytest
 from temporalio.client import Client
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 from infra.client import connect
 from infra.settings import Settings, SettingsError
 from starter.run_results import result_of

@@ -75,6 +75,6 @@ def test_a_shutdown_grace_of_zero_is_a_stop_that_does_not_wait() -> None:
 
 def test_a_default_token_limit_past_float_range_is_read_not_raised() -> None:
     """HARNESS_MAX_TOKENS=1 and 400 zeros raised OverflowError out of the CLI; the run's own
-    bounds refuse it by name (harness.bounds)."""
+    bounds refuse it by name (harness.engine.bounds)."""
     settings = Settings.from_env({"HARNESS_MAX_TOKENS": "1" + "0" * 400})
     assert settings.max_tokens == 10**400

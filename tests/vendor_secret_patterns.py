@@ -1,7 +1,8 @@
-"""Write harness/secret_patterns.py from gitleaks' rule set (config/gitleaks.toml, MIT).
+"""Write harness/core/secret_patterns.py from gitleaks' rule set (config/gitleaks.toml, MIT).
 
-    python -m tests.vendor_secret_patterns PATH/TO/gitleaks.toml COMMIT > harness/secret_patterns.py
-    ruff format harness/secret_patterns.py
+    python -m tests.vendor_secret_patterns PATH/TO/gitleaks.toml COMMIT >
+    harness/core/secret_patterns.py
+    ruff format harness/core/secret_patterns.py
 
 gitleaks' rules are Go (RE2) expressions; this keeps each rule Python's `re` can compile once
 translated (a `(?i)` inside an expression becomes a scoped `(?i:...)` to the end of its group,
@@ -10,7 +11,7 @@ Where a rule ends a secret with gitleaks' terminator (a quote, space, `;`, `\\n`
 secret here ends at any character that cannot be part of it: prose puts a key before `.` or `,`,
 and a log line puts one before `)`; only the secret is redacted, so the terminator is not consumed.
 Left out on purpose: rules without a regex (file-name rules) and `generic-api-key`, whose
-false positives gitleaks holds back with a list of 1,400 stopwords; harness/redaction.py keeps
+false positives gitleaks holds back with a list of 1,400 stopwords; harness/core/redaction.py keeps
 its own rule for named credentials (`api_key=...`, `password: ...`) instead.
 """
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
-from harness.problems import describe_invalid
+from harness.core.problems import describe_invalid
 
 MCP_CONFIG_VARIABLE = "HARNESS_MCP_CONFIG"
 """The worker's own MCP servers: the path of an `mcpServers` JSON file. Their tools join every

@@ -20,8 +20,8 @@ from mcp_types import (
 )
 from pydantic import JsonValue
 
-from harness.errors import ErrorCode
-from harness.mcp_tools import McpListedTool, McpToolAnnotations
+from harness.catalog.mcp_tools import McpListedTool, McpToolAnnotations
+from harness.core.errors import ErrorCode
 
 MAX_RESULT_CHARS = 200_000
 """A node result's text is cut here (with a note saying so): far below Temporal's 2 MB payload

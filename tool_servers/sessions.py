@@ -41,9 +41,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, CallToolResult
 from pydantic import JsonValue
 
-from harness.errors import ErrorCode, ToolError
-from harness.mcp_tools import McpListedTool, McpServerListing
-from harness.redaction import redact
+from harness.catalog.mcp_tools import McpListedTool, McpServerListing
+from harness.core.errors import ErrorCode, ToolError
+from harness.core.redaction import redact
 from tool_servers.config import McpConfigError, McpServer
 from tool_servers.results import content_text, listed_tool, node_result, protocol_error_code
 

@@ -10,7 +10,7 @@ import structlog
 
 from activities.llm import ProviderConfigError, ProviderRegistry
 from activities.mcp_hub import McpHub
-from harness.contracts import llm_task_queue
+from harness.engine.contracts import llm_task_queue
 from infra.client import connect
 from infra.logs import configure_logging
 from infra.process import exit_now

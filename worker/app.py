@@ -29,7 +29,7 @@ from activities.mcp_hub import McpHub
 from activities.memory import MemoryActivities
 from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
-from harness.contracts import llm_task_queue
+from harness.engine.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from memory import MemoryStore, open_store

@@ -24,8 +24,9 @@ from temporalio.exceptions import (
     TimeoutError,
 )
 
-from harness.cancellation import OwnCancellation, OwnCancellationResult
-from harness.contracts import (
+from harness.catalog.tools import CallPolicy, ToolCatalog, ToolSpec
+from harness.core.errors import ErrorCode, is_retryable, parse_error_code
+from harness.engine.contracts import (
     CANCEL_OWN_RUN_ACTIVITY,
     CHECK_REPORT_ACTIVITY,
     JUDGE_ACTIVITY,
@@ -40,9 +41,7 @@ from harness.contracts import (
     VALIDATE_PLAN_ACTIVITY,
     llm_task_queue,
 )
-from harness.errors import ErrorCode, is_retryable, parse_error_code
-from harness.memory_records import MemoryQuery, MemoryRecord, MemoryWritten, RetrievedMemories
-from harness.messages import (
+from harness.engine.messages import (
     AttemptTiming,
     BatchCallOutcome,
     CatalogRequest,
@@ -65,7 +64,13 @@ from harness.messages import (
     WorkContext,
     WorkContextRequest,
 )
-from harness.tools import CallPolicy, ToolCatalog, ToolSpec
+from harness.recall.memory_records import (
+    MemoryQuery,
+    MemoryRecord,
+    MemoryWritten,
+    RetrievedMemories,
+)
+from harness.waits.cancellation import OwnCancellation, OwnCancellationResult
 from workflows.patches import LLM_QUEUE_PATCH, LOCAL_FAILURES_PATCH
 
 R = TypeVar("R")
@@ -336,7 +341,7 @@ def _memory_timing(bounded: bool) -> tuple[timedelta, timedelta | None, RetryPol
 
 
 def llm_queue() -> str | None:
-    """The task queue of model calls (see harness.contracts.llm_task_queue); runs recorded
+    """The task queue of model calls (see harness.engine.contracts.llm_task_queue); runs recorded
     before it make them on their own queue.
 
     Each workflow asks first thing in its first task. A patch first asked for just after a
@@ -403,7 +408,7 @@ OWN_CANCEL_TIMEOUT = timedelta(seconds=30)
 
 
 async def cancel_own_run(request: OwnCancellation) -> OwnCancellationResult:
-    """Ask Temporal to cancel this run (see harness.cancellation): one call to the server from
+    """Ask Temporal to cancel this run (see harness.waits.cancellation): one call to the server from
     the run's own worker, so a local activity."""
     return await _local(
         CANCEL_OWN_RUN_ACTIVITY,
@@ -482,7 +487,8 @@ on its own, and retried there."""
 
 
 async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
-    """Several ready cheap calls in one local activity (see harness.messages.ToolCallGroup)."""
+    """Several ready cheap calls in one local activity (see
+    harness.engine.messages.ToolCallGroup)."""
     first, last = group.calls[0].node_id, group.calls[-1].node_id
     return await _local(
         RUN_TOOLS_ACTIVITY,

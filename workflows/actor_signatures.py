@@ -1,4 +1,5 @@
-"""The Ed25519 check of signed actors (harness.signatures has the rules), done in the workflow:
+"""The Ed25519 check of signed actors (harness.waits.signatures has the rules), done in the
+workflow:
 pure arithmetic on the request, the run id and the run's keys, so it replays the same."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The workflow is the run's message face (queries, signals, updates and their validators) and a
 loop over the transition table of `workflows.phases`; what the run knows is one `RunState`,
-and which moves are allowed is declared once in `harness.run_state`.
+and which moves are allowed is declared once in `harness.engine.run_state`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from harness.bounds import delivery_problems
-from harness.budget import Budget
-from harness.contracts import (
+from harness.engine.bounds import delivery_problems
+from harness.engine.budget import Budget
+from harness.engine.contracts import (
     ANSWER_SIGNAL,
     ANSWER_UPDATE,
     APPROVE_SIGNAL,
@@ -33,19 +33,19 @@ from harness.contracts import (
     TRACE_QUERY,
     WAITS_QUERY,
 )
-from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.progress_page import ProgressPage
-from harness.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
-from harness.run_state import RunState
-from harness.signatures import (
+from harness.engine.progress_page import ProgressPage
+from harness.engine.run import RunPhase, RunRequest, RunResult, RunStatus, UnreadableRunRequestError
+from harness.engine.run_state import RunState
+from harness.engine.trace import TraceEvent, TraceKind, TraceLog
+from harness.governance.task_commands import LedgerReceipt
+from harness.governance.work import ScopeClaim, scope_claim_problem
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.waits.signatures import (
     SIGNED_KINDS,
     SIGNED_KINDS_WITH_ANSWERS,
     signature_problem,
 )
-from harness.task_commands import LedgerReceipt
-from harness.trace import TraceEvent, TraceKind, TraceLog
-from harness.wait_book import DeliveryReceipt, Wait, WaitKind
-from harness.work import ScopeClaim, scope_claim_problem
+from harness.waits.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from harness.dag import NodeStatus
-from harness.plan import Plan
-from harness.run import RunCounts, RunPhase
-from harness.wait_book import Wait
-from harness.wait_hints import harness_command, signal_of
+from harness.core.plan import Plan
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunCounts, RunPhase
+from harness.waits.wait_book import Wait
+from harness.waits.wait_hints import harness_command, signal_of
 
 PLAN_DETAILS_NODES = 20
 

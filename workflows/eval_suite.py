@@ -14,10 +14,11 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from harness.bounds import request_problems, workflow_id_problems
-from harness.contracts import EVAL_CASE_ACTIVITY, EVAL_WORKFLOW, PROGRESS_QUERY, RUN_WORKFLOW
-from harness.eval_case import EvalCase
-from harness.eval_report import (
+from harness.engine.bounds import request_problems, workflow_id_problems
+from harness.engine.contracts import EVAL_CASE_ACTIVITY, EVAL_WORKFLOW, PROGRESS_QUERY, RUN_WORKFLOW
+from harness.engine.run import RunPhase
+from harness.evals.eval_case import EvalCase
+from harness.evals.eval_report import (
     CaseResult,
     CaseRunRequest,
     EvalProgress,
@@ -26,7 +27,6 @@ from harness.eval_report import (
     UnreadableEvalRequestError,
     build_report,
 )
-from harness.run import RunPhase
 from workflows import search_attributes
 from workflows.history_limit import history_full
 

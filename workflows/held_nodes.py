@@ -12,16 +12,16 @@ from __future__ import annotations
 from pydantic import JsonValue
 from temporalio import workflow
 
-from harness.approval_cover import action_key
-from harness.bounds import wait_seconds_problem
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode
-from harness.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
-from harness.node_ledger import NodeLedger
-from harness.reconcile import reconcile_example
-from harness.run import ExecutionOptions
-from harness.tools import NativeWait, ToolCompletion
-from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
+from harness.catalog.tools import NativeWait, ToolCompletion
+from harness.core.errors import ErrorCode
+from harness.engine.bounds import wait_seconds_problem
+from harness.engine.dag import NodeStatus
+from harness.engine.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
+from harness.engine.node_ledger import NodeLedger
+from harness.engine.run import ExecutionOptions
+from harness.waits.approval_cover import action_key
+from harness.waits.reconcile import reconcile_example
+from harness.waits.wait_book import Decision, Wait, WaitKind, WaitStatus
 from workflows.activity_calls import probe_operation, tool_call_summary
 from workflows.patches import APPROVAL_COVERS_PATCH, LATE_RESULT_RECONCILES_PATCH
 from workflows.wait_desk import WaitDesk
@@ -40,7 +40,7 @@ class HeldNodes:
     async def approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
         """Hold the node until a person or system approves it; anything else fails it. The
         same action decided in an earlier attempt of the run is not asked again
-        (harness.approval_cover)."""
+        (harness.waits.approval_cover)."""
         key = action_key(tool, arguments)
         cover = self._desk.approvals.cover(key, self._options.attempt)
         if cover is not None and (  # the old patch is asked only where a cover exists

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from harness.contracts import BATCH_WORKFLOW
-from harness.messages import (
+from harness.engine.contracts import BATCH_WORKFLOW
+from harness.engine.messages import (
     BatchCall,
     BatchCallOutcome,
     NodeBatchRequest,

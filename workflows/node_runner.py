@@ -17,20 +17,20 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, CancelledError
 from temporalio.workflow import ChildWorkflowHandle
 
-from harness.budget import CONSERVE_AT
-from harness.contracts import BATCH_WORKFLOW
-from harness.errors import ErrorCode, parse_error_code
-from harness.faults import FaultSpec
-from harness.messages import (
+from harness.catalog.tools import CallPolicy, ToolCompletion
+from harness.core.errors import ErrorCode, parse_error_code
+from harness.engine.budget import CONSERVE_AT
+from harness.engine.contracts import BATCH_WORKFLOW
+from harness.engine.faults import FaultSpec
+from harness.engine.messages import (
     BatchCall,
     NodeBatchRequest,
     NodeBatchResult,
     ToolCallGroup,
     ToolCallRequest,
 )
-from harness.node_ledger import NodeLedger
-from harness.run import ExecutionOptions
-from harness.tools import CallPolicy, ToolCompletion
+from harness.engine.node_ledger import NodeLedger
+from harness.engine.run import ExecutionOptions
 from workflows.activity_calls import (
     ActivityFailure,
     policy_retry,

@@ -4,7 +4,7 @@ A run that fails (any FAILED_* phase, or BUDGET_EXHAUSTED) fails the workflow wi
 non-retryable application error whose type is the phase and whose details are the whole
 RunResult; a run cancelled through Temporal (`harness cancel`, `temporal workflow cancel`, the
 UI's button) ends Canceled. A run cancelled by the `cancel` signal alone asks Temporal for that
-same cancellation once it has stopped (harness.cancellation), and ends Canceled too when it
+same cancellation once it has stopped (harness.waits.cancellation), and ends Canceled too when it
 arrives; runs recorded before that patch end Completed with a CANCELLED result. Callers read the
 RunResult of every ending with `starter.run_results`.
 """
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from harness.cancellation import OwnCancellation
-from harness.run import RunPhase, RunResult
+from harness.engine.run import RunPhase, RunResult
+from harness.waits.cancellation import OwnCancellation
 from workflows import activity_calls
 
 FAILED_ENDINGS = frozenset(

@@ -4,7 +4,7 @@ A patch id is written into a run's history (a MARKER_RECORDED event) the first t
 asks `workflow.patched(id)`; on replay the answer is whether the history holds that marker, so a
 run recorded before a change keeps its old path and a run started after takes the new one.
 Which behaviour a history gets is decided here, in the workflow layer: the pure rules in
-`harness/` take plain parameters (e.g. `harness.wait_book.DeliveryRules`), chosen by the
+`harness/` take plain parameters (e.g. `harness.waits.wait_book.DeliveryRules`), chosen by the
 workflow from these patches.
 
 Adding a patch: add its constant and its `Patch` entry here, import the constant where it is

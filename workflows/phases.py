@@ -1,5 +1,5 @@
 """The run's phase handlers: each does its phase's work on the run context and returns the
-phase the run enters next. Recovery after a failure is the pure table of `harness.recovery`;
+phase the run enters next. Recovery after a failure is the pure table of `harness.engine.recovery`;
 the handler only records its decision.
 """
 
@@ -11,18 +11,18 @@ from pydantic import JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from harness.bounds import request_problems
-from harness.budget import Degradation
-from harness.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
-from harness.host_contract import ContractInForce, held_to
-from harness.messages import PlanCheckRequest, PlanRequest, PlanResponse, WorkContextRequest
-from harness.node_ledger import NodeLedger
-from harness.recovery import FailedPhase, decide
-from harness.run import ExecutionOptions, RunPhase
-from harness.trace import AgentRole, TraceKind
-from harness.validation import ValidationIssue, validate_plan
-from harness.verification import VERIFICATION_FAILED
-from harness.wait_book import WaitKind, WaitStatus
+from harness.core.errors import ErrorClass, FailureContext, classify, parse_error_code, worst_class
+from harness.engine.bounds import request_problems
+from harness.engine.budget import Degradation
+from harness.engine.messages import PlanCheckRequest, PlanRequest, PlanResponse, WorkContextRequest
+from harness.engine.node_ledger import NodeLedger
+from harness.engine.recovery import FailedPhase, decide
+from harness.engine.run import ExecutionOptions, RunPhase
+from harness.engine.trace import AgentRole, TraceKind
+from harness.engine.validation import ValidationIssue, validate_plan
+from harness.engine.verification import VERIFICATION_FAILED
+from harness.governance.host_contract import ContractInForce, held_to
+from harness.waits.wait_book import WaitKind, WaitStatus
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
 from workflows.patches import REQUEST_BOUNDS_PATCH

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from temporalio import workflow
 
-from harness.budget import Budget, Degradation
-from harness.node_ledger import NodeLedger
-from harness.progress_page import ProgressPage, page_after
-from harness.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
-from harness.run_state import RunState
-from harness.trace import TraceLog
+from harness.engine.budget import Budget, Degradation
+from harness.engine.node_ledger import NodeLedger
+from harness.engine.progress_page import ProgressPage, page_after
+from harness.engine.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
+from harness.engine.run_state import RunState
+from harness.engine.trace import TraceLog
 from workflows import search_attributes
 from workflows.clock import RunClock
 from workflows.details import current_details

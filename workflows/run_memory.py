@@ -18,16 +18,16 @@ from pydantic import JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from harness.budget import Degradation
-from harness.episodes import episode_of
-from harness.host_contract import DEFAULT_SCOPE
-from harness.memory_context import PART_CHARS, MemoryContext, WorkingMemory, assemble
-from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryQuery
-from harness.plan import Plan
-from harness.redaction import redact
-from harness.run import RunRequest, RunResult
-from harness.run_state import RunState
-from harness.trace import AgentRole, TraceKind, TraceLog
+from harness.core.plan import Plan
+from harness.core.redaction import redact
+from harness.engine.budget import Degradation
+from harness.engine.episodes import episode_of
+from harness.engine.run import RunRequest, RunResult
+from harness.engine.run_state import RunState
+from harness.engine.trace import AgentRole, TraceKind, TraceLog
+from harness.governance.host_contract import DEFAULT_SCOPE
+from harness.recall.memory_context import PART_CHARS, MemoryContext, WorkingMemory, assemble
+from harness.recall.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryQuery
 from workflows import activity_calls
 from workflows.activity_calls import ActivityFailure, raise_if_cancelled
 

@@ -17,14 +17,14 @@ from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import CancelledError, ChildWorkflowError
 
-from harness.binding import BindingError, resolve_arguments
-from harness.budget import Budget, Degradation
-from harness.errors import ErrorCode, parse_error_code
-from harness.messages import BatchCall, NodeBatchResult, ToolCallResult
-from harness.node_ledger import NodeLedger
-from harness.reuse import call_key
-from harness.run import ExecutionOptions
-from harness.tools import ToolCompletion
+from harness.catalog.tools import ToolCompletion
+from harness.core.errors import ErrorCode, parse_error_code
+from harness.engine.binding import BindingError, resolve_arguments
+from harness.engine.budget import Budget, Degradation
+from harness.engine.messages import BatchCall, NodeBatchResult, ToolCallResult
+from harness.engine.node_ledger import NodeLedger
+from harness.engine.reuse import call_key
+from harness.engine.run import ExecutionOptions
 from workflows.held_nodes import HeldNodes
 from workflows.node_runner import NodeRunner
 from workflows.patches import HALT_SKIPS_READY_PATCH

@@ -16,7 +16,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from harness.contracts import (
+from harness.engine.contracts import (
     CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
     SCOPE_GRAPH_QUERY,
@@ -28,14 +28,26 @@ from harness.contracts import (
     TASK_STATUS_SIGNAL,
     task_workflow_id,
 )
-from harness.governance_keys import governance_problem
-from harness.host_contract import ContractInForce
-from harness.messages import TaskStatusRead, TaskStatusRequest
-from harness.scope_rules import InForceRequest, RulesCommand, ScopeRules, ScopeRulesState, SetKeys
-from harness.task_commands import LedgerReceipt
-from harness.task_graph import CreateTask, GraphCommand, StatusChanged, TaskGraph, TaskGraphState
-from harness.task_ledger import TaskLedgerState
-from harness.work import TaskRecord
+from harness.engine.messages import TaskStatusRead, TaskStatusRequest
+from harness.governance.governance_keys import governance_problem
+from harness.governance.host_contract import ContractInForce
+from harness.governance.scope_rules import (
+    InForceRequest,
+    RulesCommand,
+    ScopeRules,
+    ScopeRulesState,
+    SetKeys,
+)
+from harness.governance.task_commands import LedgerReceipt
+from harness.governance.task_graph import (
+    CreateTask,
+    GraphCommand,
+    StatusChanged,
+    TaskGraph,
+    TaskGraphState,
+)
+from harness.governance.task_ledger import TaskLedgerState
+from harness.governance.work import TaskRecord
 from workflows import search_attributes
 from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
@@ -112,7 +124,8 @@ class ScopeWorkflow:
             raise ValueError(problem)
 
     def _unsigned(self, command: GraphCommand | RulesCommand) -> str | None:
-        """Where the scope has actor keys, whose command this may be (harness.governance_keys).
+        """Where the scope has actor keys, whose command this may be
+        (harness.governance.governance_keys).
         A validator only: nothing before 0.10 was refused by it, and a refusal leaves no event."""
         scope = self._graph.state.scope
         return governance_problem(scope, None, command, self._rules.state.actor_keys, verify)

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from harness.bounds import delivery_problems
-from harness.problems import describe_invalid
+from harness.core.problems import describe_invalid
+from harness.engine.bounds import delivery_problems
 from workflows.patches import DELIVERY_BOUNDS_PATCH
 
 Request = TypeVar("Request", bound=BaseModel)

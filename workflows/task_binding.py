@@ -11,12 +11,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from harness.contracts import TASK_COMMANDS_ACTIVITY, TASK_MANAGE_TOOL
-from harness.dag import NodeStatus
-from harness.messages import TaskCommandsRequest, TaskCommandsResult
-from harness.node_evidence import node_evidence
-from harness.node_ledger import NodeLedger
-from harness.task_commands import (
+from harness.engine.contracts import TASK_COMMANDS_ACTIVITY, TASK_MANAGE_TOOL
+from harness.engine.dag import NodeStatus
+from harness.engine.messages import TaskCommandsRequest, TaskCommandsResult
+from harness.engine.node_evidence import node_evidence
+from harness.engine.node_ledger import NodeLedger
+from harness.governance.task_commands import (
     BindRun,
     RecordEvidence,
     RunEnded,
@@ -24,8 +24,8 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.wait_book import Decision, Wait, WaitKind, WaitStatus
-from harness.work import EvidenceKind, TaskBinding
+from harness.governance.work import EvidenceKind, TaskBinding
+from harness.waits.wait_book import Decision, Wait, WaitKind, WaitStatus
 from workflows.activity_calls import raise_if_cancelled
 
 HARNESS_ACTOR = "system:harness"

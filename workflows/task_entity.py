@@ -18,8 +18,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from harness.actors import ActorKind, parse_actor
-from harness.contracts import (
+from harness.core.actors import ActorKind, parse_actor
+from harness.engine.contracts import (
     TASK_ACCEPTANCE_ACTIVITY,
     TASK_COMMAND_UPDATE,
     TASK_CONTEXT_QUERY,
@@ -31,14 +31,14 @@ from harness.contracts import (
     TASK_WORKFLOW,
     scope_workflow_id,
 )
-from harness.gates import GateInput, built_in_gates
-from harness.governance_keys import governance_problem
-from harness.host_contract import Act
-from harness.messages import AcceptanceRequest, AcceptanceResult, ScopeKeys, ScopeKeysRequest
-from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
-from harness.task_graph import GraphCommand, StatusChanged
-from harness.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
-from harness.work import GateResult, TaskRecord, TaskStatus
+from harness.engine.messages import AcceptanceRequest, AcceptanceResult, ScopeKeys, ScopeKeysRequest
+from harness.governance.gates import GateInput, built_in_gates
+from harness.governance.governance_keys import governance_problem
+from harness.governance.host_contract import Act
+from harness.governance.task_commands import Complete, LedgerReceipt, ReviewSubmission, TaskCommand
+from harness.governance.task_graph import GraphCommand, StatusChanged
+from harness.governance.task_ledger import ContextRequest, TaskContext, TaskLedger, TaskLedgerState
+from harness.governance.work import GateResult, TaskRecord, TaskStatus
 from workflows import search_attributes
 from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
@@ -56,7 +56,8 @@ ACCEPTANCE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_at
 class TaskStart(BaseModel):
     ledger: TaskLedgerState
     actor_keys: dict[str, str] | None = None
-    """0.10: the scope's actor keys (harness.governance_keys) when the task was created or
+    """0.10: the scope's actor keys (harness.governance.governance_keys) when the task was created
+    or
     continued as new; None: none."""
 
 
@@ -108,7 +109,8 @@ class TaskWorkflow:
             raise ValueError(problem)
 
     def _unsigned(self, command: TaskCommand) -> str | None:
-        """Where the scope has actor keys, whose command this may be (harness.governance_keys).
+        """Where the scope has actor keys, whose command this may be
+        (harness.governance.governance_keys).
         A validator only: nothing before 0.10 was refused by it, and a refusal leaves no event."""
         task = self._ledger.task
         return governance_problem(task.scope, task.id, command, self._actor_keys, verify)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pydantic import JsonValue
 from temporalio.exceptions import ActivityError
 
-from harness.budget import MINIMAL_AT, Degradation
-from harness.messages import JudgeCallRequest, ReportCheckRequest
-from harness.run import Verdict
-from harness.trace import AgentRole, TraceKind
-from harness.verification import structural_problems
+from harness.engine.budget import MINIMAL_AT, Degradation
+from harness.engine.messages import JudgeCallRequest, ReportCheckRequest
+from harness.engine.run import Verdict
+from harness.engine.trace import AgentRole, TraceKind
+from harness.engine.verification import structural_problems
 from workflows import activity_calls
 from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
 from workflows.run_context import RunContext

@@ -8,12 +8,12 @@ from datetime import timedelta
 from pydantic import BaseModel, JsonValue
 from temporalio import workflow
 
-from harness.actors import actor_identity
-from harness.approval_cover import ApprovalCover, Cover
-from harness.deliveries import DeliverRequest
-from harness.signatures import canonical_actor
-from harness.trace import TraceKind, TraceLog
-from harness.wait_book import (
+from harness.core.actors import actor_identity
+from harness.engine.trace import TraceKind, TraceLog
+from harness.waits.approval_cover import ApprovalCover, Cover
+from harness.waits.deliveries import DeliverRequest
+from harness.waits.signatures import canonical_actor
+from harness.waits.wait_book import (
     Decision,
     Delivery,
     DeliveryReceipt,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from harness.errors import ErrorCode
-from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.messages import PlanRequest, PlanResponse
+from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
+from harness.core.errors import ErrorCode
+from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Scenario
 
 

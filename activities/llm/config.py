@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from activities.llm.base import ProviderConfigError
 from activities.llm.http_errors import Endpoint
 from activities.llm.pricing import PRICING_FILE_VARIABLE, PricingTable, load_pricing
-from harness.run_models import family_problem
+from harness.engine.run_models import family_problem
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from activities.llm.base import ProviderError
-from harness.errors import ErrorCode, is_retryable
+from harness.core.errors import ErrorCode, is_retryable
 
 _DETAIL_CHARS = 300
 _REDACTED = "[redacted]"

@@ -28,10 +28,10 @@ from activities.llm.http_errors import connection_error, status_error, timeout_e
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
 from activities.llm.scripted import estimate_tokens
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
-from harness.errors import ErrorCode
-from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.messages import PlanRequest, PlanResponse
-from harness.usage import TokenUsage
+from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
+from harness.core.errors import ErrorCode
+from harness.core.usage import TokenUsage
+from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Scenario
 
 

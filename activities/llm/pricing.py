@@ -16,8 +16,8 @@ import structlog
 from pydantic import BaseModel, Field, RootModel, ValidationError
 
 from activities.llm.base import ProviderConfigError
-from harness.problems import describe_invalid
-from harness.usage import TokenUsage
+from harness.core.problems import describe_invalid
+from harness.core.usage import TokenUsage
 
 log = structlog.get_logger()
 

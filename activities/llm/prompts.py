@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 from activities.llm.structured import PlanDraft
-from harness.errors import FailureContext
-from harness.llm import JudgeRequest
-from harness.messages import PlanRequest
-from harness.run_state import split_goal
-from harness.tools import ToolCatalog, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import JudgeRequest
+from harness.catalog.tools import ToolCatalog, ToolSpec
+from harness.core.errors import FailureContext
+from harness.core.untrusted import fence, with_data_rule
+from harness.engine.messages import PlanRequest
+from harness.engine.run_state import split_goal
 
 MAX_FAILURES_SHOWN = 20
 FAILURE_CHARS = 400

@@ -7,11 +7,11 @@ are estimates (about four characters a token) and marked as such.
 from __future__ import annotations
 
 from activities.llm.base import ProviderConfigError
-from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.messages import PlanRequest, PlanResponse
-from harness.run_models import family_problem
-from harness.usage import TokenUsage
-from harness.verification import VERIFICATION_FAILED
+from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
+from harness.core.usage import TokenUsage
+from harness.engine.messages import PlanRequest, PlanResponse
+from harness.engine.run_models import family_problem
+from harness.engine.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningInput, Scenario
 
 MODEL_NAME = "scripted-v1"

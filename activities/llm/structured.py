@@ -16,9 +16,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from activities.llm.base import ProviderError
-from harness.errors import ErrorCode
-from harness.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
-from harness.problems import describe_invalid
+from harness.core.errors import ErrorCode
+from harness.core.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
+from harness.core.problems import describe_invalid
 from scenarios.base import PlanningError
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from harness.errors import ErrorCode
-from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.core.errors import ErrorCode
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from scenarios.base import PlanningError, PlanningInput
 from scenarios.cities.data import all_names, find_city
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.errors import ErrorCode, ToolError
-from harness.llm import TextRequest
-from harness.tools import ToolRole, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import TextRequest
+from harness.catalog.tools import ToolRole, ToolSpec
+from harness.core.errors import ErrorCode, ToolError
+from harness.core.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext
 from scenarios.cities.data import CityRecord, find_city
 

@@ -8,8 +8,8 @@ genre_facts ──────────────────────�
 
 from __future__ import annotations
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.verification import VERIFICATION_FAILED
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningError, PlanningInput
 from scenarios.games.data import cheapest_price_cents, dollars
 from scenarios.games.preferences import Preferences, parse_preferences

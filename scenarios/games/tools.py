@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.llm import TextRequest
-from harness.tools import ToolRole, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import TextRequest
+from harness.catalog.tools import ToolRole, ToolSpec
+from harness.core.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext, ToolFunction
 from scenarios.games.data import GENRE_FACTS, GameFacts, Genre, GenreFact, games_in
 from scenarios.games.models import (

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.verification import VERIFICATION_FAILED
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningError, PlanningInput
 from scenarios.incidents.data import (
     ALIASES,

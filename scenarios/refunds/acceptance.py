@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.gates import GateInput
+from harness.governance.gates import GateInput
 from payments.api import NotAuthorizedError, PaymentsClient, PaymentStatus, UnavailableError
 from scenarios.base import AcceptanceCheck, CheckVerdict
 from scenarios.refunds.tools import PAYMENTS, legacy_idempotency_key

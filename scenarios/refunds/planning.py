@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from harness.errors import ErrorCode
-from harness.plan import ArgumentBinding, Plan, PlanNode
+from harness.core.errors import ErrorCode
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from scenarios.base import PlanningError, PlanningInput
 
 ANSWER_PREFIX = "Answer:"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.errors import ErrorCode, ToolError
-from harness.llm import TextRequest
-from harness.messages import OperationProbe, ProbeState
-from harness.tools import ToolCompletion, ToolRole, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import TextRequest
+from harness.catalog.tools import ToolCompletion, ToolRole, ToolSpec
+from harness.core.errors import ErrorCode, ToolError
+from harness.core.untrusted import fence, with_data_rule
+from harness.engine.messages import OperationProbe, ProbeState
 from payments.api import (
     KeyReuseError,
     NotAuthorizedError,

@@ -10,8 +10,8 @@ import re
 
 from pydantic import JsonValue
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.tools import ToolCatalog
+from harness.catalog.tools import ToolCatalog
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from scenarios.base import PlanningError, PlanningInput
 
 DEFAULT_COUNT = 10

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.llm import TextRequest
-from harness.tools import ToolRole, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import TextRequest
+from harness.catalog.tools import ToolRole, ToolSpec
+from harness.core.untrusted import fence, with_data_rule
 from scenarios.base import Tool, ToolContext
 from scenarios.repo.history import log_commits, shown_sha
 from scenarios.repo.report import render_report

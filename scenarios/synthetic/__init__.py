@@ -12,11 +12,11 @@ import re
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.errors import ErrorCode, ToolError
-from harness.llm import TextRequest
-from harness.plan import Plan
-from harness.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
-from harness.untrusted import fence, with_data_rule
+from harness.catalog.llm import TextRequest
+from harness.catalog.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
+from harness.core.errors import ErrorCode, ToolError
+from harness.core.plan import Plan
+from harness.core.untrusted import fence, with_data_rule
 from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
 
 MAX_DELAY_MS = 600_000

@@ -12,8 +12,8 @@ from temporalio.testing import ActivityEnvironment
 import scenarios
 from activities.catalog import CatalogActivities
 from activities.mcp_hub import McpHub
-from harness.errors import ErrorCode
-from harness.messages import CatalogRequest
+from harness.core.errors import ErrorCode
+from harness.engine.messages import CatalogRequest
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from activities.checks import validate_plan
-from harness.messages import PlanCheckRequest
-from harness.validation import IssueCode
-from harness.validation import validate_plan as plan_issues
+from harness.engine.messages import PlanCheckRequest
+from harness.engine.validation import IssueCode
+from harness.engine.validation import validate_plan as plan_issues
 from tests.factories import node, ref, synthetic_catalog, synthetic_plan
 
 

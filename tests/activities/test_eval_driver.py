@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from activities.eval_cases import _responses
-from harness.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
-from harness.wait_book import Wait, WaitKind, WaitStatus
+from harness.evals.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
+from harness.waits.wait_book import Wait, WaitKind, WaitStatus
 from tests.factories import START, wait
 
 

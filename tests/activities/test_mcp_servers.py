@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from activities.mcp_hub import McpHub, McpSources
-from harness.errors import ErrorCode, ToolError
-from harness.mcp_tools import with_servers
-from harness.tools import McpTarget, ToolCatalog
+from harness.catalog.mcp_tools import with_servers
+from harness.catalog.tools import McpTarget, ToolCatalog
+from harness.core.errors import ErrorCode, ToolError
 from scenarios import get_scenario
 from tests.mcp_servers.repositories import (
     ROOT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.actors import ActorKind, parse_actor
+from harness.core.actors import ActorKind, parse_actor
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ in later attempts of the run: an approval once per attempt, a rejection always."
 
 from __future__ import annotations
 
-from harness.approval_cover import ApprovalCover, action_key
-from harness.wait_book import Decision, WaitKind, WaitStatus
+from harness.waits.approval_cover import ApprovalCover, action_key
+from harness.waits.wait_book import Decision, WaitKind, WaitStatus
 from tests.factories import wait
 
 REFUND = action_key("submit_refund", {"order_id": "A-1001", "amount_cents": 6480})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from harness.binding import BindingError, is_array_argument, read_path, resolve_arguments
+from harness.engine.binding import BindingError, is_array_argument, read_path, resolve_arguments
 from tests.factories import (
     cities_catalog,
     lit,
@@ -129,7 +129,7 @@ def test_a_path_that_is_not_in_the_result_is_a_binding_error(path: str) -> None:
 
 @pytest.mark.parametrize("step", ["--1", "²"], ids=["double-minus", "superscript-two"])
 def test_a_malformed_list_index_in_a_path_is_a_binding_error(step: str) -> None:
-    # BUG (harness/binding.py, read_path): `step.lstrip("-").isdigit()` accepts "--1" and
+    # BUG (harness/engine/binding.py, read_path): `step.lstrip("-").isdigit()` accepts "--1" and
     # superscript digits such as "²", then `int(step)` raises ValueError. Callers (the workflow's
     # _execute_node) only catch BindingError, so a planner-written path like this crashes the
     # workflow task instead of failing the node with INVALID_ARGUMENT.

@@ -1,6 +1,7 @@
 """Every number a run takes is finite and in range, and every text and payload is bounded, so
 no input can overflow a timer, outgrow a payload or stall the first workflow task. The models
-keep their 0.1 validation (they are decoded again on replay); harness.bounds holds the ranges."""
+keep their 0.1 validation (they are decoded again on replay); harness.engine.bounds holds the
+ranges."""
 
 from __future__ import annotations
 
@@ -9,22 +10,22 @@ import math
 import pytest
 from pydantic import JsonValue
 
-from harness.bounds import (
+from harness.core.limits import MAX_NAME_CHARS
+from harness.core.plan import Plan
+from harness.engine.bounds import (
     A_YEAR,
     MAX_COMMENT_CHARS,
     MAX_DATA_BYTES,
     MAX_GOAL_CHARS,
-    MAX_NAME_CHARS,
     MAX_PLAN_NODES,
     MAX_WAIT_SECONDS,
     delivery_problems,
     request_problems,
     wait_seconds_problem,
 )
-from harness.budget import BudgetLimits
-from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.plan import Plan
-from harness.run import RunRequest, WaitTimeouts
+from harness.engine.budget import BudgetLimits
+from harness.engine.run import RunRequest, WaitTimeouts
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from tests.factories import delay
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.budget import Budget, BudgetLimits, Degradation, attempts_to_reserve, degradation
+from harness.engine.budget import (
+    Budget,
+    BudgetLimits,
+    Degradation,
+    attempts_to_reserve,
+    degradation,
+)
 
 
 class _Clock:

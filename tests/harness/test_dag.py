@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from harness.dag import DagState, NodeStatus, find_cycles
-from harness.plan import Plan
+from harness.core.plan import Plan
+from harness.engine.dag import DagState, NodeStatus, find_cycles
 from tests.factories import chain, dag, node, plan
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
-from harness.wait_book import Decision, Delivery, Wait, WaitKind
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.waits.wait_book import Decision, Delivery, Wait, WaitKind
 from tests.factories import START, wait, wait_book
 
 

@@ -3,11 +3,11 @@ changed, and what it cost; nothing that looks like a secret."""
 
 from __future__ import annotations
 
-from harness.episodes import episode_of, missing_entities
-from harness.errors import FailureContext
-from harness.memory_context import MemoryTier
-from harness.run import AttemptRecord, RunCounts, RunPhase, Verdict
-from harness.usage import TokenUsage
+from harness.core.errors import FailureContext
+from harness.core.usage import TokenUsage
+from harness.engine.episodes import episode_of, missing_entities
+from harness.engine.run import AttemptRecord, RunCounts, RunPhase, Verdict
+from harness.recall.memory_context import MemoryTier
 from tests.factories import START, lit, node, plan, run_result
 
 ATLANTIS = FailureContext(

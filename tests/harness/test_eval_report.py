@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.eval_case import EvalCase
-from harness.eval_report import (
+from harness.engine.run import RunPhase
+from harness.evals.eval_case import EvalCase
+from harness.evals.eval_report import (
     Baseline,
     CaseResult,
     EvalReport,
@@ -15,7 +16,6 @@ from harness.eval_report import (
     percentile,
     regressions,
 )
-from harness.run import RunPhase
 from tests.factories import START
 
 

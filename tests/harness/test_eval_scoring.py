@@ -6,15 +6,15 @@ from datetime import timedelta
 
 import pytest
 
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode, FailureContext
-from harness.eval_case import CaseExpectations, EvalCase
-from harness.eval_scoring import CaseObservation, observe, unmet
-from harness.run import AttemptRecord, NodeOutcome, RunCounts, RunPhase, Verdict
-from harness.trace import TraceEvent, TraceKind
-from harness.usage import TokenUsage
-from harness.validation import IssueCode, ValidationIssue
-from harness.wait_book import WaitKind
+from harness.core.errors import ErrorCode, FailureContext
+from harness.core.usage import TokenUsage
+from harness.engine.dag import NodeStatus
+from harness.engine.run import AttemptRecord, NodeOutcome, RunCounts, RunPhase, Verdict
+from harness.engine.trace import TraceEvent, TraceKind
+from harness.engine.validation import IssueCode, ValidationIssue
+from harness.evals.eval_case import CaseExpectations, EvalCase
+from harness.evals.eval_scoring import CaseObservation, observe, unmet
+from harness.waits.wait_book import WaitKind
 from tests.factories import START, run_result, wait
 
 

@@ -1,5 +1,5 @@
 """Signed governance acts: the rules of who may act in a scope that has actor keys, with real
-Ed25519 (harness.governance_keys)."""
+Ed25519 (harness.governance.governance_keys)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import TypeVar
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from harness.governance_keys import (
+from harness.governance.governance_keys import (
     MAX_KEYS,
     deciding_act,
     governance_message,
     governance_problem,
     key_change_problem,
 )
-from harness.scope_rules import (
+from harness.governance.scope_rules import (
     ProposeLesson,
     RevokeRule,
     RulesCommand,
@@ -25,8 +25,8 @@ from harness.scope_rules import (
     SetContract,
     SetKeys,
 )
-from harness.state_size import json_bytes
-from harness.task_commands import (
+from harness.governance.state_size import json_bytes
+from harness.governance.task_commands import (
     Complete,
     RecordEvidence,
     ReviewSubmission,
@@ -34,7 +34,7 @@ from harness.task_commands import (
     Submit,
     TaskCommand,
 )
-from harness.work import EvidenceKind, TaskStatus
+from harness.governance.work import EvidenceKind, TaskStatus
 from infra.signing import new_private_key, public_key, sign, verify
 
 OPS = new_private_key()

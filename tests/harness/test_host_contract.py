@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.actors import ActorKind
-from harness.gates import GateInput, built_in_gates
-from harness.host_contract import (
+from harness.catalog.tools import ToolCatalog, ToolSpec
+from harness.core.actors import ActorKind
+from harness.governance.gates import GateInput, built_in_gates
+from harness.governance.host_contract import (
     Act,
     Contract,
     Preset,
@@ -18,8 +19,7 @@ from harness.host_contract import (
     held_to,
     in_force,
 )
-from harness.tools import ToolCatalog, ToolSpec
-from harness.work import Evidence, EvidenceKind, Submission, SubmissionStatus, TaskRecord
+from harness.governance.work import Evidence, EvidenceKind, Submission, SubmissionStatus, TaskRecord
 from tests.factories import START
 
 REFUND = Preset(required_checks=["payment-verified"])

@@ -17,19 +17,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from harness.bounds import delivery_problems, request_problems
-from harness.budget import Budget
-from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.eval_report import EvalRequest
-from harness.eval_scoring import CaseObservation, unmet
-from harness.run import RunPhase, RunRequest
-from harness.scope_rules import RulesCommand, ScopeRules, ScopeRulesState
-from harness.signatures import signature_problem
-from harness.task_commands import TaskCommand
-from harness.task_graph import GraphCommand, GraphTask, TaskGraph, TaskGraphState
-from harness.task_ledger import TaskLedger, TaskLedgerState
-from harness.wait_book import WaitKind
-from harness.work import TaskRecord, TaskStatus
+from harness.engine.bounds import delivery_problems, request_problems
+from harness.engine.budget import Budget
+from harness.engine.run import RunPhase, RunRequest
+from harness.evals.eval_report import EvalRequest
+from harness.evals.eval_scoring import CaseObservation, unmet
+from harness.governance.scope_rules import RulesCommand, ScopeRules, ScopeRulesState
+from harness.governance.task_commands import TaskCommand
+from harness.governance.task_graph import GraphCommand, GraphTask, TaskGraph, TaskGraphState
+from harness.governance.task_ledger import TaskLedger, TaskLedgerState
+from harness.governance.work import TaskRecord, TaskStatus
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.waits.signatures import signature_problem
+from harness.waits.wait_book import WaitKind
 from tests.factories import START, wait, wait_book
 
 HUGE_INTS = [10**400, -(10**400), 10**4000, 2**63, -(2**63) - 1, -1, 0]

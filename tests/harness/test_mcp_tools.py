@@ -1,4 +1,5 @@
-"""MCP tools in the catalog (harness/mcp_tools.py): how a listed tool's annotations become its
+"""MCP tools in the catalog (harness/catalog/mcp_tools.py): how a listed tool's annotations become
+its
 side-effect, retry and approval flags, how pinned arguments leave its schema, how with_servers
 names tools, and that the plan validator refuses bad arguments by the MCP tool's own schema."""
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.mcp_tools import (
+from harness.catalog.mcp_tools import (
     McpListedTool,
     McpServerListing,
     McpToolAnnotations,
@@ -17,9 +18,9 @@ from harness.mcp_tools import (
     tool_spec,
     with_servers,
 )
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.tools import McpTarget, ToolCatalog, ToolSpec
-from harness.validation import IssueCode, validate_plan
+from harness.catalog.tools import McpTarget, ToolCatalog, ToolSpec
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.validation import IssueCode, validate_plan
 from scenarios import get_scenario
 from tests.factories import codes, lit, make_catalog, node, only, plan, ref
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.memory_context import (
+from harness.recall.memory_context import (
     PART_CHARS,
     Memory,
     MemoryTier,

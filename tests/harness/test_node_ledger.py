@@ -8,16 +8,16 @@ from datetime import datetime, timedelta
 import pytest
 from pydantic import JsonValue
 
-from harness.budget import Budget, BudgetLimits
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode
-from harness.messages import AttemptTiming
-from harness.node_ledger import REUSED_MESSAGE, NodeLedger
-from harness.plan import PlanNode
-from harness.reuse import call_key
-from harness.run import NodeOutcome, RunCounts
-from harness.trace import TraceKind, TraceLog
-from harness.usage import TokenUsage
+from harness.core.errors import ErrorCode
+from harness.core.plan import PlanNode
+from harness.core.usage import TokenUsage
+from harness.engine.budget import Budget, BudgetLimits
+from harness.engine.dag import NodeStatus
+from harness.engine.messages import AttemptTiming
+from harness.engine.node_ledger import REUSED_MESSAGE, NodeLedger
+from harness.engine.reuse import call_key
+from harness.engine.run import NodeOutcome, RunCounts
+from harness.engine.trace import TraceKind, TraceLog
 from tests.factories import (
     START,
     collect,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from harness.reconcile import reconcile_example
-from harness.wait_book import NEW_RUN_RULES, Delivery, DeliveryRules, WaitKind
+from harness.waits.reconcile import reconcile_example
+from harness.waits.wait_book import NEW_RUN_RULES, Delivery, DeliveryRules, WaitKind
 from tests.factories import START, wait, wait_book
 
 TEMPLATE: JsonValue = {

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness.budget import Degradation as Level
-from harness.errors import ErrorClass as Class
-from harness.recovery import (
+from harness.core.errors import ErrorClass as Class
+from harness.engine.budget import Degradation as Level
+from harness.engine.recovery import (
     BUDGET_EXHAUSTED,
     FATAL_HALTS,
     NEEDS_INFORMATION,
@@ -20,8 +20,8 @@ from harness.recovery import (
     RecoveryInput,
     decide,
 )
-from harness.run import RunPhase as Then
-from harness.run_state import MAX_QUESTIONS
+from harness.engine.run import RunPhase as Then
+from harness.engine.run_state import MAX_QUESTIONS
 from tests.factories import run_state
 
 At = FailedPhase

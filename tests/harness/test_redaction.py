@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.redaction import REDACTED, looks_secret, redact
+from harness.core.redaction import REDACTED, looks_secret, redact
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bounds import request_problems
-from harness.run import RunRequest
-from harness.run_models import RunModels, model_problems
+from harness.engine.bounds import request_problems
+from harness.engine.run import RunRequest
+from harness.engine.run_models import RunModels, model_problems
 
 
 def test_models_of_the_providers_family_are_accepted() -> None:

@@ -6,19 +6,19 @@ from datetime import timedelta
 
 import pytest
 
-from harness.budget import Budget, BudgetLimits, Degradation
-from harness.errors import ErrorClass, ErrorCode, FailureContext
-from harness.recovery import FailedPhase, RecoveryInput
-from harness.run import TERMINAL_PHASES, RunCounts, RunPhase, RunResult
-from harness.run_state import (
+from harness.core.errors import ErrorClass, ErrorCode, FailureContext
+from harness.core.usage import TokenUsage
+from harness.engine.budget import Budget, BudgetLimits, Degradation
+from harness.engine.recovery import FailedPhase, RecoveryInput
+from harness.engine.run import TERMINAL_PHASES, RunCounts, RunPhase, RunResult
+from harness.engine.run_state import (
     MAX_QUESTIONS,
     TRANSITIONS,
     IllegalTransitionError,
     RunState,
     describe_transitions,
 )
-from harness.trace import AgentRole
-from harness.usage import TokenUsage
+from harness.engine.trace import AgentRole
 from tests.factories import START, delay, run_state, synthetic_plan
 
 LEGAL = [(src, dst) for src, targets in TRANSITIONS.items() for dst in targets]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from harness.schema_check import schema_problems
+from harness.catalog.schema_check import schema_problems
 from tests.factories import synthetic_catalog, tool_spec
 
 ROOT: dict[str, Any] = {

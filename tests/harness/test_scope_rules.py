@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.host_contract import Contract, Preset, RuleKind
-from harness.scope_rules import (
+from harness.governance.host_contract import Contract, Preset, RuleKind
+from harness.governance.scope_rules import (
     PromoteLesson,
     ProposeLesson,
     ResolveLesson,
@@ -164,7 +164,7 @@ def test_the_same_command_under_one_key_applies_once() -> None:
 
 
 def test_a_task_preset_is_one_the_contract_names_and_never_an_agents_choice() -> None:
-    from harness.task_graph import CreateTask, GraphCommand
+    from harness.governance.task_graph import CreateTask, GraphCommand
 
     rules = scope()
 

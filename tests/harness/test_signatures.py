@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.signatures import signature_problem, signed_message
-from harness.wait_book import Decision, WaitKind
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+from harness.waits.signatures import signature_problem, signed_message
+from harness.waits.wait_book import Decision, WaitKind
 from infra.signing import new_private_key, public_key, sign, verify
 
 OPS = new_private_key()

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.bounds import MAX_ACTOR_CHARS, MAX_NAME_CHARS
-from harness.eval_report import (
+from harness.core.limits import MAX_ACTOR_CHARS, MAX_NAME_CHARS
+from harness.evals.eval_report import (
     MAX_REPEAT,
     MAX_UNMET_BYTES,
     UNMET_TAIL_BYTES,
@@ -19,8 +19,8 @@ from harness.eval_report import (
     bounded_unmet,
     suite_problem,
 )
-from harness.host_contract import Contract, Preset, RuleKind
-from harness.scope_rules import (
+from harness.governance.host_contract import Contract, Preset, RuleKind
+from harness.governance.scope_rules import (
     PromoteLesson,
     ProposeLesson,
     ResolveLesson,
@@ -31,8 +31,8 @@ from harness.scope_rules import (
     ScopeRulesState,
     SetContract,
 )
-from harness.state_size import json_bytes
-from harness.task_commands import (
+from harness.governance.state_size import json_bytes
+from harness.governance.task_commands import (
     AddRelation,
     BindRun,
     Complete,
@@ -48,7 +48,7 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import (
+from harness.governance.task_graph import (
     AddDependency,
     CreateTask,
     GraphCommand,
@@ -56,14 +56,14 @@ from harness.task_graph import (
     TaskGraph,
     TaskGraphState,
 )
-from harness.task_ledger import (
+from harness.governance.task_ledger import (
     FINISHING_RESERVE_BYTES,
     LEGACY_MAX_RECORDS,
     MAX_LEDGER_BYTES,
     TaskLedger,
     TaskLedgerState,
 )
-from harness.work import (
+from harness.governance.work import (
     SUMMARY_CHARS,
     EntityKind,
     EntityRef,
@@ -72,7 +72,7 @@ from harness.work import (
     TaskRecord,
     TaskStatus,
 )
-from starter.eval_files import load_cases
+from starter.cli.eval_files import load_cases
 from tests.factories import START
 
 TEXT = "é" * SUMMARY_CHARS  # two bytes a character: the most a text field takes

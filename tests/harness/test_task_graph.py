@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.task_graph import (
+from harness.governance.task_graph import (
     AddDependency,
     CreateTask,
     GraphCommand,
@@ -12,7 +12,7 @@ from harness.task_graph import (
     TaskGraphState,
     scope_problem,
 )
-from harness.work import TaskStatus
+from harness.governance.work import TaskStatus
 from tests.factories import START
 
 HUMAN = "human:ops"
@@ -104,7 +104,7 @@ def test_a_scope_is_a_short_plain_name() -> None:
 
 
 def test_a_subtask_takes_its_parents_preset_unless_it_names_one() -> None:
-    from harness.task_graph import CreateTask, GraphCommand, TaskGraph, TaskGraphState
+    from harness.governance.task_graph import CreateTask, GraphCommand, TaskGraph, TaskGraphState
 
     graph = TaskGraph(TaskGraphState(scope="s"))
 

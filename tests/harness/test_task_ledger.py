@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.task_commands import (
+from harness.governance.task_commands import (
     AddRelation,
     BindRun,
     Complete,
@@ -20,8 +20,8 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_ledger import TaskLedger, TaskLedgerState
-from harness.work import (
+from harness.governance.task_ledger import TaskLedger, TaskLedgerState
+from harness.governance.work import (
     EntityKind,
     EntityRef,
     EvidenceKind,
@@ -250,7 +250,7 @@ def test_a_full_task_takes_no_more_records_and_says_to_split_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     book = ledger()
-    monkeypatch.setattr("harness.task_ledger.MAX_LEDGER_BYTES", book.size + 1100)
+    monkeypatch.setattr("harness.governance.task_ledger.MAX_LEDGER_BYTES", book.size + 1100)
     apply(book, FACT)
     apply(book, EVIDENCE)
     assert "is full (" in refused(book, FACT)
@@ -394,9 +394,9 @@ def test_a_run_bound_after_changes_were_requested_is_a_repair_of_the_run_that_su
 
 
 def test_a_completion_records_the_gates_it_is_given_under_the_contract_in_force() -> None:
-    from harness.gates import built_in_gates
-    from harness.host_contract import Contract, in_force
-    from harness.work import GateResult
+    from harness.governance.gates import built_in_gates
+    from harness.governance.host_contract import Contract, in_force
+    from harness.governance.work import GateResult
 
     book = ledger()
     submitted(book)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness.tools import (
+from harness.catalog.tools import (
     DEFAULT_TOOL_ATTEMPTS,
     MAX_TOOL_ATTEMPTS,
     CallPolicy,

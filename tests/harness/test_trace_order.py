@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from harness.budget import Budget, BudgetLimits
-from harness.trace import TraceKind, TraceLog
+from harness.engine.budget import Budget, BudgetLimits
+from harness.engine.trace import TraceKind, TraceLog
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.untrusted import DATA_RULE, fence, with_data_rule
+from harness.core.untrusted import DATA_RULE, fence, with_data_rule
 
 CORPUS = [
     "plain facts",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from harness.plan import Plan, PlanNode
-from harness.validation import IssueCode, ValidationIssue, validate_plan
+from harness.core.plan import Plan, PlanNode
+from harness.engine.validation import IssueCode, ValidationIssue, validate_plan
 from scenarios.cities.planning import plan_cities
 from tests.factories import (
     cities_catalog,
@@ -454,7 +454,7 @@ def test_describe_shows_code_node_and_message() -> None:
 
 
 def test_a_tool_the_contract_keeps_for_task_runs_is_refused_in_a_run_without_one() -> None:
-    from harness.host_contract import Contract, held_to, in_force
+    from harness.governance.host_contract import Contract, held_to, in_force
 
     contract = in_force(Contract(task_required_tools=["delay"]), [], "shop", None)
     unbound = held_to(synthetic_catalog(), contract, bound=False)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from harness.wait_book import (
+from harness.waits.wait_book import (
     LATE_EXCERPT_CHARS,
     MAX_PARKED,
     MAX_PARKED_PER_KIND,
@@ -592,7 +592,7 @@ def test_a_long_comment_is_kept_once_in_its_wait_and_quoted_short_elsewhere() ->
 
 
 def test_a_contract_that_keeps_approval_for_people_refuses_a_systems_approval_only() -> None:
-    from harness.host_contract import Act
+    from harness.governance.host_contract import Act
 
     book = approval_book()
     book.humans_only = frozenset({Act.APPROVAL})
@@ -604,7 +604,7 @@ def test_a_contract_that_keeps_approval_for_people_refuses_a_systems_approval_on
 
 
 def test_a_contract_that_keeps_reconciliation_for_people_refuses_a_systems_reconcile() -> None:
-    from harness.host_contract import Act
+    from harness.governance.host_contract import Act
 
     book = wait_book(wait("reconcile-pay", WaitKind.RECONCILE, node_id="pay"))
     book.humans_only = frozenset({Act.RECONCILIATION})

@@ -15,7 +15,7 @@ from temporalio.exceptions import (
     TimeoutType,
 )
 
-from harness.errors import ErrorCode
+from harness.core.errors import ErrorCode
 from workflows.activity_calls import ActivityFailure, _as_activity_error, raise_if_cancelled
 from workflows.run_memory import REASON_CHARS, one_line
 

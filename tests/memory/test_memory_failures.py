@@ -18,9 +18,9 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import Replayer
 
-from harness.errors import ErrorCode
-from harness.run import MemoryOptions, RunPhase, RunRequest, RunResult
-from harness.trace import TraceEvent, TraceKind
+from harness.core.errors import ErrorCode
+from harness.engine.run import MemoryOptions, RunPhase, RunRequest, RunResult
+from harness.engine.trace import TraceEvent, TraceKind
 from infra.plugin import HarnessPlugin
 from memory import MemoryStore
 from memory.postgres_store import PostgresMemoryStore

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from harness.budget import BudgetLimits
-from harness.errors import ErrorCode
-from harness.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
-from harness.run import MemoryOptions, RunPhase, RunRequest
-from harness.task_commands import InvalidateFact, RecordFact
-from harness.task_graph import CreateTask
-from harness.trace import TraceKind
+from harness.core.errors import ErrorCode
+from harness.engine.budget import BudgetLimits
+from harness.engine.run import MemoryOptions, RunPhase, RunRequest
+from harness.engine.trace import TraceKind
+from harness.governance.task_commands import InvalidateFact, RecordFact
+from harness.governance.task_graph import CreateTask
+from harness.recall.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
 from memory.sqlite_store import SqliteMemoryStore
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan

@@ -4,9 +4,9 @@ looked up again, on any attempt, unless a failed verification says the report la
 from __future__ import annotations
 
 from activities.llm import ScriptedProvider
-from harness.errors import FailureContext
-from harness.memory_context import Memory, MemoryTier, WorkingMemory, assemble
-from harness.messages import PlanRequest
+from harness.core.errors import FailureContext
+from harness.engine.messages import PlanRequest
+from harness.recall.memory_context import Memory, MemoryTier, WorkingMemory, assemble
 from scenarios import get_scenario
 
 CITIES = get_scenario("cities")
@@ -66,7 +66,7 @@ async def test_an_episode_of_another_scenario_changes_nothing() -> None:
 
 
 async def test_a_tool_writing_under_pressure_asks_for_the_fallback_model() -> None:
-    from harness.llm import TextRequest
+    from harness.catalog.llm import TextRequest
     from scenarios.base import ToolContext
 
     writer = ScriptedProvider()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness.memory_context import MemoryTier, WorkingMemory, assemble
-from harness.memory_records import MemoryQuery, MemoryRecord
+from harness.recall.memory_context import MemoryTier, WorkingMemory, assemble
+from harness.recall.memory_records import MemoryQuery, MemoryRecord
 from memory.ranking import Bm25Ranker, JaccardRanker, top
 from memory.retrieval import rank
 

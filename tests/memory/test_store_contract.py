@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory_context import MemoryTier
-from harness.memory_records import MemoryFilter, MemoryRecord
+from harness.recall.memory_context import MemoryTier
+from harness.recall.memory_records import MemoryFilter, MemoryRecord
 from memory import StoreError, open_store
 from memory.sqlite_store import SqliteMemoryStore
 from memory.store import MemoryStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from activities.llm.structured import PlanDraft
-from harness.usage import TokenUsage
+from harness.core.usage import TokenUsage
 from scenarios import get_scenario
 from scenarios.base import PlanningInput
 from tests.fakes import FakeApi, Recorded, Reply, Usage

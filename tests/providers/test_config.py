@@ -12,8 +12,8 @@ from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.config import ANTHROPIC, OPENAI, ProviderSettings, RoleModels, Vendor
 from activities.llm.openai_provider import OpenAIProvider
 from infra.settings import Settings
-from starter.cli import build_parser
-from starter.commands import run_request
+from starter.cli.app import build_parser
+from starter.cli.commands import run_request
 from tests.worker_processes import worker_refusal
 
 ROOT = Path(__file__).parent.parent.parent
@@ -126,6 +126,6 @@ def test_the_fallback_model_is_read_and_serves_planning_and_writing_under_pressu
 
 def test_the_providers_the_cli_knows_are_the_ones_a_worker_can_build() -> None:
     from activities.llm.registry import FACTORIES
-    from harness.contracts import PROVIDER_NAMES
+    from harness.engine.contracts import PROVIDER_NAMES
 
     assert sorted(FACTORIES) == sorted(PROVIDER_NAMES)

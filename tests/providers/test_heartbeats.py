@@ -14,10 +14,10 @@ from activities import heartbeats
 from activities.judge import JudgeActivities
 from activities.llm import ProviderRegistry, ScriptedProvider
 from activities.planner import PlannerActivities
-from harness.contracts import JUDGE_ACTIVITY, PLAN_ACTIVITY
-from harness.llm import JudgeReply, JudgeRequest
-from harness.messages import JudgeCallRequest, PlanRequest, PlanResponse
-from harness.run import RunRequest
+from harness.catalog.llm import JudgeReply, JudgeRequest
+from harness.engine.contracts import JUDGE_ACTIVITY, PLAN_ACTIVITY
+from harness.engine.messages import JudgeCallRequest, PlanRequest, PlanResponse
+from harness.engine.run import RunRequest
 from scenarios import get_scenario
 from scenarios.base import Scenario
 from tests.support import execute_run, history_events, running_worker

@@ -14,7 +14,7 @@ from activities.llm.http_errors import (
     status_error,
     timeout_error,
 )
-from harness.errors import ErrorClass, ErrorCode, classify
+from harness.core.errors import ErrorClass, ErrorCode, classify
 
 SECRET = "sk-ant-secret-7f3a"
 ENDPOINT = Endpoint(

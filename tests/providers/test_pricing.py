@@ -9,7 +9,7 @@ import pytest
 
 from activities.llm import ProviderConfigError
 from activities.llm.pricing import DEFAULT_PRICES, ModelPrice, PricingTable, load_pricing
-from harness.usage import TokenUsage
+from harness.core.usage import TokenUsage
 
 SONNET = ModelPrice(input=3.0, output=15.0, cached_input=0.30, cache_write=3.75)
 

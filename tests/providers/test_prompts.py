@@ -7,12 +7,17 @@ from pydantic import JsonValue
 
 from activities.llm import ScriptedProvider
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
-from harness.binding import resolve_arguments
-from harness.errors import FailureContext
-from harness.llm import JudgeRequest, TextReply, TextRequest
-from harness.mcp_tools import McpListedTool, McpServerListing, McpToolAnnotations, with_servers
-from harness.messages import PlanRequest
-from harness.untrusted import DATA_RULE, fence
+from harness.catalog.llm import JudgeRequest, TextReply, TextRequest
+from harness.catalog.mcp_tools import (
+    McpListedTool,
+    McpServerListing,
+    McpToolAnnotations,
+    with_servers,
+)
+from harness.core.errors import FailureContext
+from harness.core.untrusted import DATA_RULE, fence
+from harness.engine.binding import resolve_arguments
+from harness.engine.messages import PlanRequest
 from scenarios import get_scenario
 from scenarios.base import ToolContext
 from tests.scenarios.inprocess import planning_input

@@ -10,9 +10,9 @@ import pytest
 from activities.llm import LLMProvider, ProviderConfigError, ProviderError
 from activities.llm.pricing import PricingTable
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, PlanDraft
-from harness.errors import ErrorCode, FailureContext
-from harness.llm import JudgeRequest, TextRequest
-from harness.messages import PlanRequest
+from harness.catalog.llm import JudgeRequest, TextRequest
+from harness.core.errors import ErrorCode, FailureContext
+from harness.engine.messages import PlanRequest
 from scenarios import get_scenario
 from tests.fakes import FakeApi, FakeServer, Recorded, Usage
 from tests.fakes.server import Reply

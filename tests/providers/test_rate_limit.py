@@ -14,7 +14,7 @@ import pytest
 from temporalio.client import Client
 
 from activities.llm import ProviderRegistry
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 from tests.factories import collect, node, synthetic_plan
 from tests.fakes import FakeServer
 from tests.fakes.openai_api import OpenAIApi

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from activities.llm import ProviderError
 from activities.provider_errors import provider_failure, rate_limit_delay
-from harness.errors import ErrorCode
+from harness.core.errors import ErrorCode
 
 
 def test_a_retry_after_is_honoured_and_stretched_by_up_to_half() -> None:

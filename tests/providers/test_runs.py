@@ -10,8 +10,8 @@ from temporalio.client import Client
 
 from activities.llm import LLMProvider, ProviderRegistry
 from activities.llm.structured import PLAN_SCHEMA
-from harness.dag import NodeStatus
-from harness.run import RunPhase, RunRequest
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunPhase, RunRequest
 from tests.fakes import FakeApi, FakeServer
 from tests.providers.history import exported_history, plan_activities
 from tests.providers.script import (

@@ -9,8 +9,8 @@ import pytest
 
 from activities.llm import ProviderError
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
-from harness.errors import ErrorClass, ErrorCode, classify
-from harness.plan import ArgumentBinding, ArgumentKind
+from harness.core.errors import ErrorClass, ErrorCode, classify
+from harness.core.plan import ArgumentBinding, ArgumentKind
 from scenarios import get_scenario
 from scenarios.base import PlanningError, PlanningInput
 from tests.providers.script import cities_plan_json

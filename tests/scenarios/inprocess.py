@@ -13,10 +13,10 @@ from typing import Any
 from pydantic import JsonValue
 
 from activities.llm.scripted import ScriptedProvider, judge_offline
-from harness.binding import resolve_arguments
-from harness.errors import FailureContext
-from harness.llm import JudgeReply, JudgeRequest
-from harness.plan import Plan
+from harness.catalog.llm import JudgeReply, JudgeRequest
+from harness.core.errors import FailureContext
+from harness.core.plan import Plan
+from harness.engine.binding import resolve_arguments
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningInput, Scenario, ToolContext
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import ErrorCode, FailureContext
-from harness.plan import ArgumentKind, Plan
-from harness.validation import validate_plan
+from harness.core.errors import ErrorCode, FailureContext
+from harness.core.plan import ArgumentKind, Plan
+from harness.engine.validation import validate_plan
 from scenarios.base import CheckInput, PlanningError
 from scenarios.cities.check import check_cities_report
 from scenarios.cities.planning import plan_cities, requested_cities

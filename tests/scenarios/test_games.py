@@ -8,10 +8,10 @@ import re
 import pytest
 from temporalio.client import Client
 
-from harness.errors import FailureContext
-from harness.plan import ArgumentKind
-from harness.run import RunPhase, RunRequest
-from harness.validation import validate_plan
+from harness.core.errors import FailureContext
+from harness.core.plan import ArgumentKind
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.validation import validate_plan
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningError
 from scenarios.games.check import check_games_report

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from temporalio.client import Client
 
-from harness.errors import FailureContext
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest
-from harness.validation import validate_plan
+from harness.core.errors import FailureContext
+from harness.core.plan import Plan
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.validation import validate_plan
 from scenarios import get_scenario
 from scenarios.base import PlanningError
 from scenarios.incidents.assessment import assess

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from harness.errors import ErrorCode, ToolError
-from harness.tools import ToolSpec
+from harness.catalog.tools import ToolSpec
+from harness.core.errors import ErrorCode, ToolError
 from scenarios import all_scenarios
 from scenarios.base import RESERVED_PREFIX, Scenario, Tool, ToolContext
 from scenarios.management import MANAGEMENT_TOOL_NAMES, FactArgs, fact_record

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.gates import GateInput
-from harness.validation import validate_plan
-from harness.work import Evidence, EvidenceKind, RunBinding, TaskRecord
+from harness.engine.validation import validate_plan
+from harness.governance.gates import GateInput
+from harness.governance.work import Evidence, EvidenceKind, RunBinding, TaskRecord
 from scenarios import acceptance_checks, get_scenario
 from scenarios.base import PlanningInput
 from scenarios.refunds.acceptance import dispute_status_checked, payment_verified

@@ -18,10 +18,10 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from harness.contracts import APPROVE_SIGNAL
-from harness.deliveries import ApprovalRequest
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.wait_book import WaitStatus
+from harness.engine.contracts import APPROVE_SIGNAL
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.wait_book import WaitStatus
 from starter.run_results import result_of
 from tests.payment_service import PaymentService, payment_service
 from tests.support import history_events

@@ -17,14 +17,14 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.dag import NodeStatus
-from harness.deliveries import ApprovalRequest, DeliverRequest
-from harness.faults import FaultSpec
-from harness.llm import JudgeReply, JudgeRequest
-from harness.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
-from harness.signatures import signed_message
-from harness.trace import TraceKind
-from harness.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
+from harness.catalog.llm import JudgeReply, JudgeRequest
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.run import NodeOutcome, RunPhase, RunRequest, RunResult, RunStatus, WaitTimeouts
+from harness.engine.trace import TraceKind
+from harness.waits.deliveries import ApprovalRequest, DeliverRequest
+from harness.waits.signatures import signed_message
+from harness.waits.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from infra.signing import new_private_key, public_key, sign
 from starter.deliveries import describe_wait
 from starter.run_results import result_of

@@ -15,9 +15,9 @@ import pytest
 from pydantic import JsonValue
 
 from activities.llm import ScriptedProvider
-from harness.errors import ErrorCode, FailureContext, ToolError
-from harness.messages import OperationProbe, ProbeState
-from harness.validation import validate_plan
+from harness.core.errors import ErrorCode, FailureContext, ToolError
+from harness.engine.messages import OperationProbe, ProbeState
+from harness.engine.validation import validate_plan
 from payments.api import PaymentsClient
 from payments.ledger import PaymentLedger
 from payments.server import ServiceTiming, serve

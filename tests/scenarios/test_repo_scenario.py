@@ -9,11 +9,16 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from harness.errors import ErrorCode, FailureContext
-from harness.mcp_tools import McpListedTool, McpServerListing, McpToolAnnotations, with_servers
-from harness.plan import ArgumentKind, Plan, PlanNode
-from harness.tools import ToolCatalog
-from harness.validation import validate_plan
+from harness.catalog.mcp_tools import (
+    McpListedTool,
+    McpServerListing,
+    McpToolAnnotations,
+    with_servers,
+)
+from harness.catalog.tools import ToolCatalog
+from harness.core.errors import ErrorCode, FailureContext
+from harness.core.plan import ArgumentKind, Plan, PlanNode
+from harness.engine.validation import validate_plan
 from scenarios import get_scenario
 from scenarios.base import CheckInput, PlanningError, PlanningInput
 from scenarios.repo.check import check_repo_report

@@ -11,15 +11,15 @@ import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
 from activities.llm.prompts import judge_user, planner_user
-from harness.deliveries import AnswerRequest
-from harness.llm import JudgeRequest
-from harness.messages import PlanRequest
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.run_state import RunState
-from harness.signatures import SIGNED_KINDS_WITH_ANSWERS, signature_problem
-from harness.trace import TraceKind
-from harness.untrusted import fence
-from harness.wait_book import WaitKind
+from harness.catalog.llm import JudgeRequest
+from harness.core.untrusted import fence
+from harness.engine.messages import PlanRequest
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.engine.run_state import RunState
+from harness.engine.trace import TraceKind
+from harness.waits.deliveries import AnswerRequest
+from harness.waits.signatures import SIGNED_KINDS_WITH_ANSWERS, signature_problem
+from harness.waits.wait_book import WaitKind
 from infra.signing import new_private_key, public_key
 from scenarios import get_scenario
 from starter.run_results import result_of

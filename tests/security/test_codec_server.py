@@ -20,11 +20,11 @@ import pytest
 from temporalio.api.common.v1 import Payload
 
 from infra.converter import ENCODING, CompressLargePayloads
-from starter.codec_server import MAX_BODY_BYTES, MAX_DECODED_BYTES
+from starter.servers.codec_server import MAX_BODY_BYTES, MAX_DECODED_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVE = (
-    "from starter.codec_server import serve\n"
+    "from starter.servers.codec_server import serve\n"
     "server = serve('127.0.0.1', 0, 'http://localhost:8233')\n"
     "print(server.server_address[1], flush=True)\n"
     "server.serve_forever()\n"

@@ -1,12 +1,12 @@
 """Early deliveries parked by sender: a sender is one identity however its name is spelt, so
-junk under many spellings of one name is one lot (harness.wait_book,
+junk under many spellings of one name is one lot (harness.waits.wait_book,
 DeliveryRules.senders_by_identity)."""
 
 from __future__ import annotations
 
 import itertools
 
-from harness.wait_book import MAX_PARKED, Delivery, DeliveryRules, WaitBook, WaitKind
+from harness.waits.wait_book import MAX_PARKED, Delivery, DeliveryRules, WaitBook, WaitKind
 from tests.factories import START
 from tests.harness.test_wait_book import handed_over_to, operation_result
 

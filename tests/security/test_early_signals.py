@@ -7,10 +7,10 @@ import uuid
 
 from temporalio.client import Client
 
-from harness.deliveries import ApprovalRequest, CancelRequest
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.signatures import signed_message
-from harness.trace import TraceKind
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.engine.trace import TraceKind
+from harness.waits.deliveries import ApprovalRequest, CancelRequest
+from harness.waits.signatures import signed_message
 from infra.signing import new_private_key, public_key, sign
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan

@@ -12,10 +12,14 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from harness.contracts import SCOPE_TASK_STATUS_ACTIVITY, TASK_STATUS_SIGNAL, scope_workflow_id
-from harness.task_commands import SetStatus, TaskCommand
-from harness.task_graph import CreateTask, GraphCommand, StatusChanged
-from harness.work import TaskStatus
+from harness.engine.contracts import (
+    SCOPE_TASK_STATUS_ACTIVITY,
+    TASK_STATUS_SIGNAL,
+    scope_workflow_id,
+)
+from harness.governance.task_commands import SetStatus, TaskCommand
+from harness.governance.task_graph import CreateTask, GraphCommand, StatusChanged
+from harness.governance.work import TaskStatus
 from starter import tasks
 from tests.support import history_events, running_worker
 

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from harness.deliveries import ApprovalRequest
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.signatures import signed_message
-from harness.task_commands import ReviewSubmission, Submit, TaskCommand
-from harness.task_graph import CreateTask, GraphCommand
-from harness.trace import TraceKind
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.engine.trace import TraceKind
+from harness.governance.task_commands import ReviewSubmission, Submit, TaskCommand
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.signatures import signed_message
 from infra.signing import new_private_key, public_key, sign
 from starter import tasks
 from starter.run_results import result_of

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.actors import actor_identity, same_actor
-from harness.deliveries import CancelRequest
-from harness.signatures import signature_problem
-from harness.task_commands import (
+from harness.core.actors import actor_identity, same_actor
+from harness.governance.task_commands import (
     InvalidateFact,
     RecordFact,
     ReviewSubmission,
@@ -17,8 +15,10 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_ledger import TaskLedger, TaskLedgerState
-from harness.work import TaskRecord, TaskStatus
+from harness.governance.task_ledger import TaskLedger, TaskLedgerState
+from harness.governance.work import TaskRecord, TaskStatus
+from harness.waits.deliveries import CancelRequest
+from harness.waits.signatures import signature_problem
 from infra.signing import new_private_key, public_key, verify
 from tests.factories import START
 

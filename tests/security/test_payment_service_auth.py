@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from activities.llm import ScriptedProvider
-from harness.errors import ErrorCode, ToolError
+from harness.core.errors import ErrorCode, ToolError
 from payments.api import (
     MAX_KEY_CHARS,
     NotAuthorizedError,

@@ -12,7 +12,7 @@ import pytest
 from temporalio.client import Client
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.run import RunPhase
+from harness.engine.run import RunPhase
 from payments.api import NotAuthorizedError, PaymentsClient
 from payments.secret import SECRET_FILE_NAME
 from tests.payment_service import payment_service

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.redaction import REDACTED, looks_secret, redact
+from harness.core.redaction import REDACTED, looks_secret, redact
 
 _GOOGLE = "AIzaSyD8f3kQ2xVb7Lm9Pq4Rt6Wn1Yc5Ze0Hj_U"
 _ALNUM = "4eC39HqLyjWDarjtT1zdp7dc9fG2kQx8"
@@ -126,7 +126,7 @@ def test_ordinary_text_and_hashes_are_kept(plain: str) -> None:
 def test_no_vendored_rule_keeps_the_lazy_prefix_python_pays_for_at_every_position() -> None:
     """gitleaks' `[\\w.-]{0,50}?` (doubled in some rules) is free in RE2 and costs Python's
     backtracking engine 2,500 tries a position: 50 KB dense with `cohere` took 8.5 s."""
-    from harness.redaction import _LAZY_PREFIX, _VENDORED
+    from harness.core.redaction import _LAZY_PREFIX, _VENDORED
 
     assert all(_LAZY_PREFIX not in rule.pattern.pattern for rule in _VENDORED)
 

@@ -11,9 +11,9 @@ import pytest
 import structlog
 
 from activities.tool_runner import _tool_failure, redacted_cause
-from harness.episodes import episode_of
-from harness.errors import ErrorCode, FailureContext, ToolError
-from harness.run import AttemptRecord, RunPhase
+from harness.core.errors import ErrorCode, FailureContext, ToolError
+from harness.engine.episodes import episode_of
+from harness.engine.run import AttemptRecord, RunPhase
 from infra.logs import configure_logging
 from tests.factories import START, lit, node, plan, run_result
 from tool_servers.config import McpServer

@@ -1,5 +1,6 @@
 """Governance acts on the dev server where a scope has actor keys: reviews, completions,
-cancellations and rules are by keyed actors who sign them (harness.governance_keys); a scope
+cancellations and rules are by keyed actors who sign them (harness.governance.governance_keys); a
+scope
 without keys takes what it took before."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.scope_rules import RulesCommand, SetContract, SetKeys
-from harness.task_commands import (
+from harness.governance.scope_rules import RulesCommand, SetContract, SetKeys
+from harness.governance.task_commands import (
     Complete,
     LedgerReceipt,
     RecordEvidence,
@@ -23,8 +24,8 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import CreateTask, GraphCommand
-from harness.work import EvidenceKind, TaskStatus
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.governance.work import EvidenceKind, TaskStatus
 from infra.signing import new_private_key, public_key
 from starter import tasks
 from starter.signed_actors import sign_command

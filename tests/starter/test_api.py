@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.run import RunPhase
-from harness.trace import TraceKind
+from harness.engine.run import RunPhase
+from harness.engine.trace import TraceKind
 from starter.api import Harness
 from starter.run_results import result_of
 from tests.docs_pages import README as DOCS_README
@@ -80,7 +80,7 @@ async def test_the_docs_webhook_snippet_reaches_the_run_through_the_projects_set
     client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The snippet connects with the project's settings and its signal completes a job."""
-    from harness.run import RunRequest
+    from harness.engine.run import RunRequest
     from tests.factories import collect, node, synthetic_plan
     from tests.support import start_run
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from matplotlib.image import imread
 
-from harness.dag import NodeStatus
-from harness.errors import FailureContext
-from harness.plan import Plan, PlanNode
-from harness.run import AttemptRecord, NodeOutcome, RunPhase, RunResult, Verdict
-from harness.trace import TraceEvent, TraceKind
-from harness.usage import TokenUsage
-from starter.chart_layout import node_spans, plan_layout, tokens_by_role
-from starter.charts import (
+from harness.core.errors import FailureContext
+from harness.core.plan import Plan, PlanNode
+from harness.core.usage import TokenUsage
+from harness.engine.dag import NodeStatus
+from harness.engine.run import AttemptRecord, NodeOutcome, RunPhase, RunResult, Verdict
+from harness.engine.trace import TraceEvent, TraceKind
+from starter.pages.chart_layout import node_spans, plan_layout, tokens_by_role
+from starter.pages.charts import (
     BOX_HALF_HEIGHT,
     BOX_HALF_WIDTH,
     BOX_PAD,

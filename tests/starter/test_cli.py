@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunRequest
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.run import RunRequest
 from tests.support import running_worker, start_run
 
 HARNESS = str(Path(sys.executable).parent / "harness")

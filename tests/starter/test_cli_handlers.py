@@ -9,7 +9,7 @@ from importlib import import_module
 
 import pytest
 
-from starter.cli import build_parser
+from starter.cli.app import build_parser
 
 RUN_COMMANDS = (
     "run",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from starter.cli import build_parser
-from starter.cli_parser import closest, leaf_parser
+from starter.cli.app import build_parser
+from starter.cli.cli_parser import closest, leaf_parser
 from tests.starter.test_cli import HARNESS
 
 ROOT = Path(__file__).resolve().parents[2]

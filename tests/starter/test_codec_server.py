@@ -8,8 +8,8 @@ import subprocess
 import pytest
 from temporalio.client import Client
 
-from harness.run import RunPhase, RunRequest
-from starter.dev_server import temporal_binary
+from harness.engine.run import RunPhase, RunRequest
+from starter.servers.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
 from tests.payment_service import free_port
 from tests.starter.test_cli import HARNESS

@@ -17,11 +17,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from harness.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
-from harness.eval_report import Baseline, CaseResult, EvalProgress, EvalReport, EvalRequest
-from harness.run import RunRequest
-from harness.wait_book import Wait
-from starter.eval_files import load_cases
+from harness.engine.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
+from harness.engine.run import RunRequest
+from harness.evals.eval_report import Baseline, CaseResult, EvalProgress, EvalReport, EvalRequest
+from harness.waits.wait_book import Wait
+from starter.cli.eval_files import load_cases
 from tests.payment_service import payment_service
 from tests.starter.test_cli import harness
 from tests.support import execute_run, history_events, running_worker

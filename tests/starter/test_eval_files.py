@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.eval_case import EvalCase
-from harness.run import RunPhase
+from harness.engine.run import RunPhase
+from harness.evals.eval_case import EvalCase
+from starter.cli.eval_files import load_cases, read_case_file, scenario_case_file
 from starter.errors import CliError
-from starter.eval_files import load_cases, read_case_file, scenario_case_file
 
 SCENARIOS_WITH_CASES = ("cities", "games", "incidents", "refunds", "repo")
 CATEGORIES = {

@@ -3,11 +3,11 @@ and pass@k and pass^k appear only when cases ran more than once."""
 
 from __future__ import annotations
 
-from harness.eval_case import EvalCase
-from harness.eval_report import CaseResult, EvalReport, EvalRequest, build_report
-from harness.run import RunPhase
-from starter.eval_output import report_table
-from starter.eval_page import eval_page
+from harness.engine.run import RunPhase
+from harness.evals.eval_case import EvalCase
+from harness.evals.eval_report import CaseResult, EvalReport, EvalRequest, build_report
+from starter.cli.eval_output import report_table
+from starter.pages.eval_page import eval_page
 from tests.factories import START
 
 

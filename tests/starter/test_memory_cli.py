@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.memory_records import MemoryFilter
+from harness.recall.memory_records import MemoryFilter
 from memory.sqlite_store import SqliteMemoryStore
 from tests.starter.test_cli import harness
 from tests.support import running_worker

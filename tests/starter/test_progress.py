@@ -16,10 +16,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from harness.contracts import APPROVE_UPDATE
-from harness.deliveries import ApprovalRequest
-from harness.errors import ErrorCode
-from starter.progress import SHOWN
+from harness.core.errors import ErrorCode
+from harness.engine.contracts import APPROVE_UPDATE
+from harness.waits.deliveries import ApprovalRequest
+from starter.cli.progress import SHOWN
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.starter.test_cli import HARNESS
 from tests.support import deliver_update, pending_wait, running_worker

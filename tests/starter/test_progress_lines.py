@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from harness.trace import TraceEvent, TraceKind
-from starter.progress import new_events, progress_line
+from harness.engine.trace import TraceEvent, TraceKind
+from starter.cli.progress import new_events, progress_line
 from tests.factories import START
 
 

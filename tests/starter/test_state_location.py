@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.eval_case import CaseExpectations, CaseOptions, EvalCase
-from harness.eval_report import EvalRequest
+from harness.evals.eval_case import CaseExpectations, CaseOptions, EvalCase
+from harness.evals.eval_report import EvalRequest
 from infra.process import die_with_parent
 from infra.state import state_dir
 from tests.starter.test_cli import HARNESS

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from harness.run import RunPhase
-from starter.dev_server import temporal_binary
+from harness.engine.run import RunPhase
+from starter.servers.dev_server import temporal_binary
 from tests.factories import collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import running_worker

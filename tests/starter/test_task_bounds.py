@@ -20,9 +20,9 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from harness.contracts import task_workflow_id
-from harness.state_size import json_bytes
-from harness.task_commands import (
+from harness.engine.contracts import task_workflow_id
+from harness.governance.state_size import json_bytes
+from harness.governance.task_commands import (
     Complete,
     LedgerReceipt,
     RecordEvidence,
@@ -33,12 +33,12 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import CreateTask, GraphCommand
-from harness.task_ledger import FINISHING_RESERVE_BYTES, MAX_LEDGER_BYTES
-from harness.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.governance.task_ledger import FINISHING_RESERVE_BYTES, MAX_LEDGER_BYTES
+from harness.governance.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
 from infra.plugin import HarnessPlugin
 from starter import tasks
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 from workflows import search_attributes

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from harness.run import RunPhase, RunRequest
-from harness.task_commands import (
+from harness.engine.run import RunPhase, RunRequest
+from harness.governance.task_commands import (
     AddRelation,
     InvalidateFact,
     RecordEvidence,
@@ -21,8 +21,8 @@ from harness.task_commands import (
     TaskCommand,
     TaskOperation,
 )
-from harness.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation
-from harness.work import (
+from harness.governance.task_graph import AddDependency, CreateTask, GraphCommand, GraphOperation
+from harness.governance.work import (
     EntityKind,
     EntityRef,
     EvidenceKind,

@@ -12,10 +12,10 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from harness.budget import BudgetLimits
-from harness.faults import FaultSpec
-from harness.run import RunPhase, RunRequest
-from harness.trace import TraceEvent
+from harness.engine.budget import BudgetLimits
+from harness.engine.faults import FaultSpec
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.trace import TraceEvent
 from infra.settings import Settings
 from starter import history, runs
 from starter.run_results import result_of

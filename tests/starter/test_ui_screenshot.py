@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from starter.ui_screenshot import CHROMIUM
+from starter.servers.ui_screenshot import CHROMIUM
 
 HAS_BROWSER = CHROMIUM.exists() and importlib.util.find_spec("playwright") is not None
 
@@ -27,7 +27,7 @@ def test_the_ui_shows_a_pending_refund_approval_by_name_with_the_commands_that_a
 ) -> None:
     out = tmp_path / "ui.png"
     done = subprocess.run(
-        [sys.executable, "-m", "starter.ui_screenshot", "--out", str(out)],
+        [sys.executable, "-m", "starter.servers.ui_screenshot", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -42,7 +42,7 @@ def test_a_missing_browser_is_one_line_and_exit_2_before_anything_starts(tmp_pat
         [
             sys.executable,
             "-m",
-            "starter.ui_screenshot",
+            "starter.servers.ui_screenshot",
             "--out",
             str(tmp_path / "ui.png"),
             "--chromium",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from harness.run import RunRequest, RunResult
+from harness.engine.run import RunRequest, RunResult
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness

@@ -5,12 +5,12 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from activities.llm import ScriptedProvider
-from harness.dag import NodeStatus
-from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.messages import PlanRequest, PlanResponse
-from harness.plan import PlanNode
-from harness.run import RunPhase, RunRequest
-from harness.validation import IssueCode
+from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
+from harness.core.plan import PlanNode
+from harness.engine.dag import NodeStatus
+from harness.engine.messages import PlanRequest, PlanResponse
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.validation import IssueCode
 from scenarios.base import Scenario
 from tests.factories import approval_request
 from tests.support import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from harness.budget import BudgetLimits
-from harness.dag import NodeStatus
-from harness.run import RunPhase, RunRequest
+from harness.engine.budget import BudgetLimits
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunPhase, RunRequest
 from tests.factories import collect, delay, synthetic_plan
 from tests.support import execute_run, running_worker
 

@@ -13,14 +13,14 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from activities.llm import ScriptedProvider
-from harness.contracts import CANCEL_SIGNAL
-from harness.dag import NodeStatus
-from harness.deliveries import CancelRequest
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.messages import PlanRequest, PlanResponse
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
+from harness.core.errors import ErrorCode
+from harness.engine.contracts import CANCEL_SIGNAL
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.messages import PlanRequest, PlanResponse
+from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.waits.deliveries import CancelRequest
 from scenarios.base import Scenario
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan

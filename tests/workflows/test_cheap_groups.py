@@ -9,12 +9,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
-from harness.trace import TraceKind
+from harness.core.errors import ErrorCode
+from harness.core.plan import Plan
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.engine.trace import TraceKind
 from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, history_events, running_worker
 

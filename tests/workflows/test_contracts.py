@@ -9,12 +9,12 @@ import uuid
 import pytest
 from temporalio.client import Client
 
-from harness.contracts import APPROVE_UPDATE, PLAN_ACTIVITY
-from harness.deliveries import ApprovalRequest
-from harness.host_contract import Contract, RuleKind
-from harness.messages import PlanRequest
-from harness.run import RunPhase, RunRequest
-from harness.scope_rules import (
+from harness.engine.contracts import APPROVE_UPDATE, PLAN_ACTIVITY
+from harness.engine.messages import PlanRequest
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.trace import TraceKind
+from harness.governance.host_contract import Contract, RuleKind
+from harness.governance.scope_rules import (
     PromoteLesson,
     ProposeLesson,
     ResolveLesson,
@@ -23,11 +23,17 @@ from harness.scope_rules import (
     RulesOperation,
     SetContract,
 )
-from harness.task_commands import Complete, LedgerReceipt, ReviewSubmission, Submit, TaskCommand
-from harness.task_graph import CreateTask, GraphCommand
-from harness.trace import TraceKind
-from harness.wait_book import WaitKind
-from harness.work import TaskBinding, TaskStatus
+from harness.governance.task_commands import (
+    Complete,
+    LedgerReceipt,
+    ReviewSubmission,
+    Submit,
+    TaskCommand,
+)
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.governance.work import TaskBinding, TaskStatus
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.wait_book import WaitKind
 from starter import tasks
 from starter.run_results import result_of
 from tests.factories import collect, delay, synthetic_plan

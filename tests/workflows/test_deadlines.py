@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.wait_book import WaitStatus
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.waits.wait_book import WaitStatus
 from infra.plugin import HarnessPlugin
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, running_worker
 

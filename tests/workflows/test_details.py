@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run import RunCounts, RunPhase
-from harness.wait_book import WaitKind
+from harness.engine.run import RunCounts, RunPhase
+from harness.waits.wait_book import WaitKind
 from tests.factories import wait
 from workflows.details import WAIT_DETAILS, current_details
 

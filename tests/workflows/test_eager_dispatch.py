@@ -21,9 +21,9 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from harness.run import RunPhase, RunRequest
+from harness.engine.run import RunPhase, RunRequest
 from infra.plugin import HarnessPlugin
-from starter.dev_server import temporal_binary
+from starter.servers.dev_server import temporal_binary
 from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, running_worker
 

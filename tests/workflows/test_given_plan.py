@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from harness.run import RunPhase, RunRequest
-from harness.trace import TraceKind
+from harness.engine.run import RunPhase, RunRequest
+from harness.engine.trace import TraceKind
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.support import execute_run, running_worker
 

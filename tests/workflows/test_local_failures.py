@@ -14,18 +14,18 @@ from temporalio.exceptions import ApplicationError
 
 import worker.app
 from activities.tool_runner import ToolActivities
-from harness.contracts import CHECK_REPORT_ACTIVITY, RUN_TOOLS_ACTIVITY, RUN_WORKFLOW
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.messages import (
+from harness.core.errors import ErrorCode
+from harness.core.plan import Plan
+from harness.engine.contracts import CHECK_REPORT_ACTIVITY, RUN_TOOLS_ACTIVITY, RUN_WORKFLOW
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.messages import (
     ReportCheckRequest,
     ReportCheckResult,
     ToolCallGroup,
     ToolCallGroupResult,
 )
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, ScaleOptions
+from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from starter.run_results import result_of
 from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, running_worker

@@ -17,12 +17,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from activities.mcp_hub import McpHub, McpSources
-from harness.contracts import APPROVE_UPDATE, RUN_TOOL_ACTIVITY
-from harness.dag import NodeStatus
-from harness.deliveries import ApprovalRequest
-from harness.plan import ArgumentBinding, Plan, PlanNode
-from harness.run import RunPhase, RunRequest, ScaleOptions
-from harness.wait_book import Decision
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.contracts import APPROVE_UPDATE, RUN_TOOL_ACTIVITY
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunPhase, RunRequest, ScaleOptions
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.wait_book import Decision
 from scenarios.repo import REPO_PATH_VARIABLE
 from scenarios.repo.history import cited_ids
 from starter.run_results import result_of

@@ -6,10 +6,10 @@ from collections import Counter
 
 from temporalio.client import Client
 
-from harness.dag import NodeStatus
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.run import RunPhase, RunRequest
+from harness.core.errors import ErrorCode
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.run import RunPhase, RunRequest
 from tests.support import activity_timeline, execute_run, history_events, running_worker
 
 ATLANTIS = "Compare Paris, Atlantis and Tokyo"

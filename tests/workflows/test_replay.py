@@ -14,8 +14,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from harness.contracts import SCOPE_WORKFLOW, TASK_WORKFLOW
-from harness.run import RunRequest
+from harness.engine.contracts import SCOPE_WORKFLOW, TASK_WORKFLOW
+from harness.engine.run import RunRequest
 from infra.plugin import HarnessPlugin
 from starter.history import replay_run
 from tests.support import execute_run, running_worker

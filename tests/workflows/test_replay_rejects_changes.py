@@ -17,8 +17,8 @@ from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, WorkflowReplayResult
 
-from harness.contracts import RUN_WORKFLOW
-from harness.run import RunRequest, RunResult
+from harness.engine.contracts import RUN_WORKFLOW
+from harness.engine.run import RunRequest, RunResult
 from infra.converter import DATA_CONVERTER
 from workflows import AgentRunWorkflow
 from workflows.patches import WORK_CONTRACT_PATCH

@@ -8,12 +8,12 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
-from harness.budget import BudgetLimits
-from harness.contracts import EVAL_WORKFLOW, RUN_WORKFLOW
-from harness.eval_report import EvalReport
-from harness.run import RunPhase, RunRequest
-from starter.dev_server import temporal_binary
+from harness.engine.budget import BudgetLimits
+from harness.engine.contracts import EVAL_WORKFLOW, RUN_WORKFLOW
+from harness.engine.run import RunPhase, RunRequest
+from harness.evals.eval_report import EvalReport
 from starter.run_results import result_of
+from starter.servers.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, running_worker
 

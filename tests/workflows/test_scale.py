@@ -6,9 +6,9 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from harness.messages import NodeBatchRequest
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, ScaleOptions
+from harness.core.plan import Plan
+from harness.engine.messages import NodeBatchRequest
+from harness.engine.run import RunPhase, RunRequest, ScaleOptions
 from infra.converter import DATA_CONVERTER
 from starter.run_results import result_of
 from tests.factories import node, ref, synthetic_plan

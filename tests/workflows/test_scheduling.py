@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from harness.dag import NodeStatus
-from harness.plan import PlanNode
-from harness.run import RunPhase, RunRequest
+from harness.core.plan import PlanNode
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunPhase, RunRequest
 from tests.factories import collect, delay, lit, node, ref, synthetic_plan
 from tests.support import activity_timeline, execute_run, history_events, node_of, running_worker
 

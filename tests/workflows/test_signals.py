@@ -9,9 +9,9 @@ from temporalio.api.common.v1 import Payload
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import RawValue
 
-from harness.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
-from harness.run import RunPhase, RunResult
-from harness.trace import TraceEvent, TraceKind
+from harness.engine.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
+from harness.engine.run import RunPhase, RunResult
+from harness.engine.trace import TraceEvent, TraceKind
 from starter.run_results import result_of
 from tests.factories import approval_request
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run

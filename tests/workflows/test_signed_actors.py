@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
-from harness.deliveries import ApprovalRequest, DeliverRequest
-from harness.run import RunPhase, RunRequest, RunResult
-from harness.trace import TraceKind
+from harness.engine.run import RunPhase, RunRequest, RunResult
+from harness.engine.trace import TraceKind
+from harness.waits.deliveries import ApprovalRequest, DeliverRequest
 from infra.signing import new_private_key, public_key
 from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan

@@ -10,13 +10,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from harness.budget import BudgetLimits
-from harness.dag import NodeStatus
-from harness.deliveries import DeliverRequest
-from harness.errors import ErrorCode
-from harness.faults import FaultSpec
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, RunStatus, ScaleOptions
+from harness.core.errors import ErrorCode
+from harness.core.plan import Plan
+from harness.engine.budget import BudgetLimits
+from harness.engine.dag import NodeStatus
+from harness.engine.faults import FaultSpec
+from harness.engine.run import RunPhase, RunRequest, RunResult, RunStatus, ScaleOptions
+from harness.waits.deliveries import DeliverRequest
 from starter.run_results import result_of
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.support import (

@@ -10,15 +10,15 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from harness.budget import BudgetLimits
-from harness.contracts import DELIVER_SIGNAL
-from harness.dag import NodeStatus
-from harness.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
-from harness.plan import Plan
-from harness.run import RunPhase, RunRequest, RunResult, WaitTimeouts
-from harness.signatures import signed_message
-from harness.trace import TraceKind
-from harness.wait_book import Decision, DeliveryReceipt, WaitStatus
+from harness.core.plan import Plan
+from harness.engine.budget import BudgetLimits
+from harness.engine.contracts import DELIVER_SIGNAL
+from harness.engine.dag import NodeStatus
+from harness.engine.run import RunPhase, RunRequest, RunResult, WaitTimeouts
+from harness.engine.trace import TraceKind
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
+from harness.waits.signatures import signed_message
+from harness.waits.wait_book import Decision, DeliveryReceipt, WaitStatus
 from infra.signing import new_private_key, public_key, sign
 from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan

@@ -1,0 +1,290 @@
+"""Plan validation: pure code that returns every problem of a plan, not just the first."""
+
+from __future__ import annotations
+
+import difflib
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, JsonValue
+
+from harness.catalog.schema_check import schema_problems
+from harness.catalog.tools import ToolCatalog, ToolRole, ToolSpec
+from harness.core.plan import ArgumentKind, Plan, PlanNode
+from harness.engine.binding import is_array_argument
+from harness.engine.dag import find_cycles
+
+DEFAULT_MAX_NODES = 1000
+
+
+class IssueCode(StrEnum):
+    EMPTY_PLAN = "EMPTY_PLAN"
+    TOO_MANY_NODES = "TOO_MANY_NODES"
+    DUPLICATE_NODE_ID = "DUPLICATE_NODE_ID"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    UNKNOWN_ARGUMENT = "UNKNOWN_ARGUMENT"
+    DUPLICATE_ARGUMENT = "DUPLICATE_ARGUMENT"
+    MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    UNKNOWN_DEPENDENCY = "UNKNOWN_DEPENDENCY"
+    SELF_DEPENDENCY = "SELF_DEPENDENCY"
+    CYCLE = "CYCLE"
+    NODE_RESULT_UNKNOWN_NODE = "NODE_RESULT_UNKNOWN_NODE"
+    NODE_RESULT_NOT_IN_DEPS = "NODE_RESULT_NOT_IN_DEPS"
+    FINAL_SYNTHESIS_COUNT = "FINAL_SYNTHESIS_COUNT"
+    FINAL_SYNTHESIS_NOT_LAST = "FINAL_SYNTHESIS_NOT_LAST"
+    TASK_REQUIRED = "TASK_REQUIRED"
+
+
+class ValidationIssue(BaseModel):
+    code: IssueCode
+    node_id: str | None = None
+    message: str
+
+    def describe(self) -> str:
+        return f"{self.code} {self.node_id or '-'}: {self.message}"
+
+
+class ValidationReport(BaseModel):
+    valid: bool
+    issues: list[ValidationIssue]
+
+
+def validate_plan(
+    plan: Plan, catalog: ToolCatalog, max_nodes: int = DEFAULT_MAX_NODES
+) -> list[ValidationIssue]:
+    """Every problem of `plan` against `catalog`; an empty list means the plan may run."""
+    if not plan.nodes:
+        return [ValidationIssue(code=IssueCode.EMPTY_PLAN, message="the plan has no nodes")]
+    issues: list[ValidationIssue] = []
+    if len(plan.nodes) > max_nodes:
+        issues.append(
+            ValidationIssue(
+                code=IssueCode.TOO_MANY_NODES,
+                message=f"the plan has {len(plan.nodes)} nodes; the limit is {max_nodes}",
+            )
+        )
+    issues += _duplicate_ids(plan)
+    known_ids = set(plan.node_ids())
+    for node in plan.nodes:
+        tool = catalog.get(node.tool)
+        if tool is None:
+            issues.append(_unknown_tool(node, catalog))
+        else:
+            issues += _argument_issues(node, tool)
+            if tool.requires_task:
+                message = (
+                    f"tool '{node.tool}' may only run in a run bound to a task (the scope's "
+                    "contract: task_required_tools); start the run with --task"
+                )
+                issues.append(
+                    ValidationIssue(code=IssueCode.TASK_REQUIRED, node_id=node.id, message=message)
+                )
+        issues += _dependency_issues(node, known_ids)
+        issues += _binding_issues(node, known_ids)
+    issues += _cycle_issues(plan)
+    issues += _final_synthesis_issues(plan, catalog)
+    return issues
+
+
+def _duplicate_ids(plan: Plan) -> list[ValidationIssue]:
+    seen: set[str] = set()
+    issues = []
+    for node in plan.nodes:
+        if node.id in seen:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.DUPLICATE_NODE_ID,
+                    node_id=node.id,
+                    message=f"node id '{node.id}' is used more than once; ids must be unique",
+                )
+            )
+        seen.add(node.id)
+    return issues
+
+
+def _unknown_tool(node: PlanNode, catalog: ToolCatalog) -> ValidationIssue:
+    message = f"tool '{node.tool}' is not in the catalog"
+    close = difflib.get_close_matches(node.tool, catalog.names(), n=1)
+    if close:
+        message += f"; did you mean '{close[0]}'?"
+    else:
+        message += f"; available tools: {', '.join(catalog.names())}"
+    return ValidationIssue(code=IssueCode.UNKNOWN_TOOL, node_id=node.id, message=message)
+
+
+def _argument_issues(node: PlanNode, tool: ToolSpec) -> list[ValidationIssue]:
+    issues: list[ValidationIssue] = []
+    allowed = tool.argument_names()
+    properties = tool.arguments_schema.get("properties", {})
+    seen: set[str] = set()
+    for binding in node.arguments:
+        if binding.name in seen and not is_array_argument(tool, binding.name):
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.DUPLICATE_ARGUMENT,
+                    node_id=node.id,
+                    message=f"argument '{binding.name}' is bound more than once",
+                )
+            )
+        seen.add(binding.name)
+        if binding.name not in allowed:
+            issues.append(_unknown_argument(node, tool, binding.name))
+        elif binding.kind is ArgumentKind.LITERAL:
+            for problem in _literal_problems(binding.value, tool, properties[binding.name]):
+                issues.append(
+                    ValidationIssue(
+                        code=IssueCode.INVALID_ARGUMENT,
+                        node_id=node.id,
+                        message=f"argument '{binding.name}' of {tool.name}: {problem}",
+                    )
+                )
+    for required in tool.required_arguments():
+        if required not in seen:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.MISSING_REQUIRED_ARGUMENT,
+                    node_id=node.id,
+                    message=f"{tool.name} needs argument '{required}'",
+                )
+            )
+    return issues
+
+
+def _literal_problems(value: JsonValue, tool: ToolSpec, schema: dict[str, Any]) -> list[str]:
+    """Check a literal; a single item bound to an array argument is checked as an item."""
+    item_schema = _array_items(schema)
+    if item_schema is not None and not isinstance(value, list):
+        return schema_problems(value, item_schema, tool.arguments_schema)
+    return schema_problems(value, schema, tool.arguments_schema)
+
+
+def _array_items(schema: dict[str, Any]) -> dict[str, Any] | None:
+    for option in [schema, *schema.get("anyOf", [])]:
+        if isinstance(option, dict) and option.get("type") == "array":
+            items = option.get("items")
+            return items if isinstance(items, dict) else {}
+    return None
+
+
+def _unknown_argument(node: PlanNode, tool: ToolSpec, name: str) -> ValidationIssue:
+    allowed = tool.argument_names()
+    message = f"{tool.name} has no argument '{name}'"
+    close = difflib.get_close_matches(name, allowed, n=1)
+    if close:
+        message += f"; did you mean '{close[0]}'?"
+    elif allowed:
+        message += f"; it takes {', '.join(allowed)}"
+    else:
+        message += "; it takes no arguments"
+    return ValidationIssue(code=IssueCode.UNKNOWN_ARGUMENT, node_id=node.id, message=message)
+
+
+def _dependency_issues(node: PlanNode, known_ids: set[str]) -> list[ValidationIssue]:
+    issues = []
+    for dep in node.deps:
+        if dep == node.id:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.SELF_DEPENDENCY,
+                    node_id=node.id,
+                    message=f"node '{node.id}' depends on itself",
+                )
+            )
+        elif dep not in known_ids:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.UNKNOWN_DEPENDENCY,
+                    node_id=node.id,
+                    message=f"dependency '{dep}' is not a node of the plan",
+                )
+            )
+    return issues
+
+
+def _binding_issues(node: PlanNode, known_ids: set[str]) -> list[ValidationIssue]:
+    issues = []
+    for binding in node.arguments:
+        if binding.kind is not ArgumentKind.NODE_RESULT:
+            continue
+        source = binding.node_id
+        if source is None or source not in known_ids:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.NODE_RESULT_UNKNOWN_NODE,
+                    node_id=node.id,
+                    message=f"argument '{binding.name}' reads the result of '{source}', "
+                    "which is not a node of the plan",
+                )
+            )
+        elif source not in node.deps:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.NODE_RESULT_NOT_IN_DEPS,
+                    node_id=node.id,
+                    message=f"argument '{binding.name}' reads the result of '{source}'; "
+                    f"add '{source}' to the deps of '{node.id}'",
+                )
+            )
+    return issues
+
+
+def _cycle_issues(plan: Plan) -> list[ValidationIssue]:
+    return [
+        ValidationIssue(
+            code=IssueCode.CYCLE,
+            node_id=cycle[0],
+            message="dependency cycle: " + " -> ".join([*cycle, cycle[0]]),
+        )
+        for cycle in find_cycles(plan)
+    ]
+
+
+def _final_synthesis_issues(plan: Plan, catalog: ToolCatalog) -> list[ValidationIssue]:
+    finals = catalog.final_synthesis_nodes(plan)
+    if len(finals) != 1:
+        names = ", ".join(node.id for node in finals) or "none"
+        final_tools = [t.name for t in catalog.tools if t.role is ToolRole.FINAL_SYNTHESIS]
+        return [
+            ValidationIssue(
+                code=IssueCode.FINAL_SYNTHESIS_COUNT,
+                message=f"a plan needs exactly one final-synthesis node "
+                f"({', '.join(final_tools) or 'no such tool in the catalog'}); found {names}",
+            )
+        ]
+    final = finals[0]
+    issues = []
+    dependents = [node.id for node in plan.nodes if final.id in node.deps]
+    if dependents:
+        issues.append(
+            ValidationIssue(
+                code=IssueCode.FINAL_SYNTHESIS_NOT_LAST,
+                node_id=final.id,
+                message=f"the final-synthesis node must be last, but {', '.join(dependents)} "
+                "depend on it",
+            )
+        )
+    unreached = _unreached_from(plan, final)
+    if unreached:
+        issues.append(
+            ValidationIssue(
+                code=IssueCode.FINAL_SYNTHESIS_NOT_LAST,
+                node_id=final.id,
+                message=f"the final-synthesis node does not reach {', '.join(unreached)} "
+                "through its deps; their results would never reach the report",
+            )
+        )
+    return issues
+
+
+def _unreached_from(plan: Plan, final: PlanNode) -> list[str]:
+    by_id = {node.id: node for node in plan.nodes}
+    reached = {final.id}
+    frontier = list(final.deps)
+    while frontier:
+        node_id = frontier.pop()
+        if node_id in reached or node_id not in by_id:
+            continue
+        reached.add(node_id)
+        frontier.extend(by_id[node_id].deps)
+    return [node.id for node in plan.nodes if node.id not in reached]

@@ -1,0 +1,179 @@
+"""The layout shows the architecture: `harness/` and `starter/` are sub-packages whose imports run
+one way. Read from the source's import statements (every one, in functions and under
+TYPE_CHECKING too), so nothing is imported and no server is needed."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "harness.core": frozenset(),
+    "harness.catalog": frozenset({"harness.core"}),
+    "harness.governance": frozenset({"harness.core", "harness.catalog"}),
+    "harness.recall": frozenset({"harness.core"}),
+    "harness.waits": frozenset({"harness.core", "harness.catalog", "harness.governance"}),
+    "harness.engine": frozenset(
+        {"harness.core", "harness.catalog", "harness.governance", "harness.recall", "harness.waits"}
+    ),
+    "harness.evals": frozenset(
+        {
+            "harness.core",
+            "harness.catalog",
+            "harness.governance",
+            "harness.recall",
+            "harness.waits",
+            "harness.engine",
+        }
+    ),
+    "starter": frozenset(),
+    "starter.pages": frozenset(),
+    "starter.servers": frozenset({"starter"}),
+    "starter.cli": frozenset({"starter", "starter.servers", "starter.pages"}),
+}
+"""Each room and the rooms it may import. `starter` is the Python API and what it leans on (it
+moves to the public package of a later issue); the package `harness` itself is the front door
+that re-exports the domain, and no room imports it."""
+
+API_MODULES = frozenset(
+    {
+        "api",
+        "cli_connection",
+        "deliveries",
+        "errors",
+        "history",
+        "input_files",
+        "output",
+        "plan_files",
+        "run_results",
+        "runs",
+        "signed_actors",
+        "tasks",
+    }
+)
+"""What stays at the top of `starter/`: the Python API and the modules it uses."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room_of(module: str) -> str | None:
+    """The room a module of `harness` or `starter` is in: its sub-package, or the top."""
+    parts = module.split(".")
+    if parts[0] not in ("harness", "starter"):
+        return None
+    candidate = ".".join(parts[:2])
+    return candidate if candidate in MAY_IMPORT else parts[0]
+
+
+def imported(tree: ast.AST, package_dir: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) for each import: `from harness import x` counts as `harness.x` when x is a
+    module or package, else as `harness` itself."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            base = ROOT / Path(*node.module.split("."))
+            for alias in node.names:
+                child = base / alias.name
+                is_module = child.with_suffix(".py").exists() or (child / "__init__.py").exists()
+                yield node.lineno, f"{node.module}.{alias.name}" if is_module else node.module
+
+
+def sources() -> list[Path]:
+    return sorted([*(ROOT / "harness").rglob("*.py"), *(ROOT / "starter").rglob("*.py")])
+
+
+def edges() -> list[tuple[str, str, str]]:
+    """(importing room, imported room, where) for every import between two rooms of `harness`, or
+    two of `starter`."""
+    found = []
+    for path in sources():
+        module = module_name(path)
+        if module == "harness":
+            continue  # the front door re-exports every room
+        source = room_of(module)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for line, name in imported(tree, path.parent):
+            target = room_of(name)
+            if source is None or target is None or target == source:
+                continue
+            if source.split(".")[0] != target.split(".")[0]:
+                continue  # starter uses the domain; the domain's own purity is tested elsewhere
+            where = f"{path.relative_to(ROOT)}:{line} imports {name}"
+            found.append((source, target, where))
+    return found
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph as a path of its nodes, or [] when there is none."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for after in sorted(graph.get(node, ())):
+            if state.get(after) == 1:
+                return [*stack[stack.index(after) :], after]
+            if after not in state and (found := visit(after)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_the_allowed_arrows_close_no_cycle() -> None:
+    assert cycle_in({room: set(allowed) for room, allowed in MAY_IMPORT.items()}) == []
+
+
+def test_every_import_between_rooms_follows_an_allowed_arrow() -> None:
+    wrong = [
+        f"{where}: {source} may import {', '.join(sorted(MAY_IMPORT[source])) or 'no other room'}"
+        for source, target, where in edges()
+        if target not in MAY_IMPORT.get(source, frozenset())
+    ]
+    assert wrong == []
+
+
+def test_the_imports_between_rooms_close_no_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for source, target, _ in edges():
+        graph.setdefault(source, set()).add(target)
+    assert cycle_in(graph) == []
+
+
+def test_every_module_of_harness_is_in_a_room() -> None:
+    loose = sorted(p.name for p in (ROOT / "harness").glob("*.py") if p.name != "__init__.py")
+    assert loose == []
+
+
+def test_the_top_of_starter_holds_only_the_python_api_and_what_it_uses() -> None:
+    top = {p.stem for p in (ROOT / "starter").glob("*.py") if p.stem != "__init__"}
+    assert top - API_MODULES == set()
+
+
+@pytest.mark.parametrize("room", sorted(MAY_IMPORT))
+def test_each_room_opens_with_what_it_owns_and_what_it_may_import(room: str) -> None:
+    init = ROOT / Path(*room.split(".")) / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    assert "import" in doc.lower(), f"{init.relative_to(ROOT)} says nothing of its imports"
+
+
+def test_a_cycle_is_found_and_named() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycle_in(graph) == ["a", "b", "c", "a"]
+    assert cycle_in({"a": {"b"}, "b": set()}) == []
