@@ -8,6 +8,7 @@ Temporal's 51,200.) It takes minutes: not in CI, not in `all`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench import plans
@@ -64,19 +65,56 @@ async def run(count: int = DEFAULT_NODES) -> list[Measurement]:
     return _rows(bench, runs[1], runs[2])
 
 
+@dataclass(frozen=True)
+class HistoryFigure:
+    """One figure of a run's histories (a HistoryStats field), the big plan's against its
+    baseline's: a row of the bench's output."""
+
+    metric: str
+    field: str
+    unit: str
+    target: str | None = None
+    meets: Callable[[float], bool] | None = None
+    note: str | None = None
+    note_field: str | None = None
+    """A HistoryStats field whose text, when there is any, is the row's note."""
+
+
+HISTORY_FIGURES = (
+    HistoryFigure(
+        "failed_workflow_tasks",
+        "failed_workflow_tasks",
+        "tasks",
+        target="0",
+        meets=lambda failed: failed == 0,
+        note_field="failure_causes",
+    ),
+    HistoryFigure("events", "events", "events"),
+    HistoryFigure(
+        "max_run_events",
+        "max_run_events",
+        "events",
+        target="<= 10240",
+        meets=lambda events: events <= 10240,
+    ),
+    HistoryFigure("runs_in_chain", "runs", "runs"),
+    HistoryFigure("workflow_tasks", "workflow_tasks", "tasks"),
+    HistoryFigure(
+        "wft_work_max_ms",
+        "wft_work_max_ms",
+        "ms",
+        note="the longest workflow task; the SDK fails an activation that runs 2 s",
+    ),
+)
+"""The history rows, in the order they are printed."""
+
+
 def _rows(bench: str, baseline: BigRun, big: BigRun) -> list[Measurement]:
     vs = f"big{baseline.nodes}"
-    stats, base = big.stats, baseline.stats
 
     def per_node_ms(run: BigRun) -> float | None:
         return None if run.seconds is None else run.seconds * 1000 / run.nodes
 
-    def stat(of: HistoryStats | None, name: str) -> float | None:
-        value = None if of is None else getattr(of, name)
-        return None if value is None else float(value)
-
-    failed = stat(stats, "failed_workflow_tasks")
-    causes = stats.failure_causes if stats is not None and stats.failure_causes else None
     return [
         measure(
             bench,
@@ -96,58 +134,34 @@ def _rows(bench: str, baseline: BigRun, big: BigRun) -> list[Measurement]:
             baseline=per_node_ms(baseline),
             vs=f"{vs}.wall_ms_per_node",
         ),
-        measure(
-            bench,
-            "harness.failed_workflow_tasks",
-            failed,
-            "tasks",
-            baseline=stat(base, "failed_workflow_tasks"),
-            vs=vs,
-            target="0",
-            met=None if failed is None else failed == 0,
-            note=causes,
-        ),
-        measure(
-            bench,
-            "harness.events",
-            stat(stats, "events"),
-            "events",
-            baseline=stat(base, "events"),
-            vs=vs,
-        ),
-        measure(
-            bench,
-            "harness.max_run_events",
-            stat(stats, "max_run_events"),
-            "events",
-            baseline=stat(base, "max_run_events"),
-            vs=vs,
-            target="<= 10240",
-            met=None if stats is None else stats.max_run_events <= 10240,
-        ),
-        measure(
-            bench,
-            "harness.runs_in_chain",
-            stat(stats, "runs"),
-            "runs",
-            baseline=stat(base, "runs"),
-            vs=vs,
-        ),
-        measure(
-            bench,
-            "harness.workflow_tasks",
-            stat(stats, "workflow_tasks"),
-            "tasks",
-            baseline=stat(base, "workflow_tasks"),
-            vs=vs,
-        ),
-        measure(
-            bench,
-            "harness.wft_work_max_ms",
-            stat(stats, "wft_work_max_ms"),
-            "ms",
-            baseline=stat(base, "wft_work_max_ms"),
-            vs=vs,
-            note="the longest workflow task; the SDK fails an activation that runs 2 s",
-        ),
+        *(_history_row(bench, figure, big.stats, baseline.stats, vs) for figure in HISTORY_FIGURES),
     ]
+
+
+def _history_row(
+    bench: str,
+    figure: HistoryFigure,
+    stats: HistoryStats | None,
+    base: HistoryStats | None,
+    vs: str,
+) -> Measurement:
+    value = _stat(stats, figure.field)
+    note = figure.note
+    if figure.note_field is not None and stats is not None:
+        note = str(getattr(stats, figure.note_field)) or None
+    return measure(
+        bench,
+        f"harness.{figure.metric}",
+        value,
+        figure.unit,
+        baseline=_stat(base, figure.field),
+        vs=vs,
+        target=figure.target,
+        met=None if value is None or figure.meets is None else figure.meets(value),
+        note=note,
+    )
+
+
+def _stat(of: HistoryStats | None, name: str) -> float | None:
+    value = None if of is None else getattr(of, name)
+    return None if value is None else float(value)
