@@ -43,193 +43,80 @@ class OrderRecord(BaseModel):
         return sum(item.quantity * item.unit_price_cents for item in self.items)
 
 
+def _order(
+    order_id: str,
+    customer: str,
+    ordered_on: str,
+    delivered_on: str,
+    *items: tuple[str, int, int],
+    refunded_cents: int = 0,
+    refunded_on: str | None = None,
+    dispute: Dispute | None = None,
+) -> OrderRecord:
+    """One order from a row: ISO dates, and each item as (name, quantity, unit price in cents)."""
+    return OrderRecord(
+        order_id=order_id,
+        customer=customer,
+        items=[OrderItem(name=n, quantity=q, unit_price_cents=cents) for n, q, cents in items],
+        ordered_on=date.fromisoformat(ordered_on),
+        delivered_on=date.fromisoformat(delivered_on),
+        refunded_cents=refunded_cents,
+        refunded_on=None if refunded_on is None else date.fromisoformat(refunded_on),
+        dispute=dispute,
+    )
+
+
 ORDERS: tuple[OrderRecord, ...] = (
-    OrderRecord(
-        order_id="A-1001",
-        customer="Dana Whitfield",
-        items=[
-            OrderItem(name="Ceramic pour-over kettle", quantity=1, unit_price_cents=4990),
-            OrderItem(name="Paper filters, 100 pack", quantity=2, unit_price_cents=745),
-        ],
-        ordered_on=date(2025, 3, 3),
-        delivered_on=date(2025, 3, 7),
-    ),
-    OrderRecord(
-        order_id="A-1002",
-        customer="Marcus Oyelaran",
-        items=[OrderItem(name="Wireless headphones", quantity=1, unit_price_cents=12900)],
-        ordered_on=date(2025, 1, 2),
-        delivered_on=date(2025, 1, 6),
-    ),
-    OrderRecord(
-        order_id="A-1003",
-        customer="Priya Raman",
-        items=[OrderItem(name="Linen throw blanket", quantity=1, unit_price_cents=5900)],
-        ordered_on=date(2025, 2, 26),
-        delivered_on=date(2025, 3, 2),
-        refunded_cents=5900,
-        refunded_on=date(2025, 3, 5),
-    ),
-    OrderRecord(
-        order_id="A-1004",
-        customer="Tomás Ribeiro",
-        items=[OrderItem(name="Burr espresso grinder", quantity=1, unit_price_cents=18900)],
-        ordered_on=date(2025, 2, 25),
-        delivered_on=date(2025, 3, 1),
-        dispute=Dispute(
-            case_id="CB-55102", opened_on=date(2025, 3, 9), reason="chargeback: item not received"
-        ),
-    ),
-    OrderRecord(
-        order_id="A-1005",
-        customer="Lena Vogt",
-        items=[
-            OrderItem(name="Brass desk lamp", quantity=1, unit_price_cents=3450),
-            OrderItem(name="LED bulb, warm white", quantity=2, unit_price_cents=499),
-        ],
-        ordered_on=date(2025, 3, 6),
-        delivered_on=date(2025, 3, 10),
-    ),
+    # id, customer, ordered on, delivered on; then each item (name, quantity, unit price in
+    # cents) and what happened since (a refund, a dispute)
+    _order("A-1001", "Dana Whitfield", "2025-03-03", "2025-03-07",
+           ("Ceramic pour-over kettle", 1, 4990), ("Paper filters, 100 pack", 2, 745)),
+    _order("A-1002", "Marcus Oyelaran", "2025-01-02", "2025-01-06",
+           ("Wireless headphones", 1, 12900)),
+    _order("A-1003", "Priya Raman", "2025-02-26", "2025-03-02",
+           ("Linen throw blanket", 1, 5900), refunded_cents=5900, refunded_on="2025-03-05"),
+    _order("A-1004", "Tomás Ribeiro", "2025-02-25", "2025-03-01",
+           ("Burr espresso grinder", 1, 18900),
+           dispute=Dispute(case_id="CB-55102", opened_on=date(2025, 3, 9),
+                           reason="chargeback: item not received")),
+    _order("A-1005", "Lena Vogt", "2025-03-06", "2025-03-10",
+           ("Brass desk lamp", 1, 3450), ("LED bulb, warm white", 2, 499)),
     # Orders of the docs' walkthroughs (docs/tasks.md): each walkthrough pays an order of its
     # own, so one told before it (the refund in docs/getting-started.md pays A-1001) cannot have
     # refunded it already.
-    OrderRecord(
-        order_id="A-3001",
-        customer="Inès Laurent",
-        items=[OrderItem(name="Stoneware mug set", quantity=1, unit_price_cents=3200)],
-        ordered_on=date(2025, 3, 4),
-        delivered_on=date(2025, 3, 8),
-    ),
-    OrderRecord(
-        order_id="A-3002",
-        customer="Kofi Mensah",
-        items=[
-            OrderItem(name="Walnut cutting board", quantity=1, unit_price_cents=5400),
-            OrderItem(name="Board oil, 250 ml", quantity=1, unit_price_cents=890),
-        ],
-        ordered_on=date(2025, 3, 5),
-        delivered_on=date(2025, 3, 9),
-    ),
-    OrderRecord(
-        order_id="A-3003",
-        customer="Greta Lindqvist",
-        items=[OrderItem(name="Wool blanket", quantity=1, unit_price_cents=7600)],
-        ordered_on=date(2025, 3, 7),
-        delivered_on=date(2025, 3, 11),
-    ),
+    _order("A-3001", "Inès Laurent", "2025-03-04", "2025-03-08",
+           ("Stoneware mug set", 1, 3200)),
+    _order("A-3002", "Kofi Mensah", "2025-03-05", "2025-03-09",
+           ("Walnut cutting board", 1, 5400), ("Board oil, 250 ml", 1, 890)),
+    _order("A-3003", "Greta Lindqvist", "2025-03-07", "2025-03-11",
+           ("Wool blanket", 1, 7600)),
     # Orders of the eval suite (scenarios/refunds/eval_cases.yaml): a case that pays a refund
     # has an order of its own, since the payment service never pays an order twice.
-    OrderRecord(
-        order_id="A-2001",
-        customer="Hugo Marchetti",
-        items=[
-            OrderItem(name="Cast iron skillet, 26 cm", quantity=1, unit_price_cents=3990),
-        ],
-        ordered_on=date(2025, 2, 28),
-        delivered_on=date(2025, 3, 4),
-    ),
-    OrderRecord(
-        order_id="A-2002",
-        customer="Aiko Tanaka",
-        items=[
-            OrderItem(name="Merino wool scarf", quantity=1, unit_price_cents=4500),
-        ],
-        ordered_on=date(2025, 3, 5),
-        delivered_on=date(2025, 3, 8),
-    ),
-    OrderRecord(
-        order_id="A-2003",
-        customer="Samuel Okafor",
-        items=[
-            OrderItem(name="Bluetooth speaker", quantity=1, unit_price_cents=7999),
-        ],
-        ordered_on=date(2025, 2, 18),
-        delivered_on=date(2025, 2, 21),
-    ),
-    OrderRecord(
-        order_id="A-2004",
-        customer="Freya Lindqvist",
-        items=[
-            OrderItem(name="Hiking backpack, 40 L", quantity=1, unit_price_cents=11900),
-        ],
-        ordered_on=date(2025, 3, 1),
-        delivered_on=date(2025, 3, 5),
-    ),
-    OrderRecord(
-        order_id="A-2005",
-        customer="Rafael Duarte",
-        items=[
-            OrderItem(name="Stainless steel water bottle", quantity=2, unit_price_cents=2450),
-        ],
-        ordered_on=date(2025, 3, 2),
-        delivered_on=date(2025, 3, 6),
-    ),
-    OrderRecord(
-        order_id="A-2006",
-        customer="Noor Haddad",
-        items=[
-            OrderItem(name="Yoga mat", quantity=1, unit_price_cents=3200),
-            OrderItem(name="Yoga blocks, pair", quantity=1, unit_price_cents=1800),
-        ],
-        ordered_on=date(2025, 3, 4),
-        delivered_on=date(2025, 3, 9),
-    ),
-    OrderRecord(
-        order_id="A-2007",
-        customer="Ines Carvalho",
-        items=[
-            OrderItem(name="Electric milk frother", quantity=1, unit_price_cents=2999),
-        ],
-        ordered_on=date(2025, 3, 7),
-        delivered_on=date(2025, 3, 11),
-    ),
-    OrderRecord(
-        order_id="A-2008",
-        customer="Oliver Brandt",
-        items=[
-            OrderItem(name="Mechanical keyboard", quantity=1, unit_price_cents=10950),
-        ],
-        ordered_on=date(2025, 2, 27),
-        delivered_on=date(2025, 3, 3),
-    ),
-    OrderRecord(
-        order_id="A-2009",
-        customer="Chiara Bellini",
-        items=[
-            OrderItem(name="Ceramic planter set", quantity=1, unit_price_cents=5400),
-        ],
-        ordered_on=date(2025, 3, 3),
-        delivered_on=date(2025, 3, 7),
-    ),
-    OrderRecord(
-        order_id="A-2010",
-        customer="Kwame Asante",
-        items=[
-            OrderItem(name="Cordless drill", quantity=1, unit_price_cents=8900),
-            OrderItem(name="Drill bit set", quantity=1, unit_price_cents=1499),
-        ],
-        ordered_on=date(2025, 2, 24),
-        delivered_on=date(2025, 2, 27),
-    ),
-    OrderRecord(
-        order_id="A-2011",
-        customer="Wei Zhang",
-        items=[
-            OrderItem(name="Bamboo desk organiser", quantity=1, unit_price_cents=2750),
-        ],
-        ordered_on=date(2025, 3, 4),
-        delivered_on=date(2025, 3, 8),
-    ),
-    OrderRecord(
-        order_id="A-2015",
-        customer="Mateo Rossi",
-        items=[
-            OrderItem(name="Pour-over coffee stand", quantity=1, unit_price_cents=3600),
-        ],
-        ordered_on=date(2025, 2, 17),
-        delivered_on=date(2025, 2, 20),
-    ),
-)
+    _order("A-2001", "Hugo Marchetti", "2025-02-28", "2025-03-04",
+           ("Cast iron skillet, 26 cm", 1, 3990)),
+    _order("A-2002", "Aiko Tanaka", "2025-03-05", "2025-03-08",
+           ("Merino wool scarf", 1, 4500)),
+    _order("A-2003", "Samuel Okafor", "2025-02-18", "2025-02-21",
+           ("Bluetooth speaker", 1, 7999)),
+    _order("A-2004", "Freya Lindqvist", "2025-03-01", "2025-03-05",
+           ("Hiking backpack, 40 L", 1, 11900)),
+    _order("A-2005", "Rafael Duarte", "2025-03-02", "2025-03-06",
+           ("Stainless steel water bottle", 2, 2450)),
+    _order("A-2006", "Noor Haddad", "2025-03-04", "2025-03-09",
+           ("Yoga mat", 1, 3200), ("Yoga blocks, pair", 1, 1800)),
+    _order("A-2007", "Ines Carvalho", "2025-03-07", "2025-03-11",
+           ("Electric milk frother", 1, 2999)),
+    _order("A-2008", "Oliver Brandt", "2025-02-27", "2025-03-03",
+           ("Mechanical keyboard", 1, 10950)),
+    _order("A-2009", "Chiara Bellini", "2025-03-03", "2025-03-07",
+           ("Ceramic planter set", 1, 5400)),
+    _order("A-2010", "Kwame Asante", "2025-02-24", "2025-02-27",
+           ("Cordless drill", 1, 8900), ("Drill bit set", 1, 1499)),
+    _order("A-2011", "Wei Zhang", "2025-03-04", "2025-03-08",
+           ("Bamboo desk organiser", 1, 2750)),
+    _order("A-2015", "Mateo Rossi", "2025-02-17", "2025-02-20",
+           ("Pour-over coffee stand", 1, 3600)),
+)  # fmt: skip
 
 
 def find_order(order_id: str) -> OrderRecord | None:
