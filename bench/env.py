@@ -25,6 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from infra.plugin import HarnessPlugin
 from starter.servers.dev_server import temporal_binary
+from workflows import search_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMESPACE = "default"
@@ -109,6 +110,21 @@ async def dev_server() -> AsyncIterator[Server]:
         )
         async with environment:
             yield Server(environment.client, f"127.0.0.1:{port}", _child_pid("start-dev"))
+
+
+@asynccontextmanager
+async def dev_server_client() -> AsyncIterator[Client]:
+    """A client of a fresh dev server with the harness's search attributes, for the benches
+    whose worker runs in this process (memory, task-context): nothing of the server is measured,
+    so it keeps the SDK's defaults (in-memory, a free port) and is stopped on exit."""
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        plugins=[HarnessPlugin()],
+        dev_server_log_level="error",
+        search_attributes=search_attributes.ALL_KEYS,
+    )
+    async with environment:
+        yield environment.client
 
 
 def cpu_seconds(pid: int) -> float | None:

@@ -14,18 +14,15 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from bench.env import BenchError, log
+from bench.env import BenchError, dev_server_client, log
 from bench.report import Measurement, measure
 from harness.engine.run import MemoryOptions, RunPhase, RunRequest, RunResult
-from infra.plugin import HarnessPlugin
 from memory.sqlite_store import SqliteMemoryStore
 from starter.run_results import result_of
-from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
-from workflows import AgentRunWorkflow, search_attributes
+from workflows import AgentRunWorkflow
 
 GOALS = (
     "Compare Paris, Atlantis and Tokyo",
@@ -37,16 +34,10 @@ GOALS = (
 
 
 async def run() -> list[Measurement]:
-    environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        plugins=[HarnessPlugin()],
-        dev_server_log_level="error",
-        search_attributes=search_attributes.ALL_KEYS,
-    )
-    async with environment:
+    async with dev_server_client() as client:
         with tempfile.TemporaryDirectory(prefix="bench-memory-") as directory:
-            with_memory = await _sequence(environment.client, Path(directory), remember=True)
-            without = await _sequence(environment.client, Path(directory), remember=False)
+            with_memory = await _sequence(client, Path(directory), remember=True)
+            without = await _sequence(client, Path(directory), remember=False)
     rows: list[Measurement] = []
     for index, (on, off) in enumerate(zip(with_memory, without, strict=True), 1):
         name = f"memory.run{index}"

@@ -19,19 +19,15 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from activities.llm import ProviderRegistry, ScriptedProvider
-from bench.env import BenchError, log
+from bench.env import BenchError, dev_server_client, log
 from bench.report import Measurement, measure
 from harness.governance.task_commands import RecordEvidence, RecordFact, TaskCommand, TaskOperation
 from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.work import EvidenceKind
-from infra.plugin import HarnessPlugin
 from starter import tasks
-from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
-from workflows import search_attributes
 
 DEFAULT_RECORDS = 2000
 IN_FLIGHT = 8
@@ -43,14 +39,7 @@ HARNESS = Path(sys.executable).with_name("harness")
 
 
 async def run(records: int = DEFAULT_RECORDS) -> list[Measurement]:
-    environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        plugins=[HarnessPlugin()],
-        dev_server_log_level="error",
-        search_attributes=search_attributes.ALL_KEYS,
-    )
-    async with environment:
-        client = environment.client
+    async with dev_server_client() as client:
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         async with build_worker(client, queue, ProviderRegistry.always(ScriptedProvider())):
             scope = "bench"
