@@ -38,7 +38,12 @@ from harness.governance.state_size import (
     json_bytes,
     names_problem,
 )
-from harness.governance.task_commands import SIGNATURE, IdempotencyKeys, LedgerReceipt, fingerprint
+from harness.governance.task_commands import (
+    ForScope,
+    GovernanceCommand,
+    IdempotencyKeys,
+    LedgerReceipt,
+)
 from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.work import TEXT, Decision, DecisionStatus
 
@@ -107,15 +112,8 @@ RulesOperation = Annotated[
 ]
 
 
-class RulesCommand(BaseModel):
-    scope: str
-    actor: str
+class RulesCommand(GovernanceCommand, ForScope):
     operation: RulesOperation
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    signature: str | None = SIGNATURE
-
-    def fingerprint(self) -> str:
-        return fingerprint(self)
 
 
 class Lesson(BaseModel):

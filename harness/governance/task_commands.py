@@ -28,13 +28,6 @@ not
 what it says, so the fingerprint never holds it: the same command sent again, signed or not,
 is the same content under its key."""
 
-SIGNATURE = Field(
-    default=None,
-    max_length=200,
-    description="The actor's Ed25519 signature (base64) over harness.governance.governance_keys."
-    "governance_message; required where the scope keys the actor.",
-)
-
 
 def fingerprint(command: BaseModel) -> str:
     """What a command's idempotency key stands for: everything in it but the key itself (and
@@ -158,18 +151,55 @@ TaskOperation = Annotated[
 ]
 
 
-class TaskCommand(BaseModel):
-    """One change to one task, by one actor. The same `idempotency_key` with the same content
-    is applied once and then answered "duplicate"; with other content it is refused."""
+class GovernanceCommand(BaseModel):
+    """The envelope every gateway takes (a task's ledger, a scope's graph, its rules): one
+    operation, by one actor. The same `idempotency_key` with the same content is applied once
+    and then answered "duplicate"; with other content it is refused.
 
-    task_id: str
-    actor: str
-    operation: TaskOperation
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    signature: str | None = SIGNATURE
+    Each command names what it is for in a small base listed after this one (`ForTask`,
+    `ForScope`): pydantic orders fields from the last base to the first, so that name leads
+    the JSON as it did before this base existed, and every recorded payload dumps the same."""
+
+    actor: str = Field(
+        description="Who asks, as kind:name (human:, agent:, system:); checked by the gateway, "
+        "so a bad one is refused with a reason rather than failing to parse."
+    )
+    operation: BaseModel = Field(
+        description="What to change: each command narrows this to its own union of operations."
+    )
+    idempotency_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description='Makes a retry safe: applied once, then answered "duplicate".',
+    )
+    signature: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The actor's Ed25519 signature (base64) over harness.governance."
+        "governance_keys.governance_message; required where the scope keys the actor.",
+    )
 
     def fingerprint(self) -> str:
         return fingerprint(self)
+
+
+class ForTask(BaseModel):
+    """What a task's command is for: the first field of its JSON."""
+
+    task_id: str
+
+
+class ForScope(BaseModel):
+    """What a scope's command (its graph's, its rules') is for: the first field of its JSON."""
+
+    scope: str
+
+
+class TaskCommand(GovernanceCommand, ForTask):
+    """One change to one task, by one actor."""
+
+    operation: TaskOperation
 
 
 class LedgerReceipt(BaseModel):

@@ -22,7 +22,12 @@ from harness.governance.state_size import (
     json_bytes,
     names_problem,
 )
-from harness.governance.task_commands import SIGNATURE, IdempotencyKeys, LedgerReceipt, fingerprint
+from harness.governance.task_commands import (
+    ForScope,
+    GovernanceCommand,
+    IdempotencyKeys,
+    LedgerReceipt,
+)
 from harness.governance.work import TEXT, TaskStatus
 
 SCOPE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
@@ -81,15 +86,8 @@ class StatusChanged(BaseModel):
 GraphOperation = Annotated[CreateTask | AddDependency | StatusChanged, Field(discriminator="op")]
 
 
-class GraphCommand(BaseModel):
-    scope: str
-    actor: str
+class GraphCommand(GovernanceCommand, ForScope):
     operation: GraphOperation
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    signature: str | None = SIGNATURE
-
-    def fingerprint(self) -> str:
-        return fingerprint(self)
 
 
 class TaskGraphState(BaseModel):
