@@ -19,19 +19,16 @@ from harness.governance.task_graph import CreateTask, GraphCommand
 from tests.history_manifests import recorded_histories
 
 
-def _payloads(node: Any) -> Iterator[Any]:
-    """Every JSON payload of a history, wherever it sits (inputs, results, update arguments)."""
-    if isinstance(node, dict):
-        data = node.get("data")
-        if isinstance(data, str) and "metadata" in node:
-            decoded = _json(data)
-            if decoded is not None:
-                yield decoded
-        for value in node.values():
-            yield from _payloads(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _payloads(value)
+def _dicts(value: Any) -> Iterator[dict[str, Any]]:
+    """Every object in a JSON value, at any depth."""
+    children: list[Any] = []
+    if isinstance(value, dict):
+        yield value
+        children = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    for child in children:
+        yield from _dicts(child)
 
 
 def _json(data: str) -> Any:
@@ -41,24 +38,20 @@ def _json(data: str) -> Any:
         return None  # not JSON: compressed, or binary
 
 
-def _commands(value: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(value, dict):
-        if "actor" in value and "operation" in value:
-            yield value
-        for inner in value.values():
-            yield from _commands(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _commands(inner)
-
-
 @cache
 def _recorded() -> tuple[tuple[str, str], ...]:
-    """(history file, one command's recorded JSON) for every command in every history."""
+    """(history file, one command's recorded JSON) for every command in every history, wherever
+    its payload sits (inputs, results, update arguments)."""
     found: list[tuple[str, str]] = []
     for path in recorded_histories():
-        for payload in _payloads(json.loads(path.read_text())):
-            found.extend((path.name, json.dumps(c)) for c in _commands(payload))
+        for node in _dicts(json.loads(path.read_text())):
+            if not (isinstance(node.get("data"), str) and "metadata" in node):
+                continue
+            found.extend(
+                (path.name, json.dumps(command))
+                for command in _dicts(_json(node["data"]))
+                if "actor" in command and "operation" in command
+            )
     return tuple(found)
 
 
