@@ -70,9 +70,10 @@ class HistoryFigure:
     """One figure of a run's histories (a HistoryStats field), the big plan's against its
     baseline's: a row of the bench's output."""
 
-    metric: str
     field: str
     unit: str
+    metric: str | None = None
+    """Its name in the output (harness.METRIC), when it is not the field's."""
     target: str | None = None
     meets: Callable[[float], bool] | None = None
     note: str | None = None
@@ -83,24 +84,18 @@ class HistoryFigure:
 HISTORY_FIGURES = (
     HistoryFigure(
         "failed_workflow_tasks",
-        "failed_workflow_tasks",
         "tasks",
         target="0",
         meets=lambda failed: failed == 0,
         note_field="failure_causes",
     ),
-    HistoryFigure("events", "events", "events"),
+    HistoryFigure("events", "events"),
     HistoryFigure(
-        "max_run_events",
-        "max_run_events",
-        "events",
-        target="<= 10240",
-        meets=lambda events: events <= 10240,
+        "max_run_events", "events", target="<= 10240", meets=lambda events: events <= 10240
     ),
-    HistoryFigure("runs_in_chain", "runs", "runs"),
-    HistoryFigure("workflow_tasks", "workflow_tasks", "tasks"),
+    HistoryFigure("runs", "runs", metric="runs_in_chain"),
+    HistoryFigure("workflow_tasks", "tasks"),
     HistoryFigure(
-        "wft_work_max_ms",
         "wft_work_max_ms",
         "ms",
         note="the longest workflow task; the SDK fails an activation that runs 2 s",
@@ -151,7 +146,7 @@ def _history_row(
         note = str(getattr(stats, figure.note_field)) or None
     return measure(
         bench,
-        f"harness.{figure.metric}",
+        f"harness.{figure.metric or figure.field}",
         value,
         figure.unit,
         baseline=_stat(base, figure.field),
