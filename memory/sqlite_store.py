@@ -28,7 +28,7 @@ CREATE INDEX IF NOT EXISTS memories_session ON memories (session_id);
 BUSY_SECONDS = 5.0
 """How long a write waits for another connection's lock before it fails "database is locked":
 ample for the short upserts of workers sharing the file, and well inside the time a run gives
-a memory call (workflows.activity_calls.MEMORY_ATTEMPT_TIMEOUT), so a locked store fails as
+a memory call (workflows.activity_calls.stores.MEMORY_PATIENCE), so a locked store fails as
 itself and is retried, instead of timing out with the thread still waiting."""
 
 

@@ -46,7 +46,7 @@ from harness.waits.signatures import (
     signature_problem,
 )
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitKind
-from workflows.activity_calls import llm_queue, local_failures_are_activity_errors
+from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.actor_signatures import verify
 from workflows.clock import RunClock
 from workflows.outcome import cancelled_through_temporal, end_as_outcome

@@ -22,7 +22,7 @@ from harness.engine.run import ExecutionOptions
 from harness.waits.approval_cover import action_key
 from harness.waits.reconcile import reconcile_example
 from harness.waits.wait_book import Decision, Wait, WaitKind, WaitStatus
-from workflows.activity_calls import probe_operation, tool_call_summary
+from workflows.activity_calls.tools import probe_operation, tool_call_summary
 from workflows.patches import APPROVAL_COVERS_PATCH, LATE_RESULT_RECONCILES_PATCH
 from workflows.wait_desk import WaitDesk
 

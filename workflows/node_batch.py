@@ -23,11 +23,10 @@ from harness.engine.messages import (
     ToolCallGroup,
     ToolCallRequest,
 )
-from workflows.activity_calls import (
+from workflows.activity_calls.failures import ActivityFailure
+from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
+from workflows.activity_calls.tools import (
     TOOL_RETRY,
-    ActivityFailure,
-    llm_queue,
-    local_failures_are_activity_errors,
     policy_retry,
     retry_after,
     run_tool_call,

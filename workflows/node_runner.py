@@ -31,8 +31,8 @@ from harness.engine.messages import (
 )
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
-from workflows.activity_calls import (
-    ActivityFailure,
+from workflows.activity_calls.failures import ActivityFailure
+from workflows.activity_calls.tools import (
     policy_retry,
     retry_after,
     run_tool_call,

@@ -19,7 +19,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from harness.engine.run import RunPhase, RunResult
 from harness.waits.cancellation import OwnCancellation
-from workflows import activity_calls
+from workflows.activity_calls import steps
 
 FAILED_ENDINGS = frozenset(
     {
@@ -53,7 +53,7 @@ async def cancelled_through_temporal(reason: str, evicted: Callable[[], bool]) -
     info = workflow.info()
     request = OwnCancellation(workflow_id=info.workflow_id, run_id=info.run_id, reason=reason)
     try:
-        answer = await activity_calls.cancel_own_run(request)
+        answer = await steps.cancel_own_run(request)
         requested = answer.requested
         if not requested:
             workflow.logger.warning("the run could not be cancelled in Temporal: %s", answer.detail)

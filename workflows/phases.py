@@ -23,8 +23,10 @@ from harness.engine.validation import ValidationIssue, validate_plan
 from harness.engine.verification import VERIFICATION_FAILED
 from harness.governance.host_contract import ContractInForce, held_to
 from harness.waits.wait_book import WaitKind, WaitStatus
-from workflows import activity_calls
-from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
+from workflows.activity_calls import steps, stores
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.placement import SHORT_RETRY
+from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.patches import REQUEST_BOUNDS_PATCH
 from workflows.run_context import RunContext
 from workflows.run_memory import run_scope
@@ -54,7 +56,7 @@ class RunPhases:
             state.error = "the request is out of range: " + "; ".join(problems)
             return RunPhase.FAILED_VALIDATION
         try:
-            state.catalog = await activity_calls.load_catalog(state.request.scenario)
+            state.catalog = await steps.load_catalog(state.request.scenario)
         except ActivityError as error:
             raise_if_cancelled(error)
             state.error = ActivityFailure(error, 1).message
@@ -73,7 +75,7 @@ class RunPhases:
         assert state.catalog is not None
         task_id = request.task.task_id if request.task else None
         try:
-            work = await activity_calls.load_work_context(
+            work = await stores.load_work_context(
                 WorkContextRequest(scope=scope, task_id=task_id), local=ctx.contract_read_local
             )
         except ActivityError as error:
@@ -147,7 +149,7 @@ class RunPhases:
             model=state.request.models.planner,
         )
         try:
-            response = await activity_calls.make_plan(request)
+            response = await steps.make_plan(request)
         except ActivityError as error:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
@@ -218,7 +220,7 @@ class RunPhases:
             plan=state.plan, catalog=state.catalog, max_nodes=state.request.max_nodes
         )
         try:
-            return (await activity_calls.validate_plan(request)).issues
+            return (await steps.validate_plan(request)).issues
         except ActivityError as error:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, SHORT_RETRY.maximum_attempts or 1)

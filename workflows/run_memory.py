@@ -28,8 +28,8 @@ from harness.engine.trace import AgentRole, TraceKind, TraceLog
 from harness.governance.host_contract import DEFAULT_SCOPE
 from harness.recall.memory_context import PART_CHARS, MemoryContext, WorkingMemory, assemble
 from harness.recall.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryQuery
-from workflows import activity_calls
-from workflows.activity_calls import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls import stores
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 
 REASON_CHARS = 300
 """A store failure's reason in the trace: its first line, at most this long."""
@@ -76,9 +76,7 @@ class RunMemory:
             depth=depth,
         )
         try:
-            found = await activity_calls.retrieve_memories(
-                query, local=self._local, bounded=self._bounded
-            )
+            found = await stores.retrieve_memories(query, local=self._local, bounded=self._bounded)
         except ActivityError as error:
             raise_if_cancelled(error)
             reason = ActivityFailure(error, 3).message
@@ -149,7 +147,7 @@ class RunMemory:
             self._not_saved(f"no episode could be made of this run: {error}")
             return
         try:
-            await activity_calls.record_memory(record, local=self._local, bounded=self._bounded)
+            await stores.record_memory(record, local=self._local, bounded=self._bounded)
         except ActivityError as error:
             reason = ActivityFailure(error, 3).message
             workflow.logger.warning("episode %s not written: %s", record.id, reason)

@@ -26,7 +26,7 @@ from harness.governance.task_commands import (
 )
 from harness.governance.work import EvidenceKind, TaskBinding
 from harness.waits.wait_book import Decision, Wait, WaitKind, WaitStatus
-from workflows.activity_calls import raise_if_cancelled
+from workflows.activity_calls.failures import raise_if_cancelled
 
 HARNESS_ACTOR = "system:harness"
 """Who the run's own reports are from; their idempotency keys start `harness:`, the agent's

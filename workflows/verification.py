@@ -11,8 +11,10 @@ from harness.engine.messages import JudgeCallRequest, ReportCheckRequest
 from harness.engine.run import Verdict
 from harness.engine.trace import AgentRole, TraceKind
 from harness.engine.verification import structural_problems
-from workflows import activity_calls
-from workflows.activity_calls import PLAN_RETRY, SHORT_RETRY, ActivityFailure, raise_if_cancelled
+from workflows.activity_calls import steps
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.placement import SHORT_RETRY
+from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.run_context import RunContext
 
 
@@ -47,7 +49,7 @@ async def _scenario_check(
         scenario=scenario, goal=ctx.state.goal(), report=report, results=results
     )
     try:
-        check = await activity_calls.check_report(request)
+        check = await steps.check_report(request)
     except ActivityError as error:
         raise_if_cancelled(error)
         failure = ActivityFailure(error, SHORT_RETRY.maximum_attempts or 1)
@@ -78,7 +80,7 @@ async def _judge(
         model=state.request.models.judge,
     )
     try:
-        judged = await activity_calls.judge(request)
+        judged = await steps.judge(request)
     except ActivityError as error:
         raise_if_cancelled(error)
         failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)

@@ -58,9 +58,9 @@ class WaitDesk:
         """How this run tells who an actor is: actor_identity since 0.10."""
 
     def decide_rules(self) -> None:
-        """First thing in the run's first task (see activity_calls.llm_queue): whether the run
-        takes the 0.4 rules, the lots by sender and the late trace of 0.10. The older releases'
-        markers stay where their runs wrote them."""
+        """First thing in the run's first task (see activity_calls.placement.llm_queue): whether
+        the run takes the 0.4 rules, the lots by sender and the late trace of 0.10. The older
+        releases' markers stay where their runs wrote them."""
         self._agents_never_reconcile = workflow.patched(AGENT_RECONCILE_PATCH)
         self._lots_by_sender = workflow.patched(EARLY_LOTS_PATCH)
         self._late_traced = workflow.patched(LATE_TRACE_PATCH)

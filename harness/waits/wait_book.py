@@ -116,7 +116,7 @@ class DeliveryRules:
     """What a WaitBook holds each delivery to, as plain switches; the defaults are the rules a
     run starts with today. A run keeps the rules it started with, so its history replays: which
     switch a run gets is decided in the workflow layer from its patch markers
-    (workflows/wait_desk.py, workflows/patches.py), never here."""
+    (workflows/wait_desk.py, workflows/patches/run_waits.py), never here."""
 
     bounded_parking: bool = True
     """Early deliveries name a valid actor, expire after PARKED_FOR and sit in lots whose

@@ -16,7 +16,8 @@ from temporalio.exceptions import (
 )
 
 from harness.core.errors import ErrorCode
-from workflows.activity_calls import ActivityFailure, _as_activity_error, raise_if_cancelled
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.placement import _as_activity_error
 from workflows.run_memory import REASON_CHARS, one_line
 
 

@@ -30,7 +30,7 @@ from tests.factories import collect, node, synthetic_plan
 from tests.memory.store_faults import corrupted, locked
 from tests.postgres_server import server_binaries, stop_cluster, throwaway_cluster
 from tests.support import execute_run, running_worker
-from workflows.activity_calls import MEMORY_PATIENCE
+from workflows.activity_calls.stores import MEMORY_PATIENCE
 
 CITIES = RunRequest(goal="Compare Paris and Tokyo")
 REPLANNING = RunRequest(goal="Compare Paris, Atlantis and Tokyo")

@@ -21,7 +21,7 @@ from harness.engine.run import RunRequest
 from scenarios import get_scenario
 from scenarios.base import Scenario
 from tests.support import execute_run, history_events, running_worker
-from workflows.activity_calls import LLM_HEARTBEAT_TIMEOUT
+from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT
 
 BEATS = 3
 GIVE_UP_SECONDS = 60.0

@@ -1,11 +1,14 @@
-"""One registry of patch ids (workflows.patches): every id the workflow code asks is in it, with
-its date, release and reason; every entry is asked somewhere; every patch marker a recorded
-history carries names an entry. A new patch cannot skip the registry, and a patch cannot be
-removed while a recorded history still crosses it."""
+"""One registry of patch ids (workflows.patches, a module per workflow): every id the workflow
+code asks is in it, with its date, release and reason; every entry is asked somewhere; every
+workflow's module is in the registry; every patch marker a recorded history carries names an
+entry. A new patch cannot skip the registry, and a patch cannot be removed while a recorded
+history still crosses it."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,9 +16,10 @@ from pathlib import Path
 
 from tests.history_manifests import HISTORIES, crossed_patches, recorded_histories
 from workflows import patches
-from workflows.patches import BY_ID, PATCHES
+from workflows.patches import BY_ID, PATCHES, Patch
 
-WORKFLOWS = Path(patches.__file__).parent
+REGISTRY = Path(patches.__file__).parent
+WORKFLOWS = REGISTRY.parent
 PATCH_CALLS = {"patched", "deprecate_patch"}
 
 
@@ -108,7 +112,7 @@ def test_no_patch_id_is_spelt_outside_the_registry() -> None:
     elsewhere = [
         str(path.relative_to(WORKFLOWS.parent))
         for path in sorted(WORKFLOWS.rglob("*.py"))
-        if path != Path(patches.__file__) and spelt.search(path.read_text())
+        if REGISTRY not in path.parents and spelt.search(path.read_text())
     ]
     assert not elsewhere
 
@@ -120,8 +124,29 @@ def test_each_registered_patch_has_a_date_a_release_and_a_reason() -> None:
         assert re.fullmatch(r"([0-9a-f]{7,40})?", patch.commit), patch.id
         assert re.fullmatch(r"\d+\.\d+\.\d+", patch.release), patch.id
         assert len(patch.reason) > 20, patch.id
-    dates = [patch.added for patch in PATCHES]
-    assert dates == sorted(dates), "the registry reads in the order the patches came"
+    for name, entries in _modules_of_the_registry().items():
+        dates = [patch.added for patch in entries]
+        assert dates == sorted(dates), f"{name} reads in the order its patches came"
+
+
+def test_the_registry_holds_every_workflows_patches_and_nothing_else() -> None:
+    """A workflow's module whose entries the registry leaves out would be ids nobody checks."""
+    modules = _modules_of_the_registry()
+    assert {"run", "task", "scope"} <= set(modules), "the registry found no module per workflow"
+    held = [patch.id for entries in modules.values() for patch in entries]
+    assert sorted(held) == sorted(patch.id for patch in PATCHES)
+
+
+def _modules_of_the_registry() -> dict[str, tuple[Patch, ...]]:
+    """Each module of workflows.patches that lists patches (one per workflow): its entries."""
+    found: dict[str, tuple[Patch, ...]] = {}
+    for module in pkgutil.iter_modules(patches.__path__):
+        entries = getattr(
+            importlib.import_module(f"{patches.__name__}.{module.name}"), "PATCHES", None
+        )
+        if entries is not None:
+            found[module.name] = entries
+    return found
 
 
 def test_every_patch_marker_in_a_recorded_history_names_a_registered_patch() -> None:
