@@ -32,6 +32,7 @@ __all__ = ["FunctionTool", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 
 
 @dataclass(frozen=True)
@@ -51,16 +52,19 @@ class ToolOptions:
     uses_llm: bool = False
 
 
-class FunctionTool(Generic[P, R]):
+class FunctionTool(Generic[P, R_co]):
     """A function made a tool by `@tool`. Calling it calls the function; `tool` is what a
     catalog holds, `spec` what the planner reads of it."""
 
-    def __init__(self, function: Callable[P, R], tool: Tool) -> None:
+    __name__: str
+    __wrapped__: Callable[P, R_co]
+
+    def __init__(self, function: Callable[P, R_co], tool: Tool) -> None:
         self._function = function
         self.tool = tool
         functools.update_wrapper(self, function)
 
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
         return self._function(*args, **kwargs)
 
     @property
