@@ -9,16 +9,16 @@ Write a typed function, and `@tool` makes it a tool the planner can call:
         '''The latest wind reading at a weather station.'''
 
 Everything else (`harness`, `workflows`, `activities`, `scenarios`, `worker`, `starter`) is
-internal. This package may import the harness's own packages (the domain in `harness`, and
-`scenarios.base`, where a catalog's `Tool` and the `ToolContext` are defined); the pure domain
-and the workflows never import it.
+internal. This package may import the pure domain (`harness`) and nothing else of the project;
+the built-in scenarios and the activities import what a tool is at run time from it
+(`durable_harness.runtime`), and the domain and the workflows never import it.
 """
 
 from __future__ import annotations
 
 from durable_harness.errors import ErrorCode, ToolDefinitionError, ToolError
+from durable_harness.runtime import ToolContext
 from durable_harness.tools import FunctionTool, tool
-from scenarios.base import ToolContext
 
 __all__ = [
     "ErrorCode",

@@ -20,8 +20,8 @@ from pydantic.json_schema import PydanticJsonSchemaWarning
 from typing_extensions import is_typeddict
 
 from durable_harness.errors import ToolDefinitionError
+from durable_harness.runtime import ToolContext
 from harness.catalog.tools import reserved_name_reason
-from scenarios.base import ToolContext
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What a tool may be called: the names the LLM providers accept for a function."""

@@ -17,6 +17,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from durable_harness.runtime import Tool, ToolContext, ToolFunction
 from durable_harness.signatures import Signature, description, refuse, signature, tool_name
 from harness.catalog.tools import (
     DEFAULT_TOOL_ATTEMPTS,
@@ -26,7 +27,6 @@ from harness.catalog.tools import (
     ToolSpec,
 )
 from harness.core.problems import describe_invalid
-from scenarios.base import Tool, ToolContext, ToolFunction
 
 __all__ = ["FunctionTool", "tool"]
 
