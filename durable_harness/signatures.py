@@ -13,7 +13,7 @@ import typing
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, PydanticUserError, TypeAdapter, create_model
 from pydantic.json_schema import PydanticJsonSchemaWarning
@@ -75,6 +75,8 @@ def description(function: Callable[..., object]) -> str:
 
 
 def signature(function: Callable[..., object]) -> Signature:
+    """The function as a tool: each parameter an argument of a JSON type (the `ToolContext`
+    one aside), a return type of a JSON type too."""
     if not inspect.isfunction(function):
         raise refuse(function, "only a function (def or async def) can be a tool")
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
@@ -131,14 +133,17 @@ def _annotation(
 
 
 def _check_json(
-    function: Callable[..., object], what: str, annotation: Any, mode: str = "validation"
+    function: Callable[..., object],
+    what: str,
+    annotation: Any,
+    mode: Literal["validation", "serialization"] = "validation",
 ) -> TypeAdapter[Any]:
     """The type's adapter, once pydantic has shown it can describe the type as JSON."""
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         with warnings.catch_warnings():
             warnings.simplefilter("error", PydanticJsonSchemaWarning)
-            adapter.json_schema(mode="serialization" if mode == "serialization" else "validation")
+            adapter.json_schema(mode=mode)
     except (PydanticUserError, PydanticJsonSchemaWarning, TypeError, ValueError) as error:
         reason = str(error).strip().splitlines()[0]
         raise refuse(
