@@ -12,11 +12,13 @@ from pydantic import BaseModel, ValidationError
 
 import durable_harness
 from activities.llm import ScriptedProvider
+from activities.llm.prompts import planner_system
 from durable_harness import ErrorCode, ToolContext, ToolError, tool
 from harness.catalog.tools import ToolRole, ToolSpec
 from harness.core import errors
-from scenarios import base
+from scenarios import base, get_scenario
 from tests.durable_harness.weather import (
+    WEATHER,
     Reading,
     leaky,
     seen_async,
@@ -216,3 +218,12 @@ def test_the_arguments_model_refuses_what_the_signature_refuses() -> None:
     with pytest.raises(ValidationError):
         wind_speed.tool.arguments.model_validate({"unit": "kn"})
     assert issubclass(wind_speed.tool.arguments, BaseModel)
+
+
+def test_the_planner_reads_a_typed_tools_result_schema_and_no_other() -> None:
+    catalog = WEATHER.catalog()
+    prompt = planner_system(catalog)
+    described = {part.split(" ", 1)[0]: part for part in prompt.split("\n## ")[1:]}
+    assert '\nResult: {"properties":{"speed"' in described["wind_speed"]
+    assert "Result:" not in described["wind_report"]
+    assert "Result:" not in planner_system(get_scenario("cities").catalog())
