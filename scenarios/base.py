@@ -13,7 +13,7 @@ from durable_harness.runtime import ProbeFunction as ProbeFunction
 from durable_harness.runtime import Tool as Tool
 from durable_harness.runtime import ToolContext as ToolContext
 from durable_harness.runtime import ToolFunction as ToolFunction
-from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog
+from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, reserved_name_reason
 from harness.core.errors import FailureContext
 from harness.core.plan import Plan
 from harness.governance.gates import GateInput
@@ -144,7 +144,7 @@ class Scenario:
     environment (the repository the repo scenario's git server reads, say)."""
 
     def __post_init__(self) -> None:
-        reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]
+        reserved = [t.spec.name for t in self.tools if reserved_name_reason(t.spec.name)]
         if reserved:
             raise ValueError(f"scenario {self.name}: tool names {reserved} are reserved")
 

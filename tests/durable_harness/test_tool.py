@@ -5,6 +5,7 @@ async one on the loop. No server: the tools are called as the tool activity call
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -227,3 +228,14 @@ def test_the_planner_reads_a_typed_tools_result_schema_and_no_other() -> None:
     assert '\nResult: {"properties":{"speed"' in described["wind_speed"]
     assert "Result:" not in described["wind_report"]
     assert "Result:" not in planner_system(get_scenario("cities").catalog())
+
+
+@pytest.mark.parametrize("name", ["harness_status", "write_report", "agent"])
+def test_a_scenario_may_not_give_its_own_tool_a_reserved_name(name: str) -> None:
+    renamed = dataclasses.replace(
+        wind_report.tool, spec=wind_report.spec.model_copy(update={"name": name})
+    )
+    with pytest.raises(
+        ValueError, match=rf"scenario weather: tool names \['{name}'\] are reserved"
+    ):
+        dataclasses.replace(WEATHER, tools=(renamed,))
