@@ -2,63 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
-from harness.catalog.llm import TextReply, TextRequest, TextWriter
-from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
+# What a tool is at run time belongs to the public package (a tool author imports it from
+# there); the built-in scenarios and the activities import it from here as before.
+from durable_harness.runtime import ProbeFunction as ProbeFunction
+from durable_harness.runtime import Tool as Tool
+from durable_harness.runtime import ToolContext as ToolContext
+from durable_harness.runtime import ToolFunction as ToolFunction
+from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, reserved_name_reason
 from harness.core.errors import FailureContext
 from harness.core.plan import Plan
-from harness.core.usage import TokenUsage
-from harness.engine.messages import OperationProbe
 from harness.governance.gates import GateInput
-from harness.governance.work import TaskBinding
 from tool_servers.config import McpServer
 
 
 class PlanningError(Exception):
     """The offline planner cannot make a plan from this goal; the message says what is missing."""
 
-
-@dataclass
-class ToolContext:
-    """What a running tool may use besides its arguments. Usage of LLM calls is summed here."""
-
-    run_id: str
-    node_id: str
-    attempt: int
-    writer: TextWriter
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    services: Mapping[str, object] = field(default_factory=dict)
-    task: TaskBinding | None = None
-    """The task the run works on (the management tools write to it)."""
-    plan_attempt: int = 0
-    economy: bool = False
-    """Under budget pressure: what the tool writes, the provider's fallback model writes."""
-    model: str | None = None
-    """The run's worker model, when the run names one."""
-
-    async def write(self, request: TextRequest) -> TextReply:
-        if self.economy:
-            request = request.model_copy(update={"economy": True})
-        if self.model and not request.model:
-            request = request.model_copy(update={"model": self.model})
-        reply = await self.writer.write(request)
-        self.usage = self.usage.plus(reply.usage)
-        return reply
-
-
-ToolFunction = Callable[[Any, ToolContext], Awaitable[JsonValue] | JsonValue]
-"""A tool: `async def` for I/O; a plain function runs in a thread, off the worker's event loop."""
-
-ProbeFunction = Callable[[str | None, ToolContext], Awaitable[OperationProbe]]
-"""Asks the system a side-effecting tool acts on what became of the call of this run and node
-(and of this operation id, when the run knows it)."""
 
 Environment = Mapping[str, str]
 
@@ -71,23 +35,6 @@ def no_services(environment: Environment) -> dict[str, object]:
 
 def no_mcp_servers(environment: Environment) -> tuple[McpServer, ...]:
     return ()
-
-
-@dataclass(frozen=True)
-class Tool:
-    spec: ToolSpec
-    arguments: type[BaseModel]
-    run: ToolFunction
-    probe: ProbeFunction | None = None
-
-    async def call(self, arguments: BaseModel, context: ToolContext) -> JsonValue:
-        """Run the tool: an `async def` on the event loop; a plain function in a thread, so slow
-        synchronous work never holds up the worker's other activities and workflows."""
-        if inspect.iscoroutinefunction(self.run):
-            result: JsonValue = await self.run(arguments, context)
-            return result
-        done = await asyncio.to_thread(self.run, arguments, context)
-        return await done if inspect.isawaitable(done) else done
 
 
 @dataclass(frozen=True)
@@ -197,7 +144,7 @@ class Scenario:
     environment (the repository the repo scenario's git server reads, say)."""
 
     def __post_init__(self) -> None:
-        reserved = [t.spec.name for t in self.tools if t.spec.name.startswith(RESERVED_PREFIX)]
+        reserved = [t.spec.name for t in self.tools if reserved_name_reason(t.spec.name)]
         if reserved:
             raise ValueError(f"scenario {self.name}: tool names {reserved} are reserved")
 

@@ -59,6 +59,15 @@ API_MODULES = frozenset(
 """What stays at the top of `starter/`: the Python API and the modules it uses."""
 
 
+PUBLIC_PACKAGE = "durable_harness"
+PUBLIC_MAY_IMPORT = frozenset({"harness"})
+"""The project's packages the public package may import: the domain. The built-in scenarios
+lean on it (a tool's run-time model is its), so it importing them would close a loop."""
+
+NEVER_IMPORT_PUBLIC = ("harness", "workflows")
+"""The layers under the public face: they never import it (the public package leans on them)."""
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -177,3 +186,30 @@ def test_a_cycle_is_found_and_named() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycle_in(graph) == ["a", "b", "c", "a"]
     assert cycle_in({"a": {"b"}, "b": set()}) == []
+
+
+def _project_imports(package: str) -> list[tuple[str, str]]:
+    """(where, top-level package) for every import of a project package in `package`'s files."""
+    project = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for line, name in imported(tree, path.parent):
+            top = name.split(".")[0]
+            if top in project and top != package:
+                found.append((f"{path.relative_to(ROOT)}:{line} imports {name}", top))
+    return found
+
+
+def test_the_public_package_imports_only_the_domain() -> None:
+    wrong = [
+        where for where, top in _project_imports(PUBLIC_PACKAGE) if top not in PUBLIC_MAY_IMPORT
+    ]
+    assert wrong == []
+    init = ROOT / PUBLIC_PACKAGE / "__init__.py"
+    assert "import" in (ast.get_docstring(ast.parse(init.read_text())) or "").lower()
+
+
+@pytest.mark.parametrize("package", NEVER_IMPORT_PUBLIC)
+def test_the_layers_under_the_public_package_never_import_it(package: str) -> None:
+    assert [where for where, top in _project_imports(package) if top == PUBLIC_PACKAGE] == []

@@ -76,7 +76,12 @@ def _describe(tool: ToolSpec) -> str:
             f"{tool.description[:MCP_DESCRIPTION_CHARS]}\nArguments: {schema[:MCP_SCHEMA_CHARS]}"
         )
         return f"## {tool.name} ({', '.join(notes)})\n{fence(f'tool {tool.name}', described)}"
-    return f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
+    described = f"## {tool.name} ({', '.join(notes)})\n{tool.description}\nArguments: {schema}"
+    if tool.result_schema is None:
+        return described
+    # a typed tool's result: what a NODE_RESULT path into it may name
+    result = json.dumps(tool.result_schema, separators=(",", ":"), sort_keys=True)
+    return f"{described}\nResult: {result}"
 
 
 def goal_part(goal: str) -> str:

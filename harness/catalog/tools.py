@@ -13,6 +13,19 @@ RESERVED_TOOL_PREFIX = "harness_"
 """No scenario's or server's own tool takes a name that starts with this: the management tools
 have it."""
 
+RESERVED_TOOL_NAMES = frozenset({"write_report", "agent"})
+"""The built-in tools every catalog is to have (the final report writer, an agent node): no
+scenario's, pack's or server's own tool takes these names."""
+
+
+def reserved_name_reason(name: str) -> str | None:
+    """Why a tool of one's own may not be called `name` (none: it may)."""
+    if name.startswith(RESERVED_TOOL_PREFIX):
+        return f"names starting with '{RESERVED_TOOL_PREFIX}' are the harness's own"
+    if name in RESERVED_TOOL_NAMES:
+        return f"'{name}' is the name of a built-in tool"
+    return None
+
 
 class ToolRole(StrEnum):
     """DATA tools gather or transform facts; the single FINAL_SYNTHESIS tool writes the report."""
@@ -109,6 +122,14 @@ class ToolSpec(BaseModel):
     mcp: McpTarget | None = Field(
         default=None,
         description="The tool is served by an MCP server: the worker calls it there.",
+    )
+    # Left out of the payload while unset, as the retry settings below: the built-in tools
+    # declare none, so their catalogs (in history, and in the planner's prompt) stay as before.
+    result_schema: dict[str, Any] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="JSON schema of the tool's result, when the tool declares one (a typed "
+        "function's return type): what a NODE_RESULT path into it may name.",
     )
     # The three retry settings are left out of a catalog's payload while they hold their
     # defaults, so catalogs (in every run's history, and in the planner's prompt) stay as before.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from enum import StrEnum
 
 from pydantic import BaseModel, JsonValue
@@ -76,12 +77,30 @@ def parse_error_code(value: str | None) -> ErrorCode:
         return ErrorCode.TOOL_EXECUTION_FAILED
 
 
-class ToolError(Exception):
-    """Raised by a tool for a predictable failure; the code drives recovery."""
+def error_code_named(code: ErrorCode | str) -> ErrorCode:
+    """The code given as the enum or by its name (`"MISSING_INFO"`). A name that is no code
+    raises ValueError naming the closest and all of them: a tool author's typo is told, never
+    turned into another code."""
+    if isinstance(code, ErrorCode):
+        return code
+    try:
+        return ErrorCode(code)
+    except ValueError:
+        names = [member.value for member in ErrorCode]
+        close = difflib.get_close_matches(code, names, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(
+            f"'{code}' is not an error code{hint} (codes: {', '.join(names)})"
+        ) from None
 
-    def __init__(self, code: ErrorCode, message: str, data: JsonValue = None) -> None:
+
+class ToolError(Exception):
+    """Raised by a tool for a predictable failure; the code (the enum or its name) drives
+    recovery."""
+
+    def __init__(self, code: ErrorCode | str, message: str, data: JsonValue = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = error_code_named(code)
         self.message = message
         self.data = data
 
