@@ -25,7 +25,6 @@ from pydantic import JsonValue, ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
-    WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
 )
@@ -44,7 +43,7 @@ from infra.settings import Settings, SettingsError
 from starter import deliveries, runs, signed_actors
 from starter.cli_connection import environment_with
 from starter.errors import CliError
-from starter.run_results import result_of
+from starter.run_results import run_result
 from workflows import AgentRunWorkflow
 
 if TYPE_CHECKING:
@@ -157,10 +156,7 @@ class Run:
 
     async def result(self) -> RunResult:
         """The RunResult once the run ends, whatever its ending."""
-        try:
-            return await result_of(self.harness.client, self._handle)
-        except WorkflowFailureError as error:
-            raise CliError(f"run {self.run_id} failed inside Temporal: {error.cause}", 1) from error
+        return await run_result(self.harness.client, self.run_id)
 
     async def status(self) -> RunStatus | RunResult:
         """The live status of a running run; the result of a finished one."""

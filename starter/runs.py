@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
@@ -159,13 +159,6 @@ RUN_ENDED = frozenset(
 """How a run's workflow ends (workflows.outcome); each carries or rebuilds its RunResult."""
 
 
-async def _result(client: Client, run_id: str) -> RunResult:
-    try:
-        return await run_result(client, run_id)
-    except WorkflowFailureError as error:
-        raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
-
-
 async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
     """A finished run's result, or a running run's live status."""
     handle = client.get_workflow_handle(run_id)
@@ -174,7 +167,7 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
     except RPCError as error:
         raise CliError(f"no run with id '{run_id}': {error.message}") from error
     if description.status in RUN_ENDED:
-        return await _result(client, run_id)
+        return await run_result(client, run_id)
     if description.status != WorkflowExecutionStatus.RUNNING:
         name = description.status.name if description.status else "UNKNOWN"
         raise CliError(f"run {run_id} ended as {name} in Temporal", 1)

@@ -165,7 +165,7 @@ class AgentRunWorkflow:
         if ctx.memory is not None:
             await ctx.memory.remember(ctx.result())
         await workflow.wait_condition(workflow.all_handlers_finished)
-        result = ctx.result()
+        result = ctx.end()
         if signal_cancel_ends_canceled and self._cancelled_by_signal_alone(result):
             await cancelled_through_temporal(self._cancel_reason or "", self._being_evicted)
         if truthful:

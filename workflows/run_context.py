@@ -1,5 +1,6 @@
 """Everything one run holds while it runs, in one place: the run's state, its budget and trace,
-its wait desk, and the current attempt's node ledger and scheduler.
+its wait desk, and the current attempt's node ledger and scheduler; and, once it has ended, its
+result.
 
 Phase handlers change it; the workflow's queries and the UI read it through the views here.
 """
@@ -65,6 +66,10 @@ class RunContext:
     was delivered (since the patch that brought it)."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
+    ended: RunResult | None = None
+    """The result the run ended with, built once by `end`: what the workflow returns, or fails
+    with (workflows.outcome), and what the result query answers from then on, also when a
+    history is replayed to read a Canceled run's result (starter.run_results)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase
@@ -116,6 +121,18 @@ class RunContext:
         )
 
     def result(self) -> RunResult:
+        """The result the run ended with; while it runs, its result as it stands."""
+        return self.ended if self.ended is not None else self._result_now()
+
+    def end(self) -> RunResult:
+        """The run has ended: its result is built, held and handed to whoever ends the workflow
+        with it. Built again, it would read the clock and the trace after the ending (a
+        signal refused while a cancellation travels, say)."""
+        if self.ended is None:
+            self.ended = self._result_now()
+        return self.ended
+
+    def _result_now(self) -> RunResult:
         return self.state.result(
             finished_at=self.clock.now(),
             nodes=self.nodes(),
