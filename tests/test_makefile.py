@@ -62,6 +62,16 @@ def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() 
     ]
 
 
+def test_the_checks_and_the_domain_s_tests_run_at_once_before_the_other_tests() -> None:
+    """They need no server: run side by side (-j) they cost CI the slowest of them, not the sum.
+    The other tests come after them, alone (their real-time waits suffer on a loaded machine)."""
+    commands = _dry_run("test")
+    [at_once] = [c for c in commands if Path(c[0]).name == "make"]
+    assert "-j4" in at_once and "--output-sync=target" in at_once
+    assert at_once[-4:] == ["lint", "typecheck", "docs", "test-domain"]
+    assert commands[-1] == [".venv/bin/pytest", "-q", "--ignore=tests/harness", "--durations=25"]
+
+
 def test_test_unit_deselects_the_tests_that_need_a_temporal_server() -> None:
     assert tools("test-unit") == ["pytest -q -m not temporal"]
 

@@ -99,8 +99,29 @@ async def approve(handle: WorkflowHandle[Any, Any]) -> None:
     )
 
 
-@pytest.mark.parametrize("worker_count", [1, 2], ids=["one-worker", "two-workers"])
-@pytest.mark.parametrize("point", list(Point), ids=[p.name.lower() for p in Point])
+CRASHES = [
+    (Point.BEFORE_THE_CALL, 1),
+    (Point.DURING_THE_CALL, 2),
+    (Point.BEFORE_THE_CALLBACK, 1),
+    (Point.AFTER_THE_CALLBACK, 2),
+]
+"""Every point once, and each way of going on (restarted, taken over) at two of them. Which
+process goes on changes nothing the harness does: the run's state comes back from its history
+and the payment's idempotency key from its run and node ids, whoever asks. The one worker is at
+BEFORE_THE_CALL, where the approval arrives while no worker is alive, and BEFORE_THE_CALLBACK,
+where the outcome may; the second worker takes over DURING_THE_CALL, retrying the payment a
+live process made, and AFTER_THE_CALLBACK. (Every point with both counts, 8 tests, cost CI about
+five minutes; these 4 about half.)"""
+WORKERS = {1: "one-worker", 2: "two-workers"}
+
+
+@pytest.mark.parametrize(
+    ("point", "worker_count"),
+    [
+        pytest.param(point, count, id=f"{point.name.lower()}-{WORKERS[count]}")
+        for point, count in CRASHES
+    ],
+)
 async def test_a_worker_killed_at_any_point_of_a_refund_pays_exactly_once(
     client: Client, task_queue: str, tmp_path: Path, point: Point, worker_count: int
 ) -> None:
@@ -168,3 +189,8 @@ async def _at(
 
         await eventually(delivered, "the payment's outcome delivered")
     return await workflow_owner(client, handle.id)
+
+
+def test_the_crashes_kill_at_every_point_and_with_one_and_two_workers() -> None:
+    assert {point for point, _ in CRASHES} == set(Point)
+    assert sorted({count for _, count in CRASHES}) == [1, 2]
