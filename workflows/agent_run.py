@@ -1,7 +1,8 @@
 """AgentRunWorkflow: one run of plan -> validate -> execute -> verify -> (replan | finish).
 
-The workflow is the run's message face (queries, signals, updates and their validators) and a
-loop over the transition table of `workflows.phases`; what the run knows is one `RunState`,
+The workflow is the run's message face (queries, signals, updates and their validators, which
+hand their requests to `workflows.signal_intake`) and a loop over the transition table of
+`workflows.phases`; what the run knows is one `RunState`,
 and which moves are allowed is declared once in `harness.engine.run_state`.
 """
 
@@ -11,19 +12,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from harness.engine.bounds import delivery_problems
 from harness.engine.budget import Budget
 from harness.engine.contracts import (
-    ANSWER_SIGNAL,
     ANSWER_UPDATE,
-    APPROVE_SIGNAL,
     APPROVE_UPDATE,
-    CANCEL_SIGNAL,
-    DELIVER_SIGNAL,
     DELIVER_UPDATE,
     PROGRESS_QUERY,
     RESULT_QUERY,
@@ -40,14 +35,8 @@ from harness.engine.trace import TraceEvent, TraceKind, TraceLog
 from harness.governance.task_commands import LedgerReceipt
 from harness.governance.work import ScopeClaim, scope_claim_problem
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
-from harness.waits.signatures import (
-    SIGNED_KINDS,
-    SIGNED_KINDS_WITH_ANSWERS,
-    signature_problem,
-)
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitKind
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
-from workflows.actor_signatures import verify
 from workflows.clock import RunClock
 from workflows.outcome import cancelled_through_temporal, end_as_outcome
 from workflows.patches import (
@@ -56,7 +45,6 @@ from workflows.patches import (
     BIG_PLAN_PATCH,
     CANCEL_BEFORE_START_PATCH,
     CHEAP_GROUPS_PATCH,
-    EARLY_SIGNALS_PATCH,
     ECONOMY_PATCH,
     GIVEN_PLAN_FINAL_PATCH,
     KNOWN_OUTCOMES_PATCH,
@@ -73,7 +61,7 @@ from workflows.patches import (
 from workflows.phases import RunPhases
 from workflows.run_context import RunContext
 from workflows.run_memory import RunMemory
-from workflows.signal_intake import SignalRoute, take_signal
+from workflows.signal_intake import Intake
 from workflows.task_binding import TaskReporter
 from workflows.wait_desk import WaitDesk
 
@@ -97,20 +85,10 @@ class AgentRunWorkflow:
         reporter = TaskReporter(request.task, run_id)
         self._ctx = RunContext(clock, state, budget, trace, desk, reporter)
         self._phases = RunPhases(self._ctx)
-        self._signals: dict[str, SignalRoute[Any]] = {
-            APPROVE_SIGNAL: SignalRoute(ApprovalRequest, self._approve),
-            ANSWER_SIGNAL: SignalRoute(AnswerRequest, self._answer),
-            DELIVER_SIGNAL: SignalRoute(DeliverRequest, self._deliver),
-            CANCEL_SIGNAL: SignalRoute(CancelRequest, self._cancel),
-        }
+        self._intake = Intake(self._ctx, self._cancel)
         self._main_task: asyncio.Task[Any] | None = None
         self._cancel_reason: str | None = None
         self._cancelling = False
-        self._signed_kinds = SIGNED_KINDS
-        """What a keyed run takes only signed (answers too since 0.10: see run)."""
-        self._rules_decided = False
-        self._early_signals: list[tuple[str, Sequence[RawValue]]] = []
-        """Signals that came before the rules were decided (EARLY_SIGNALS_PATCH)."""
         self._claimed_scope: str | None = None
         """The scope a run that works on no task creates its one task in (its first create)."""
 
@@ -137,7 +115,7 @@ class AgentRunWorkflow:
         ctx.approval_covers = workflow.patched(APPROVAL_COVERS_AT_START_PATCH)  # likewise
         ctx.known_outcomes = workflow.patched(KNOWN_OUTCOMES_PATCH)  # likewise
         if request.actor_keys and workflow.patched(SIGNED_ANSWERS_PATCH):  # likewise
-            self._signed_kinds = SIGNED_KINDS_WITH_ANSWERS
+            self._intake.sign_answers()
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise
         bounded_memory = workflow.patched(MEMORY_DEGRADES_PATCH)  # likewise
         local_failures_are_activity_errors()  # likewise; every local call reads it after
@@ -145,7 +123,7 @@ class AgentRunWorkflow:
             ctx.memory = RunMemory(ctx.state, ctx.trace, local=local_memory, bounded=bounded_memory)
         if ctx.economy or ctx.memory is not None:
             ctx.degradation()  # its patch too: planning asks for it right after local activities
-        self._take_early_signals()
+        self._intake.rules_decided()  # the signals that came before are taken now
         self._main_task = asyncio.current_task()  # after: an early cancel ends the run below
         try:
             if self._cancel_reason is not None and workflow.patched(CANCEL_BEFORE_START_PATCH):
@@ -214,35 +192,10 @@ class AgentRunWorkflow:
         """Every signal (approve, answer, deliver, cancel), read defensively: a payload the
         run cannot use is refused and traced, never a failed workflow task. One that comes
         before the run has decided its rules waits for them."""
-        if not self._rules_decided and workflow.patched(EARLY_SIGNALS_PATCH):
-            self._early_signals.append((name, list(args)))
-            return
-        self._take_signal(name, args)
-
-    def _take_early_signals(self) -> None:
-        """The rules are decided: the signals that waited for them are taken, in order."""
-        self._rules_decided = True
-        early, self._early_signals = self._early_signals, []
-        for name, args in early:
-            self._take_signal(name, args)
-
-    def _take_signal(self, name: str, args: Sequence[RawValue]) -> None:
-        refusal = take_signal(self._signals, name, args)
-        if refusal is not None:
-            workflow.logger.warning("signal refused: %s", refusal)
-            self._ctx.desk.refuse(refusal, {"signal": name, "payloads": len(args)})
-
-    def _approve(self, request: ApprovalRequest) -> None:
-        self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
-
-    def _answer(self, request: AnswerRequest) -> None:
-        self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
-
-    def _deliver(self, request: DeliverRequest) -> None:
-        self._ctx.desk.deliver_signed(request, self._ctx.desk.targeted(request), self._unsigned)
+        self._intake.signal(name, args)
 
     def _cancel(self, request: CancelRequest) -> None:
-        unsigned = self._unsigned(request, None)
+        unsigned = self._intake.unsigned(request, None)
         if unsigned is not None:  # a keyed actor's name, without its signature
             self._ctx.desk.refuse(f"{request.actor}: {unsigned}", {"signal": "cancel"})
             return
@@ -282,11 +235,11 @@ class AgentRunWorkflow:
         '| "reject", "actor": "human:NAME", "comment"}; answers with a receipt.',
     )
     def approve_sync(self, request: ApprovalRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
+        return self._intake.approve(request)
 
     @approve_sync.validator
     def _validate_approve(self, request: ApprovalRequest) -> None:
-        self._refuse_when_finished(request, WaitKind.APPROVAL)
+        self._intake.refuse_when_finished(request, WaitKind.APPROVAL)
 
     @workflow.update(
         name=ANSWER_UPDATE,
@@ -294,11 +247,11 @@ class AgentRunWorkflow:
         "receipt.",
     )
     def answer_sync(self, request: AnswerRequest) -> DeliveryReceipt:
-        return self._ctx.desk.deliver_signed(request, request.delivery(), self._unsigned)
+        return self._intake.answer(request)
 
     @answer_sync.validator
     def _validate_answer(self, request: AnswerRequest) -> None:
-        self._refuse_when_finished(request, WaitKind.USER_INPUT)
+        self._intake.refuse_when_finished(request, WaitKind.USER_INPUT)
 
     @workflow.update(
         name=DELIVER_UPDATE,
@@ -306,37 +259,11 @@ class AgentRunWorkflow:
         '"operation_id" | "event", "data", "actor"}; answers with a receipt.',
     )
     def deliver_sync(self, request: DeliverRequest) -> DeliveryReceipt:
-        delivery = self._ctx.desk.targeted(request)
-        return self._ctx.desk.deliver_signed(request, delivery, self._unsigned)
+        return self._intake.deliver(request)
 
     @deliver_sync.validator
     def _validate_deliver(self, request: DeliverRequest) -> None:
-        # The kind only decides whether a signature is needed: read without the run's patch
-        # markers (a validator may not add any); the handler delivers under the run's rules.
-        self._refuse_when_finished(request, request.delivery(self._ctx.desk.book).kind)
-
-    def _refuse_when_finished(self, request: BaseModel, kind: WaitKind) -> None:
-        """Refuse before acceptance (a refused update leaves no event in history)."""
-        phase = self._ctx.state.phase
-        if phase.is_terminal:
-            raise ValueError(f"run {self._ctx.state.run_id} has finished ({phase.value})")
-        problems = delivery_problems(request)
-        if problems:
-            raise ValueError("out of range: " + "; ".join(problems))
-        unsigned = self._unsigned(request, kind)
-        if unsigned is not None:
-            raise ValueError(unsigned)
-
-    def _unsigned(self, request: BaseModel, kind: WaitKind | None) -> str | None:
-        """Why the request may not speak in this run (signed actors), or None."""
-        state = self._ctx.state
-        keys = state.request.actor_keys
-        if not keys:
-            return None
-        identity = self._ctx.desk.identity
-        return signature_problem(
-            state.run_id, request, kind, keys, verify, self._signed_kinds, identity
-        )
+        self._intake.refuse_when_finished(request, self._intake.deliver_kind(request))
 
     # -- the run's own ending ------------------------------------------------------------------
 

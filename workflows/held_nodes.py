@@ -1,13 +1,17 @@
 """Held nodes: nodes parked on a durable wait. Approvals before side effects, results of async
 operations, reconciles of uncertain side effects, and the workflow-native timer and event tools.
 
-Each settles its node in the ledger when the wait ends. The harness never assumes a side
-effect's outcome: when a call's outcome is uncertain or an operation's result is late, a tool
-that can be asked (`probes_outcome`) is asked first; only what it cannot settle goes to a person
-as a RECONCILE wait.
+The one owner of a held node's path: the node runner asks it at three points (`before_call`,
+`after_call`, `after_failure`) whether the node is held; a held node is parked on its wait and
+settled in the ledger here, or cancelled here when the run stops (`cancel`). The harness never
+assumes a side effect's outcome: when a call's outcome is uncertain or an operation's result is
+late, a tool that can be asked (`probes_outcome`) is asked first; only what it cannot settle
+goes to a person as a RECONCILE wait.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pydantic import JsonValue
 from temporalio import workflow
@@ -19,9 +23,9 @@ from harness.engine.dag import NodeStatus
 from harness.engine.messages import OperationProbe, ProbeRequest, ProbeState, ToolCallResult
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
-from harness.waits.approval_cover import action_key
+from harness.waits.approval_cover import action_key, approval_refusal
 from harness.waits.reconcile import reconcile_example
-from harness.waits.wait_book import Decision, Wait, WaitKind, WaitStatus
+from harness.waits.wait_book import Wait, WaitKind, WaitStatus
 from workflows.activity_calls.tools import probe_operation, tool_call_summary
 from workflows.patches import APPROVAL_COVERS_PATCH, LATE_RESULT_RECONCILES_PATCH
 from workflows.wait_desk import WaitDesk
@@ -31,13 +35,71 @@ MAX_PENDING_ROUNDS = 3
 
 
 class HeldNodes:
-    def __init__(self, ledger: NodeLedger, desk: WaitDesk, options: ExecutionOptions) -> None:
+    def __init__(
+        self,
+        ledger: NodeLedger,
+        desk: WaitDesk,
+        options: ExecutionOptions,
+        calls_returned: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`calls_returned`: told when a node's call has ended but the node goes on waiting
+        (an operation's result, a reconcile): the attempts it did not use are free again."""
         self._ledger = ledger
         self._desk = desk
         self._options = options
         self._timeouts = options.wait_timeouts
+        self._calls_returned = calls_returned
 
-    async def approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
+    # -- where the node runner hands a node over -----------------------------------------------
+
+    async def before_call(self, node_id: str, arguments: dict[str, JsonValue]) -> bool:
+        """Whether the node's call may go ahead. A native wait (timer, event) is the node's
+        whole work: held to its end here (False). A node that needs approval is held until
+        decided (False, and failed, unless approved)."""
+        spec = self._ledger.spec(node_id)
+        if spec.native_wait is not None:
+            await self._native_wait(node_id, spec.native_wait, arguments)
+            return False
+        needs_approval = spec.requires_approval or (
+            spec.side_effects and self._options.approve_side_effects
+        )
+        tool = self._ledger.node(node_id).tool
+        return not needs_approval or await self._approved(node_id, tool, arguments)
+
+    async def after_call(
+        self, node_id: str, arguments: dict[str, JsonValue], result: ToolCallResult
+    ) -> bool:
+        """Whether the call's result is the node's own (False: the node is held here for what
+        the call started, an async operation's result, and settled when it ends)."""
+        if self._ledger.spec(node_id).completion is not ToolCompletion.ASYNC_OPERATION:
+            return True
+        self._calls_returned()
+        await self._await_operation(node_id, arguments, result)
+        return False
+
+    async def after_failure(
+        self, node_id: str, arguments: dict[str, JsonValue], code: ErrorCode, message: str
+    ) -> bool:
+        """Whether the call's failure is the node's (False: a side effect's call timed out, so
+        its outcome is open; the node is held here until the system or a person settles it)."""
+        spec = self._ledger.spec(node_id)
+        if not (spec.side_effects and code is ErrorCode.TIMEOUT):
+            return True
+        self._calls_returned()
+        if spec.probes_outcome:
+            await self._after_uncertain_call(node_id, arguments, message)
+        else:
+            await self._reconcile(node_id, arguments, message)
+        return False
+
+    def cancel(self, node_id: str, reason: str, *, budget: bool) -> None:
+        """The run stops the node: its pending waits close, and it ends CANCELLED."""
+        self._desk.cancel_pending(reason, node_id=node_id)
+        self._ledger.cancel(node_id, reason, budget=budget)
+
+    # -- the holds ------------------------------------------------------------------------------
+
+    async def _approved(self, node_id: str, tool: str, arguments: dict[str, JsonValue]) -> bool:
         """Hold the node until a person or system approves it; anything else fails it. The
         same action decided in an earlier attempt of the run is not asked again
         (harness.waits.approval_cover)."""
@@ -47,36 +109,21 @@ class HeldNodes:
             self._options.approval_covers or workflow.patched(APPROVAL_COVERS_PATCH)
         ):
             self._desk.covered(node_id, tool, cover)
-            if cover.decision is Decision.APPROVE:
-                return True
-            reason = (
-                f"rejected by {cover.decided_by} in wait {cover.wait_id} (attempt "
-                f"{cover.attempt}); the same action is not asked again"
-            )
-            self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
-            return False
-        self._ledger.hold(node_id, NodeStatus.WAITING)
-        wait = self._desk.open(
-            f"approve-{node_id}",
-            WaitKind.APPROVAL,
-            f"approve {tool_call_summary(node_id, tool, arguments)}?",
-            self._timeouts.approval,
-            node_id=node_id,
-        )
+            return self._go_ahead(node_id, arguments, cover.refusal())
+        prompt = f"approve {tool_call_summary(node_id, tool, arguments)}?"
+        wait = self._park("approve", node_id, WaitKind.APPROVAL, prompt, self._timeouts.approval)
         await self._desk.until_settled(wait)
         self._desk.approvals.decided(key, wait, self._options.attempt)
         self._ledger.hold(node_id, NodeStatus.RUNNING)
-        if wait.status is WaitStatus.DELIVERED and wait.decision is Decision.APPROVE:
-            return True
-        if wait.status is WaitStatus.DELIVERED:
-            reason = f"rejected by {wait.delivered_by}"
-            reason += f": {wait.comment_excerpt()}" if wait.comment else ""
-        else:
-            reason = f"approval {wait.status.value.lower()} without a decision; treated as rejected"
-        self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, reason, attempts=0)
-        return False
+        return self._go_ahead(node_id, arguments, approval_refusal(wait))
 
-    async def await_operation(
+    def _go_ahead(self, node_id: str, arguments: dict[str, JsonValue], refusal: str | None) -> bool:
+        """Whether the approval lets the node's call go ahead; a refusal fails the node."""
+        if refusal is not None:
+            self._ledger.fail(node_id, arguments, ErrorCode.POLICY_VIOLATION, refusal, attempts=0)
+        return refusal is None
+
+    async def _await_operation(
         self, node_id: str, arguments: dict[str, JsonValue], started: ToolCallResult
     ) -> None:
         """The tool started an external operation; wait for its result to be delivered."""
@@ -88,7 +135,6 @@ class HeldNodes:
                 node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, started.attempt
             )
             return
-        self._ledger.hold(node_id, NodeStatus.WAITING)
         wait = self._open_operation(node_id, operation_id)
         if self._options.known_outcomes:
             self._desk.settle_from_earlier(wait)
@@ -106,27 +152,21 @@ class HeldNodes:
             and spec.side_effects
             and workflow.patched(LATE_RESULT_RECONCILES_PATCH)
         ):
-            await self.reconcile(node_id, spec.name, arguments, late, operation_id)
+            await self._reconcile(node_id, arguments, late, operation_id)
             return
         self._ledger.fail(node_id, arguments, ErrorCode.TIMEOUT, late, started.attempt)
 
     def _open_operation(self, node_id: str, operation_id: str) -> Wait:
-        return self._desk.open(
-            f"op-{node_id}",
-            WaitKind.ASYNC_OPERATION,
-            f"result of operation {operation_id} started by {node_id}",
-            self._timeouts.async_operation,
-            node_id=node_id,
-            operation_id=operation_id,
-        )
+        prompt = f"result of operation {operation_id} started by {node_id}"
+        timeout = self._timeouts.async_operation
+        return self._park("op", node_id, WaitKind.ASYNC_OPERATION, prompt, timeout, operation_id)
 
     def _operation_done(
         self, node_id: str, started: ToolCallResult, operation_id: str, outcome: JsonValue
     ) -> None:
         result = {"operation_id": operation_id, "started": started.result, "outcome": outcome}
-        self._ledger.complete(
-            node_id, started.model_copy(update={"result": result, "timing": None})
-        )
+        done = started.model_copy(update={"result": result, "timing": None})
+        self._ledger.complete(node_id, done)
 
     async def _late_result(
         self,
@@ -140,7 +180,6 @@ class HeldNodes:
         listening, a wait at a time (each opens before the question, so an outcome reported
         meanwhile is taken, never quarantined); a person is asked only when it cannot tell or
         the operation stays pending for MAX_PENDING_ROUNDS more waits."""
-        tool = self._ledger.spec(node_id).name
         for _ in range(MAX_PENDING_ROUNDS):
             again = self._open_operation(node_id, operation_id)
             probe = await self._probe(node_id, arguments, operation_id)
@@ -156,17 +195,16 @@ class HeldNodes:
                 self._desk.cancel_pending(
                     f"the system cannot tell: {probe.detail}", node_id=node_id
                 )
-                await self.reconcile(
-                    node_id, tool, arguments, f"{late}; {probe.detail}", operation_id
-                )
+                reason = f"{late}; {probe.detail}"
+                await self._reconcile(node_id, arguments, reason, operation_id)
                 return
             if again.status is WaitStatus.DELIVERED:
                 self._operation_done(node_id, started, operation_id, again.payload)
                 return
         still = f"{late}; still pending after {MAX_PENDING_ROUNDS} more waits"
-        await self.reconcile(node_id, tool, arguments, still, operation_id)
+        await self._reconcile(node_id, arguments, still, operation_id)
 
-    async def after_uncertain_call(
+    async def _after_uncertain_call(
         self, node_id: str, arguments: dict[str, JsonValue], reason: str
     ) -> None:
         """The call of a side effect failed in a way that leaves its outcome open (it timed
@@ -179,12 +217,12 @@ class HeldNodes:
             probe.state is ProbeState.PENDING and spec.completion is ToolCompletion.ASYNC_OPERATION
         ):
             started = ToolCallResult(result=probe.started, attempt=1, latency_ms=0.0)
-            await self.await_operation(node_id, arguments, started)
+            await self._await_operation(node_id, arguments, started)
         elif probe.state is ProbeState.NOT_FOUND:
             message = f"{reason}; {probe.detail}, so nothing was done"
             self._ledger.fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, 1)
         else:
-            await self.reconcile(node_id, spec.name, arguments, f"{reason}; {probe.detail}")
+            await self._reconcile(node_id, arguments, f"{reason}; {probe.detail}")
 
     async def _probe(
         self, node_id: str, arguments: dict[str, JsonValue], operation_id: str | None
@@ -214,30 +252,28 @@ class HeldNodes:
                 "started": probe.started,
                 "outcome": probe.outcome,
             }
-        self._ledger.complete(
-            node_id, ToolCallResult(result=result, attempt=attempt, latency_ms=0.0)
-        )
+        done = ToolCallResult(result=result, attempt=attempt, latency_ms=0.0)
+        self._ledger.complete(node_id, done)
 
-    async def reconcile(
+    async def _reconcile(
         self,
         node_id: str,
-        tool: str,
         arguments: dict[str, JsonValue],
         reason: str,
         operation_id: str | None = None,
     ) -> None:
         """A side effect whose outcome is uncertain is never retried blindly: it is UNKNOWN
         until someone delivers what really happened."""
-        self._ledger.hold(node_id, NodeStatus.UNKNOWN, note=f"outcome unknown: {reason}")
-        template = self._ledger.spec(node_id).reconcile_example
-        wait = self._desk.open(
-            f"reconcile-{node_id}",
+        spec = self._ledger.spec(node_id)
+        wait = self._park(
+            "reconcile",
+            node_id,
             WaitKind.RECONCILE,
-            f"did {tool_call_summary(node_id, tool, arguments)} take effect? deliver "
+            f"did {tool_call_summary(node_id, spec.name, arguments)} take effect? deliver "
             '{"outcome": "succeeded", "result": ...} or {"outcome": "failed"}',
             self._timeouts.reconcile,
-            node_id=node_id,
-            example=reconcile_example(template, arguments, operation_id),
+            example=reconcile_example(spec.reconcile_example, arguments, operation_id),
+            unknown=f"outcome unknown: {reason}",
         )
         await self._desk.until_settled(wait)
         payload = wait.payload if isinstance(wait.payload, dict) else {}
@@ -251,11 +287,10 @@ class HeldNodes:
             message = f"no reconcile delivery ({wait.status.value})"
         self._ledger.fail(node_id, arguments, ErrorCode.TOOL_EXECUTION_FAILED, message, attempts=1)
 
-    async def native_wait(
+    async def _native_wait(
         self, node_id: str, kind: NativeWait, arguments: dict[str, JsonValue]
     ) -> None:
         """Timers and external events are durable waits in the workflow, not activities."""
-        self._ledger.hold(node_id, NodeStatus.WAITING)
         name = "seconds" if kind is NativeWait.TIMER else "timeout_seconds"
         value = arguments.get(name)
         problem = None if value is None else wait_seconds_problem(name, value)
@@ -264,20 +299,18 @@ class HeldNodes:
             return
         if kind is NativeWait.TIMER:
             seconds = float(str(arguments.get("seconds", 0)))
-            wait = self._desk.open(
-                f"timer-{node_id}", WaitKind.TIMER, f"sleep {seconds:g} s", None, node_id=node_id
-            )
+            wait = self._park("timer", node_id, WaitKind.TIMER, f"sleep {seconds:g} s", None)
             await workflow.sleep(seconds, summary=f"timer of {node_id}: {seconds:g} s")
             self._desk.settle(wait, "system:timer", {"slept_seconds": seconds})
         else:
             event = str(arguments.get("event"))
             timeout = arguments.get("timeout_seconds")
-            wait = self._desk.open(
-                f"event-{node_id}",
+            wait = self._park(
+                "event",
+                node_id,
                 WaitKind.EXTERNAL_EVENT,
                 f"external event '{event}'",
                 float(str(timeout)) if timeout is not None else self._timeouts.external_event,
-                node_id=node_id,
                 event=event,
             )
             await self._desk.until_settled(wait)
@@ -287,3 +320,31 @@ class HeldNodes:
                 return
         result = ToolCallResult(result=wait.payload, attempt=1, latency_ms=0.0)
         self._ledger.complete(node_id, result)
+
+    def _park(
+        self,
+        name: str,
+        node_id: str,
+        kind: WaitKind,
+        prompt: str,
+        timeout: float | None,
+        operation_id: str | None = None,
+        *,
+        event: str | None = None,
+        example: JsonValue = None,
+        unknown: str | None = None,
+    ) -> Wait:
+        """Hold the node on its wait `NAME-NODE`: WAITING, or UNKNOWN (saying why) for a
+        reconcile. The one place a node is parked; `_approved` takes it back for its call."""
+        status = NodeStatus.WAITING if unknown is None else NodeStatus.UNKNOWN
+        self._ledger.hold(node_id, status, note=unknown)
+        return self._desk.open(
+            f"{name}-{node_id}",
+            kind,
+            prompt,
+            timeout,
+            node_id=node_id,
+            operation_id=operation_id,
+            event=event,
+            example=example,
+        )

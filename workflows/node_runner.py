@@ -1,34 +1,25 @@
-"""The node runner: carries one admitted node to its end, or a batch of them to a child workflow.
+"""The node runner: carries one admitted node to its end, or a group of cheap calls to theirs.
 
-For one node: a native wait, or an approval when the tool needs one, then the tool's activity,
-the decoding of its failure, and what its completion asks for (an async operation's result, a
-reconcile of an uncertain side effect). Every outcome is settled in the ledger.
+For one node: the tool's activity, the decoding of its failure, and its result. A node that is
+held on the way (a native wait or an approval before its call, an async operation's result or
+the reconcile of an uncertain side effect after it) is handed to `workflows.held_nodes`, which
+settles it. Every other outcome is settled in the ledger here. A wide plan's batches describe
+their calls here (`batch_call`) and go to child workflows from `workflows.batches`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import JsonValue
-from temporalio import workflow
-from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, CancelledError
-from temporalio.workflow import ChildWorkflowHandle
 
-from harness.catalog.tools import CallPolicy, ToolCompletion
-from harness.core.errors import ErrorCode, parse_error_code
+from harness.catalog.tools import CallPolicy
+from harness.core.errors import parse_error_code
 from harness.engine.budget import CONSERVE_AT
-from harness.engine.contracts import BATCH_WORKFLOW
 from harness.engine.faults import FaultSpec
-from harness.engine.messages import (
-    BatchCall,
-    NodeBatchRequest,
-    NodeBatchResult,
-    ToolCallGroup,
-    ToolCallRequest,
-)
+from harness.engine.messages import BatchCall, ToolCallGroup, ToolCallRequest
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
 from workflows.activity_calls.failures import ActivityFailure
@@ -42,7 +33,6 @@ from workflows.activity_calls.tools import (
     tool_retry,
 )
 from workflows.held_nodes import HeldNodes
-from workflows.patches import BATCH_ID_PATCH
 
 
 class NodeRunner:
@@ -52,26 +42,14 @@ class NodeRunner:
         held: HeldNodes,
         options: ExecutionOptions,
         stopping: Callable[[], bool],
-        calls_returned: Callable[[], None] = lambda: None,
     ) -> None:
-        """`calls_returned`: told when a node's call has ended but the node goes on waiting
-        (an operation's result, a reconcile): the attempts it did not use are free again."""
         self._ledger = ledger
         self._held = held
         self._options = options
         self._stopping = stopping
-        self._calls_returned = calls_returned
 
     async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
-        node = self._ledger.node(node_id)
-        spec = self._ledger.spec(node_id)
-        if spec.native_wait is not None:
-            await self._held.native_wait(node_id, spec.native_wait, arguments)
-            return
-        needs_approval = spec.requires_approval or (
-            spec.side_effects and self._options.approve_side_effects
-        )
-        if needs_approval and not await self._held.approved(node_id, node.tool, arguments):
+        if not await self._held.before_call(node_id, arguments):
             return
         self._ledger.call_started(node_id)
         await self.call(node_id, arguments)
@@ -100,9 +78,7 @@ class NodeRunner:
         self._ledger.retried(
             node_id, result.attempt, result.timing.retries if result.timing else None
         )
-        if spec.completion is ToolCompletion.ASYNC_OPERATION:
-            self._calls_returned()
-            await self._held.await_operation(node_id, arguments, result)
+        if not await self._held.after_call(node_id, arguments, result):
             return
         self._ledger.complete(node_id, result, arguments=None if spec.side_effects else arguments)
 
@@ -188,12 +164,7 @@ class NodeRunner:
         most = self._ledger.reserved_attempts(node_id) or tool_retry(spec).maximum_attempts or 1
         failure = ActivityFailure(error, most)
         self._ledger.retried(node_id, failure.attempts, failure.retries)
-        if spec.side_effects and failure.code is ErrorCode.TIMEOUT:
-            self._calls_returned()
-            if spec.probes_outcome:
-                await self._held.after_uncertain_call(node_id, arguments, failure.message)
-            else:
-                await self._held.reconcile(node_id, spec.name, arguments, failure.message)
+        if not await self._held.after_failure(node_id, arguments, failure.code, failure.message):
             return
         self._ledger.fail(
             node_id, arguments, failure.code, failure.message, failure.attempts, failure.timing
@@ -215,54 +186,4 @@ class NodeRunner:
             uses_llm=self._ledger.spec(node_id).uses_llm,
             mcp=self._ledger.spec(node_id).mcp,
             policy=self._policy(node_id),
-        )
-
-    async def run_batch(self, calls: list[BatchCall], number: int, slots: int) -> NodeBatchResult:
-        """Hand `calls` to one child workflow that keeps `slots` of them in flight; its outcomes
-        are the caller's to settle."""
-        handle = await self._start_batch(calls, number, slots, NodeBatchResult)
-        result: NodeBatchResult = await handle  # as execute_child_workflow: start, then wait
-        return result
-
-    async def run_batch_in_turn(
-        self, calls: list[BatchCall], number: int, slots: int, started: Callable[[], None]
-    ) -> RawValue:
-        """As run_batch, but `started` is called once the server has started the child (a later
-        workflow task than the one that asked for it), and the result comes undecoded: the
-        caller decodes it (`batch_result`) when its turn comes."""
-        handle = await self._start_batch(calls, number, slots, RawValue)
-        started()
-        raw: RawValue = await handle
-        return raw
-
-    @staticmethod
-    def batch_result(raw: RawValue) -> NodeBatchResult:
-        result: NodeBatchResult = workflow.payload_converter().from_payload(
-            raw.payload, NodeBatchResult
-        )
-        return result
-
-    async def _start_batch(
-        self, calls: list[BatchCall], number: int, slots: int, result_type: type[Any]
-    ) -> ChildWorkflowHandle[Any, Any]:
-        options = self._options
-        batch_id = f"{options.run_id}-batch-{number}"
-        if workflow.patched(BATCH_ID_PATCH):
-            batch_id = f"{options.run_id}-attempt-{options.attempt}-batch-{number}"
-        return await workflow.start_child_workflow(
-            BATCH_WORKFLOW,
-            NodeBatchRequest(
-                run_id=options.run_id,
-                scenario=options.scenario,
-                provider=options.provider,
-                worker_model=options.worker_model,
-                max_concurrency=slots,
-                calls=calls,
-                task=options.task,
-                plan_attempt=options.attempt if options.task else None,
-                cheap_group_size=options.scale.cheap_group_size if options.group_cheap_calls else 0,
-            ),
-            id=batch_id,
-            result_type=result_type,
-            static_summary=f"batch {number}: {len(calls)} nodes",
         )

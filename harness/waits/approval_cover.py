@@ -39,6 +39,26 @@ class Cover(BaseModel):
     decided_by: str
     attempt: int
 
+    def refusal(self) -> str | None:
+        """Why the node covered by this decision may not go ahead, or None: approved."""
+        if self.decision is Decision.APPROVE:
+            return None
+        return (
+            f"rejected by {self.decided_by} in wait {self.wait_id} (attempt {self.attempt}); "
+            "the same action is not asked again"
+        )
+
+
+def approval_refusal(wait: Wait) -> str | None:
+    """Why the node held on a settled APPROVAL wait may not go ahead, or None: approved.
+    Anything but an approval refuses it, an expiry or a cancel too."""
+    if wait.status is WaitStatus.DELIVERED and wait.decision is Decision.APPROVE:
+        return None
+    if wait.status is WaitStatus.DELIVERED:
+        reason = f"rejected by {wait.delivered_by}"
+        return reason + (f": {wait.comment_excerpt()}" if wait.comment else "")
+    return f"approval {wait.status.value.lower()} without a decision; treated as rejected"
+
 
 class ApprovalCover:
     """The run's decided approvals by action. Pure bookkeeping, rebuilt the same on replay."""

@@ -3,7 +3,7 @@ in later attempts of the run: an approval once per attempt, a rejection always."
 
 from __future__ import annotations
 
-from harness.waits.approval_cover import ApprovalCover, action_key
+from harness.waits.approval_cover import ApprovalCover, action_key, approval_refusal
 from harness.waits.wait_book import Decision, WaitKind, WaitStatus
 from tests.factories import wait
 
@@ -89,3 +89,28 @@ def test_a_later_decision_on_the_action_replaces_the_earlier_one() -> None:
         Decision.REJECT,
         "approve-refund-2",
     )
+
+
+def test_an_approved_wait_or_cover_lets_its_node_go_ahead_and_a_rejection_names_who() -> None:
+    approved = decided(Decision.APPROVE).cover(REFUND, attempt=2)
+    rejected = decided(Decision.REJECT).cover(REFUND, attempt=2)
+    assert approved is not None and rejected is not None
+
+    assert approved.refusal() is None
+    assert rejected.refusal() == (
+        "rejected by human:ops in wait approve-refund (attempt 1); "
+        "the same action is not asked again"
+    )
+
+
+def test_a_settled_approval_wait_refuses_its_node_unless_approved_saying_why() -> None:
+    approval = wait("approve-refund", WaitKind.APPROVAL, node_id="refund")
+    approval.status, approval.delivered_by = WaitStatus.DELIVERED, "human:ops"
+    approval.decision, approval.comment = Decision.REJECT, "wrong order"
+    assert approval_refusal(approval) == "rejected by human:ops: wrong order"
+
+    approval.decision = Decision.APPROVE
+    assert approval_refusal(approval) is None
+
+    approval.status, approval.decision = WaitStatus.EXPIRED, None
+    assert approval_refusal(approval) == "approval expired without a decision; treated as rejected"

@@ -11,10 +11,6 @@ import workflows
 WORKFLOWS = Path(workflows.__file__).parent
 MAX_LINES = 350
 
-KNOWN_OVER = {"scheduler.py", "agent_run.py"}
-"""Over the bound today (470 and 377 lines). Helper heldpath's branch gives a held node's path
-one owner and brings both under it; the lead empties this set when that branch is merged."""
-
 
 def lines_of(path: Path) -> int:
     return len(path.read_text().splitlines())
@@ -30,16 +26,8 @@ def modules_over(limit: int) -> dict[str, int]:
 
 
 def test_no_workflow_module_is_over_the_bound() -> None:
-    over = {
-        name: count for name, count in modules_over(MAX_LINES).items() if name not in KNOWN_OVER
-    }
+    over = modules_over(MAX_LINES)
     assert not over, f"workflow modules over {MAX_LINES} lines (split them by job): {over}"
-
-
-def test_the_known_exceptions_are_still_over_the_bound() -> None:
-    """An exception that no longer applies is taken off the list, so it cannot hide a regrowth."""
-    under = KNOWN_OVER - set(modules_over(MAX_LINES))
-    assert not under, f"no longer over {MAX_LINES} lines: take {sorted(under)} off KNOWN_OVER"
 
 
 def test_a_long_module_is_found_and_named() -> None:
