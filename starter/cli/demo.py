@@ -32,8 +32,8 @@ from payments.api import (
 from payments.secret import SecretError, payments_secret
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter import runs
-from starter.cli import app as cli
-from starter.cli import commands
+from starter.cli.app import build_parser
+from starter.cli.cli_handlers import dispatch
 from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
@@ -168,7 +168,7 @@ def main() -> None:
     run_id = runs.new_run_id()
     code = 0
     try:
-        code = commands.dispatch(cli.build_parser().parse_args(["run", args.goal, "--id", run_id]))
+        code = dispatch(build_parser().parse_args(["run", args.goal, "--id", run_id]))
     except CliError as error:
         print(f"demo: {error.message}", file=sys.stderr)
         code = error.exit_code
