@@ -1,5 +1,7 @@
-"""The `harness` command: its parsers (`app`, one `*_cli` module a command group), its
-handlers (`commands`, one `*_actions` module a command group) and how it prints results.
+"""The `harness` command: its parser (`app` puts together one `*_cli` module a command group,
+each naming the handlers of its commands), the work the handlers import when they run
+(`commands`, and one `*_actions` module for each of eval, task, rules and memory) and how it
+prints results.
 
 May import `starter.servers`, `starter.pages` and the API modules at the top of `starter`.
 """

@@ -1,5 +1,7 @@
-"""What each `harness` command does once its arguments are parsed (imported only then, so
-`harness --help` loads no Temporal client, chart library or scenario data it does not need)."""
+"""What the commands on runs, plans, catalogs and servers do once their arguments are parsed
+(imported only then, by the handlers their command groups name: `run_cli`, `run_handle_cli`,
+`catalog_cli`, `servers_cli`; so `harness --help` loads no Temporal client, chart library or
+scenario data it does not need)."""
 
 from __future__ import annotations
 
@@ -25,14 +27,12 @@ from harness.governance.work import TaskBinding
 from harness.recall.memory_context import DEFAULT_BUDGET_CHARS
 from infra.client import connect
 from infra.process import die_with_parent
-from infra.settings import UI_PORT_OFFSET, Settings, SettingsError
+from infra.settings import UI_PORT_OFFSET, Settings
 from infra.state import SERVER_DB_FILE
 from starter import deliveries, history, output, runs, signed_actors
 from starter.api import Harness
 from starter.cli import progress
-from starter.cli.cli_handlers import call
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
-from starter.cli_connection import connection_environment
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
 from starter.servers.dev_server import dev_server_command, register_search_attributes
@@ -287,15 +287,6 @@ async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes])
             output.note(f"registered search attributes: {', '.join(added)}")
         return
     raise CliError("the dev server did not answer within 60 s", EXIT_UNAVAILABLE)
-
-
-def dispatch(args: argparse.Namespace) -> int:
-    """Run the handler the command was declared with (starter.cli.cli_handlers)."""
-    try:
-        settings = Settings.from_env(connection_environment(args))
-    except SettingsError as error:
-        raise CliError(str(error)) from error
-    return call(args, settings)
 
 
 def codec_server(args: argparse.Namespace, settings: Settings) -> int:

@@ -67,7 +67,7 @@ async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
         eval_id = args.eval_id or f"eval-{uuid.uuid4().hex[:8]}"
         _check_size(request, eval_id)  # before any service is started
         if not args.no_start:
-            from starter.cli.demo import ensure_services
+            from starter.cli.local_services import ensure_services
 
             await ensure_services(settings)
         client = await runs.client_for(settings)

@@ -8,8 +8,15 @@ from collections.abc import Callable
 
 from harness.recall.memory_context import MemoryTier
 from harness.recall.memory_records import DEFAULT_DEPTH, MAX_DEPTH
+from infra.settings import Settings
 from starter.cli.cli_handlers import handled
 from starter.cli.task_cli import scope_name, text_argument
+
+
+def dispatch_memory(args: argparse.Namespace, settings: Settings) -> int:
+    from starter.cli import memory_actions  # the memory store: opened when the command runs
+
+    return memory_actions.dispatch_memory(args, settings)
 
 
 def _count_to(most: int) -> Callable[[str], int]:
@@ -24,7 +31,7 @@ def _count_to(most: int) -> Callable[[str], int]:
 def add_memory_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     memory = handled(
         commands.add_parser("memory", help="what runs remember: episodes of past runs and facts"),
-        "starter.cli.memory_actions:dispatch_memory",
+        dispatch_memory,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = memory.add_parser("list", help="memories, newest first")
     listing.add_argument("--scope", type=scope_name, help="only this scope's (default: all)")

@@ -7,10 +7,15 @@ from __future__ import annotations
 import argparse
 
 from harness.governance.host_contract import RuleKind
+from infra.settings import Settings
 from starter.cli.cli_handlers import handled
 from starter.cli.task_cli import common_arguments, text_argument
 
-RULES = "starter.cli.rules_actions:dispatch_rules"
+
+def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:
+    from starter.cli import rules_actions  # the Temporal client: loaded when the command runs
+
+    return rules_actions.dispatch_rules(args, settings)
 
 
 def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +23,7 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         commands.add_parser(
             "contract", help="a scope's contract: which tools need a task or an approval, the gates"
         ),
-        RULES,
+        dispatch_rules,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     show = contract.add_parser("show", help="the scope's contract (and, with --preset, in force)")
     show.add_argument("--preset", help="the contract a task of this preset is held to")
@@ -31,7 +36,7 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         commands.add_parser(
             "lesson", help="lessons: a fact, a decision from it, the rule it becomes"
         ),
-        RULES,
+        dispatch_rules,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     propose = lesson.add_parser("propose", help="propose a lesson from what went wrong (anyone)")
     propose.add_argument("--fact", type=text_argument, required=True, help="what went wrong")
@@ -64,7 +69,7 @@ def add_rules_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         commands.add_parser(
             "keys", help="a scope's actor keys: who must sign its reviews, completions and rules"
         ),
-        RULES,
+        dispatch_rules,
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     put_keys = keys.add_parser(
         "set",

@@ -12,10 +12,16 @@ import argparse
 from harness.governance.state_size import actor_problem
 from harness.governance.task_graph import scope_problem
 from harness.governance.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
+from infra.settings import Settings
 from starter.cli.cli_handlers import handled
 
-TASKS = "starter.cli.task_actions:dispatch_task"
 MAX_KEY_CHARS = 200
+
+
+def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:
+    from starter.cli import task_actions  # the Temporal client: loaded when the command runs
+
+    return task_actions.dispatch_task(args, settings)
 
 
 def _actor(text: str) -> str:
@@ -71,7 +77,7 @@ def common_arguments(parser: argparse.ArgumentParser, *, writes: bool) -> None:
 
 def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     task = handled(
-        commands.add_parser("task", help="tasks that many runs work on"), TASKS
+        commands.add_parser("task", help="tasks that many runs work on"), dispatch_task
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     create = task.add_parser("create", help="a new task in a scope; prints its id")
     create.add_argument("title", type=text_argument)
@@ -104,9 +110,9 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     runnable = task.add_parser("runnable", help="ACTIVE tasks whose dependencies are DONE")
     common_arguments(runnable, writes=False)
 
-    fact = handled(commands.add_parser("fact", help="facts of a task"), TASKS).add_subparsers(
-        dest="action", required=True, metavar="ACTION"
-    )
+    fact = handled(
+        commands.add_parser("fact", help="facts of a task"), dispatch_task
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
     record = fact.add_parser("record", help="record what is believed, with source and confidence")
     record.add_argument("task_id")
     record.add_argument("statement", type=text_argument)
@@ -120,7 +126,7 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     common_arguments(invalidate, writes=True)
 
     evidence = handled(
-        commands.add_parser("evidence", help="evidence of a task"), TASKS
+        commands.add_parser("evidence", help="evidence of a task"), dispatch_task
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     listed = evidence.add_parser("list", help="every evidence record of a task")
     listed.add_argument("task_id")
@@ -134,7 +140,7 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     common_arguments(add, writes=True)
 
     decision = handled(
-        commands.add_parser("decision", help="decisions of a task"), TASKS
+        commands.add_parser("decision", help="decisions of a task"), dispatch_task
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
     propose = decision.add_parser("propose", help="a question with a proposed answer")
     propose.add_argument("task_id")
@@ -148,7 +154,9 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     resolve.add_argument("--reason", type=text_argument, required=True)
     common_arguments(resolve, writes=True)
 
-    submit = handled(commands.add_parser("submit", help="submit a task's result for review"), TASKS)
+    submit = handled(
+        commands.add_parser("submit", help="submit a task's result for review"), dispatch_task
+    )
     submit.add_argument("task_id")
     submit.add_argument("--summary", type=text_argument, required=True)
     submit.add_argument(
@@ -156,7 +164,8 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     common_arguments(submit, writes=True)
     review = handled(
-        commands.add_parser("review", help="approve a submission, or request changes"), TASKS
+        commands.add_parser("review", help="approve a submission, or request changes"),
+        dispatch_task,
     )
     review.add_argument("task_id")
     review.add_argument("submission_id")
@@ -167,7 +176,7 @@ def add_task_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     common_arguments(review, writes=True)
 
     context = handled(
-        commands.add_parser("context", help="a task with what is believed and why"), TASKS
+        commands.add_parser("context", help="a task with what is believed and why"), dispatch_task
     )
     context.add_argument("task_id")
     common_arguments(context, writes=False)

@@ -30,7 +30,7 @@ from payments.secret import (
     read_or_create_secret,
 )
 from payments.server import ServiceTiming, serve
-from starter.cli.demo import _ensure_payments
+from starter.cli.local_services import _ensure_payments
 from starter.errors import CliError
 from tests.payment_service import STARTUP_SECONDS, free_port
 
