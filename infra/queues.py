@@ -57,7 +57,7 @@ class QueueSet:
 
 MODEL_CALLS = frozenset({PLAN_ACTIVITY, JUDGE_ACTIVITY, RUN_TOOL_ACTIVITY})
 """What workflows schedule on the model queue: the planner, the judge, and the tools that call a
-model (`ToolSpec.uses_llm`); workflows/activity_calls.py sends them there."""
+model (`ToolSpec.uses_llm`); workflows send them there through `llm_queue()`."""
 
 QUEUES: dict[Queue, QueueSet] = {
     Queue.RUN: QueueSet(
