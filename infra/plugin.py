@@ -1,24 +1,20 @@
 """The one Temporal plugin: what every client, worker and replayer of the harness must share.
 
-It sets the data converter (pydantic JSON, large payloads compressed), registers the workflows,
-and runs them in a sandbox that passes the pure domain and pydantic through instead of
-re-importing them for every run. A client connected with it hands it on to its workers.
+It sets the data converter (pydantic JSON, large payloads compressed), gives a replayer every
+workflow (infra.queues), and runs workflows in a sandbox that passes the pure domain and pydantic
+through instead of re-importing them for every run. A client connected with it hands it on to its
+workers; which workflows and activities each worker registers is the worker's queue plugin's
+business (worker.queue_plugin), since its two task queues carry different sets.
 """
 
 from __future__ import annotations
 
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
+from temporalio.worker import ReplayerConfig, UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from infra.converter import DATA_CONVERTER
-from workflows import (
-    AgentRunWorkflow,
-    EvalSuiteWorkflow,
-    NodeBatchWorkflow,
-    ScopeWorkflow,
-    TaskWorkflow,
-)
+from infra.queues import WORKFLOWS
 
 PLUGIN_NAME = "durable-harness"
 PASSTHROUGH_MODULES = (
@@ -49,12 +45,12 @@ class HarnessPlugin(SimplePlugin):
         super().__init__(
             PLUGIN_NAME,
             data_converter=DATA_CONVERTER,
-            workflows=[
-                AgentRunWorkflow,
-                NodeBatchWorkflow,
-                ScopeWorkflow,
-                TaskWorkflow,
-                EvalSuiteWorkflow,
-            ],
             workflow_runner=_workflow_runner,
         )
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """A replayer replays any of the harness's workflows. (A worker is not given them here:
+        the model queue's worker must poll for no workflow task.)"""
+        config = super().configure_replayer(config)
+        config["workflows"] = [*config.get("workflows", ()), *WORKFLOWS]
+        return config

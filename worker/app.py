@@ -1,6 +1,7 @@
-"""Builds the worker: the run's task queue (the workflows, from the client's harness plugin, and
-the activities that call no model) and its twin for model calls (planner, judge and tools that
-write), which carries the server-side rate limit toward the providers."""
+"""Builds the worker: the run's task queue (the workflows, and the activities that call no model)
+and its twin for model calls (planner, judge and the tools that call a model), which carries the
+server-side rate limit toward the providers. What each queue carries is infra.queues'; the
+queue plugin (worker.queue_plugin) registers it from the activities built here."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from memory import MemoryStore, open_store
 from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
+from worker.queue_plugin import Activity, QueuePlugin, activities_by_name
 from worker.tuning import WorkerTuning
 
 
@@ -121,53 +123,55 @@ def build_worker(
     grace = timedelta(seconds=shutdown_grace_seconds) if shutdown_grace_seconds else None
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
-    planner = PlannerActivities(providers)
-    task_ledger = TemporalTaskLedger(client, task_queue)
     tool_services = default_services() if services is None else dict(services)
     mcp = McpHub.from_environment(os.environ) if mcp is None else mcp
-    catalogs = CatalogActivities(mcp)
-    tools = ToolActivities(providers, {**tool_services, TASK_LEDGER_SERVICE: task_ledger}, mcp)
-    ledger = TaskLedgerActivities(task_ledger)
-    contracts = TaskContractActivities(task_ledger, acceptance_checks(), tool_services)
-    critic = JudgeActivities(providers)
-    evals = EvalActivities(client, tool_services)
     opened = None
     if memory is None:
         settings = Settings.from_env()
         memory = opened = open_store(settings.memory_url, settings.state_dir)
-    remembering = MemoryActivities(memory, default_ranker(), task_ledger)
+    queues = QueuePlugin(
+        task_queue, worker_activities(client, task_queue, providers, tool_services, memory, mcp)
+    )
     run_worker = Worker(
         client,
         task_queue=task_queue,
-        activities=[
-            catalogs.list_tools,
-            planner.plan,
-            tools.run_tool,
-            tools.run_tools,
-            tools.probe_operation,
-            critic.judge,
-            check_report,
-            validate_plan,
-            ledger.send,
-            contracts.acceptance,
-            contracts.scope_keys,
-            contracts.task_status,
-            contracts.work_context,
-            remembering.retrieve,
-            remembering.record,
-            evals.run_case,
-            cancel_own_run,
-        ],
+        plugins=[queues],
         graceful_shutdown_timeout=grace or timedelta(),
         **tuning.run_worker(),
     )
     llm_worker = Worker(
         client,
         task_queue=llm_task_queue(task_queue),
-        activities=[planner.plan, tools.run_tool, critic.judge],
-        workflows=[],
+        plugins=[queues],
         max_task_queue_activities_per_second=llm_activities_per_second,
         graceful_shutdown_timeout=grace or timedelta(),
         **tuning.llm_worker(),
     )
     return HarnessWorker(run_worker, llm_worker, opened, mcp)
+
+
+def worker_activities(
+    client: Client,
+    task_queue: str,
+    providers: ProviderRegistry,
+    services: Mapping[str, object],
+    memory: MemoryStore,
+    mcp: McpHub,
+) -> dict[str, Activity]:
+    """Every activity a worker runs, by name, built on what it holds: the providers, the tools'
+    services and the task ledger, the memory store and the MCP servers. Which queue carries
+    which is infra.queues' to say."""
+    task_ledger = TemporalTaskLedger(client, task_queue)
+    return activities_by_name(
+        CatalogActivities(mcp),
+        PlannerActivities(providers),
+        ToolActivities(providers, {**services, TASK_LEDGER_SERVICE: task_ledger}, mcp),
+        TaskLedgerActivities(task_ledger),
+        TaskContractActivities(task_ledger, acceptance_checks(), services),
+        JudgeActivities(providers),
+        EvalActivities(client, services),
+        MemoryActivities(memory, default_ranker(), task_ledger),
+        check_report,
+        validate_plan,
+        cancel_own_run,
+    )
