@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.catalog.tools import RESERVED_TOOL_PREFIX, McpTarget, ToolCatalog, ToolSpec
+from harness.catalog.tools import McpTarget, ToolCatalog, ToolSpec, reserved_name_reason
 
 
 class McpToolAnnotations(BaseModel):
@@ -79,16 +79,17 @@ def tool_spec(name: str, listing: McpServerListing, listed: McpListedTool) -> To
 
 def with_servers(catalog: ToolCatalog, listings: list[McpServerListing]) -> ToolCatalog:
     """The catalog with every server's tools after the built-in ones. A server's tool whose name
-    is taken (by a built-in tool or an earlier server's) or reserved is named
-    `SERVER_TOOL` instead; a clash that remains is an error naming both."""
+    is taken (by a built-in tool or an earlier server's) or reserved (the `harness_` prefix, the
+    built-in `write_report` and `agent`) is named `SERVER_TOOL` instead; a clash that remains is
+    an error naming both."""
     tools = list(catalog.tools)
     taken = {tool.name: "the scenario" for tool in tools}
     for listing in listings:
         for listed in listing.tools:
             name = f"{listing.prefix}{listed.name}" if listing.prefix else listed.name
-            if name in taken or name.startswith(RESERVED_TOOL_PREFIX):
+            if name in taken or reserved_name_reason(name):
                 name = f"{listing.server}_{listed.name}"
-            if name in taken or name.startswith(RESERVED_TOOL_PREFIX):
+            if name in taken or reserved_name_reason(name):
                 raise ToolNameClashError(
                     f"MCP server '{listing.server}' offers '{listed.name}', and '{name}' is "
                     f"taken by {taken.get(name, 'the harness')}: give the server a prefix"

@@ -240,6 +240,15 @@ def test_a_server_tool_named_with_the_reserved_prefix_is_renamed() -> None:
     assert catalog.names() == ["git_harness_status"]
 
 
+@pytest.mark.parametrize("reserved", ["write_report", "agent"])
+def test_a_server_tool_named_like_a_built_in_tool_is_renamed(reserved: str) -> None:
+    listed = McpListedTool(name=reserved, annotations=READ_ONLY)
+
+    catalog = with_servers(make_catalog(), [git_listing(listed)])
+
+    assert catalog.names() == [f"git_{reserved}"]
+
+
 def test_a_clash_that_prefixing_cannot_resolve_names_both_tools() -> None:
     catalog = make_catalog(builtin("git_log"), builtin("git_git_log"))
 
