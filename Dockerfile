@@ -27,6 +27,7 @@ COPY infra/ infra/
 COPY payments/ payments/
 COPY memory/ memory/
 COPY tool_servers/ tool_servers/
+COPY durable_harness/ durable_harness/
 RUN pip install --no-cache-dir . \
     && rm -rf build ./*.egg-info
 

@@ -142,12 +142,14 @@ async def test_an_agent_cannot_cancel_a_task_a_person_can_and_it_lists_by_status
                 client, scope, task, RecordFact(statement="x", source="y", confidence=1)
             )
         listed: list[tuple[str, str]] = []
-        for _ in range(100):  # visibility is eventually consistent
+        # visibility is eventually consistent, and the task tells its graph by a signal the
+        # graph checks against the task (an activity) before it applies it: wait for both
+        for _ in range(600):
             listed = await tasks.listed(client, scope, TaskStatus.ACTIVE)
-            if listed == [(other, "ACTIVE")]:
+            state = await tasks.graph(client, scope)
+            if listed == [(other, "ACTIVE")] and state.tasks[task].status is TaskStatus.CANCELLED:
                 break
             await asyncio.sleep(0.1)
-        state = await tasks.graph(client, scope)
     assert listed == [(other, "ACTIVE")]
     assert state.tasks[task].status is TaskStatus.CANCELLED  # the task told its graph
 
