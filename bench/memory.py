@@ -18,9 +18,9 @@ from temporalio.client import Client
 from activities.llm import ProviderRegistry, ScriptedProvider
 from bench.env import BenchError, dev_server_client, log
 from bench.report import Measurement, measure
+from durable_harness._client.run_results import result_of
 from harness.engine.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from memory.sqlite_store import SqliteMemoryStore
-from starter.run_results import result_of
 from worker.app import build_worker
 from workflows import AgentRunWorkflow
 

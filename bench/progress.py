@@ -1,7 +1,7 @@
 """`python -m bench progress [N]`: what following a run costs. The same N-node fan-out runs twice
 on one in-memory dev server and worker, once alone and once followed as `harness run` follows
-it (`starter.api.Run.follow`, one progress query a second plus a closed check every fifth), and
-the two are set side by side: wall time, history events (a query writes none), and the queries
+it (`durable_harness.Run.follow`, one progress query a second plus a closed check every fifth),
+and the two are set side by side: wall time, history events (a query writes none), and the queries
 and bytes the follower asked for, against what polling the whole trace each second would carry.
 """
 
@@ -16,10 +16,10 @@ from bench.drive import synthetic_request
 from bench.env import HARNESS_WORKER, dev_server, log, worker_process
 from bench.history import chain_histories
 from bench.report import Measurement, measure
+from durable_harness._client.run_results import result_of
+from durable_harness.client import CLOSED_CHECK_POLLS, Harness, Run
 from harness.engine.run import RunRequest
 from infra.settings import Settings
-from starter.api import CLOSED_CHECK_POLLS, Harness, Run
-from starter.run_results import result_of
 from workflows import AgentRunWorkflow
 
 DEFAULT_NODES = 1000

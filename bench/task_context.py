@@ -23,10 +23,10 @@ from temporalio.client import Client
 from activities.llm import ProviderRegistry, ScriptedProvider
 from bench.env import BenchError, dev_server_client, log
 from bench.report import Measurement, measure
+from durable_harness._client import tasks
 from harness.governance.task_commands import RecordEvidence, RecordFact, TaskCommand, TaskOperation
 from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.work import EvidenceKind
-from starter import tasks
 from worker.app import build_worker
 
 DEFAULT_RECORDS = 2000

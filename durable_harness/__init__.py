@@ -8,23 +8,75 @@ Write a typed function, and `@tool` makes it a tool the planner can call:
     async def wind_speed(station: str, ctx: ToolContext, unit: str = "m/s") -> dict[str, float]:
         '''The latest wind reading at a weather station.'''
 
+Start runs, follow them and deliver what they wait for with `Harness` (docs/python-api.md):
+
+    from durable_harness import Harness
+
+    harness = await Harness.connect()
+    run = await harness.start("Compare Paris and Tokyo", session_id="s-1")
+    result = await run.result()                       # the RunResult, whatever the ending
+
+What the client raises is a `HarnessError` (`InvalidInput`, `NotFound`, `Unavailable`,
+`RunFailed`), one line each.
+
 Everything else (`harness`, `workflows`, `activities`, `scenarios`, `worker`, `starter`) is
-internal. This package may import the pure domain (`harness`) and nothing else of the project;
-the built-in scenarios and the activities import what a tool is at run time from it
-(`durable_harness.runtime`), and the domain and the workflows never import it.
+internal, and so is `durable_harness._client`. This package may import the pure domain
+(`harness`), the settings and client plumbing (`infra`) and, for the client, the workflows'
+names (`workflows`); never `starter` (the CLI imports this package, not the other way), and the
+domain and the workflows never import it. The built-in scenarios and the activities import what
+a tool is at run time from it (`durable_harness.runtime`). `Harness` and `Run` load the Temporal
+SDK, so they are imported when first named: `import durable_harness` stays light.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from durable_harness.errors import ErrorCode, ToolDefinitionError, ToolError
+from durable_harness.exceptions import (
+    HarnessError,
+    InvalidInput,
+    NotFound,
+    RunFailed,
+    Unavailable,
+)
 from durable_harness.runtime import ToolContext
 from durable_harness.tools import FunctionTool, tool
+from harness.engine.run import RunRequest, RunResult, RunStatus
+from infra.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from durable_harness.client import Harness, Run
+
+_LAZY = {"Harness": "durable_harness.client", "Run": "durable_harness.client"}
+"""Names whose module loads the Temporal SDK: imported on first use."""
 
 __all__ = [
     "ErrorCode",
     "FunctionTool",
+    "Harness",
+    "HarnessError",
+    "InvalidInput",
+    "NotFound",
+    "Run",
+    "RunFailed",
+    "RunRequest",
+    "RunResult",
+    "RunStatus",
+    "Settings",
+    "SettingsError",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
+    "Unavailable",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # found directly from now on
+        return value
+    raise AttributeError(f"module 'durable_harness' has no attribute {name!r}")

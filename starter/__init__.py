@@ -1,11 +1,15 @@
-"""The `harness` CLI, the servers it starts, and the Python API.
+"""The `harness` CLI and the servers it starts. The Python API it shares is the public package
+`durable_harness` (`durable_harness.Harness`, and the internal modules under it in
+`durable_harness._client`).
 
 - `starter.cli`: parsers, handlers and output of each command (`starter.cli:main`).
 - `starter.servers`: the embedded dev server, the codec server, the UI screenshot.
 - `starter.pages`: the run report's and the eval report's pages and charts.
-- the modules at this level: the Python API (`starter.api`) and what it leans on, which the CLI
-  shares; they move together to the public package in a later issue.
+- the modules at this level: what the CLI alone uses of the rest: its errors and exit codes
+  (`starter.errors`), its output (`starter.output`), plan and scenario files
+  (`starter.plan_files`).
 
 Imports run one way: `starter.cli` may import the others; `starter.servers` only the modules at
 this level; `starter.pages` nothing of `starter`; the modules at this level none of the three.
+Any of them may import `durable_harness`; nothing under `durable_harness` imports `starter`.
 """

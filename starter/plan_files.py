@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
+from pydantic import ValidationError
 
-from pydantic import JsonValue, ValidationError
-
+from durable_harness._client.input_files import read_json, read_text_file
+from durable_harness.exceptions import InvalidInput
 from harness.core.plan import Plan
 from harness.core.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
 from scenarios.base import Scenario
-from starter.errors import CliError
-from starter.input_files import read_text_file
 
 
 def load_plan(path: str) -> Plan:
@@ -23,30 +21,13 @@ def load_plan(path: str) -> Plan:
         return Plan.model_validate(data)
     except ValidationError as error:
         problems = describe_invalid(error, whole="plan")
-        raise CliError(f"plan file '{path}' does not have the plan shape: {problems}") from error
-
-
-def read_json(text: str, what: str) -> JsonValue:
-    """JSON text, or one line that says why not (bad syntax, NaN, nesting too deep)."""
-    try:
-        data: JsonValue = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        raise CliError(
-            f"{what} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        raise InvalidInput(
+            f"plan file '{path}' does not have the plan shape: {problems}"
         ) from error
-    except ValueError as error:
-        raise CliError(f"{what} is not valid JSON: {error}") from error
-    except RecursionError as error:
-        raise CliError(f"{what} nests too deeply to read") from error
-    return data
-
-
-def _no_constant(name: str) -> JsonValue:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def load_scenario(name: str) -> Scenario:
     try:
         return get_scenario(name)
     except UnknownScenarioError as error:
-        raise CliError(str(error)) from error
+        raise InvalidInput(str(error)) from error

@@ -25,6 +25,7 @@ SOURCE_PACKAGES = (
     "activities",
     "worker",
     "starter",
+    "durable_harness",
     "infra",
     "payments",
     "memory",

@@ -1,7 +1,8 @@
 """Record workflow histories for the replay tests: `python -m tests.record_histories [OUTDIR]`.
 
 Each case drives one run the way production does (started with the Harness* search attributes
-by `starter.runs.start_run`, on a dev server that has them registered, worked by the offline
+by `durable_harness._client.runs.start_run`, on a dev server that has them registered, worked by
+the offline
 ScriptedProvider) to a terminal phase, and its history is written to OUTDIR/<case>.json. OUTDIR
 defaults to tests/histories/v<version in pyproject.toml>: the histories of a release are
 recorded with that release's code. An existing file is never overwritten; the case is skipped.
@@ -32,6 +33,8 @@ from temporalio.testing import WorkflowEnvironment
 import workflows
 from activities.heartbeats import HEARTBEAT_EVERY_SECONDS
 from activities.llm import LLMProvider
+from durable_harness._client.run_results import result_of
+from durable_harness._client.runs import new_run_id, start_run
 from harness.core.errors import ErrorCode
 from harness.core.plan import Plan
 from harness.engine.budget import BudgetLimits
@@ -45,8 +48,6 @@ from infra.plugin import HarnessPlugin
 from infra.settings import Settings
 from infra.signing import public_key, sign
 from memory.sqlite_store import SqliteMemoryStore
-from starter.run_results import result_of
-from starter.runs import new_run_id, start_run
 from starter.servers.dev_server import temporal_binary
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
@@ -624,6 +625,7 @@ CONTRACT_SCOPE = "recorded-contract"
 async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
     """A contract whose tool rule makes `delay` wait for approval, a lesson promoted into a
     rule requiring an acceptance check, and the task the run works on."""
+    from durable_harness._client import tasks
     from harness.governance.host_contract import Contract, RuleKind
     from harness.governance.scope_rules import (
         PromoteLesson,
@@ -634,7 +636,6 @@ async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
         SetContract,
     )
     from harness.governance.task_graph import CreateTask, GraphCommand
-    from starter import tasks
 
     steps: list[tuple[str, RulesOperation]] = [
         ("human:host", SetContract(contract=Contract(approval_required_tools=["delay"]))),
@@ -657,8 +658,8 @@ async def _scope_with_a_rule(client: Client, task_queue: str) -> None:
 async def _review_and_complete(client: Client, task_queue: str) -> None:
     """A system's approval and a completion, each judged by the contract through an activity;
     the rule's check is registered nowhere, so the completion fails closed."""
+    from durable_harness._client import tasks
     from harness.governance.task_commands import Complete, ReviewSubmission, TaskCommand
-    from starter import tasks
 
     for actor, operation in (
         ("system:reviewer", ReviewSubmission(submission_id="sub-1", approve=True)),
@@ -1062,10 +1063,10 @@ LEAD_KEY = "Ahj5Ov1GmYlUx0t3M0gq5mX8m2Xx4n2hJb5W9s1f3YQ="
 async def _scope_keyed_after_its_task(client: Client, task_queue: str) -> None:
     """A task created in an unkeyed scope, then the scope's first keys, set by human:ops
     among them and signed with the key being set: the scope tells the task, which reads them."""
+    from durable_harness._client import tasks
+    from durable_harness._client.signed_actors import sign_command
     from harness.governance.scope_rules import RulesCommand, SetKeys
     from harness.governance.task_graph import CreateTask, GraphCommand
-    from starter import tasks
-    from starter.signed_actors import sign_command
 
     create = GraphCommand(scope=KEYED_SCOPE, actor="human:host", operation=CreateTask(title="t"))
     assert (await tasks.scope_command(client, task_queue, create)).accepted
@@ -1082,9 +1083,9 @@ async def _scope_keyed_after_its_task(client: Client, task_queue: str) -> None:
 
 async def _signed_review_and_complete(client: Client, task_queue: str) -> None:
     """In the keyed scope, human:lead's signed review and human:ops's signed completion."""
+    from durable_harness._client import tasks
+    from durable_harness._client.signed_actors import sign_command
     from harness.governance.task_commands import Complete, ReviewSubmission, TaskCommand
-    from starter import tasks
-    from starter.signed_actors import sign_command
 
     for number, (actor, key, operation) in enumerate(
         (
@@ -1164,17 +1165,17 @@ STATUS_SCOPE = "recorded-status"
 
 
 async def _a_task_of_its_own_scope(client: Client, task_queue: str) -> None:
+    from durable_harness._client import tasks
     from harness.governance.task_graph import CreateTask, GraphCommand
-    from starter import tasks
 
     create = GraphCommand(scope=STATUS_SCOPE, actor="human:host", operation=CreateTask(title="t"))
     assert (await tasks.scope_command(client, task_queue, create)).accepted
 
 
 async def _the_task_cancelled(client: Client, task_queue: str) -> None:
+    from durable_harness._client import tasks
     from harness.governance.task_commands import SetStatus, TaskCommand
     from harness.governance.work import TaskStatus
-    from starter import tasks
 
     cancel = TaskCommand(
         task_id="task-1", actor="human:host", operation=SetStatus(status=TaskStatus.CANCELLED)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from durable_harness._client.run_results import result_of
+from durable_harness._client.runs import start_run
 from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from harness.engine.contracts import APPROVE_UPDATE
 from harness.engine.run import RunPhase, RunRequest
@@ -22,8 +24,6 @@ from harness.waits.deliveries import ApprovalRequest
 from harness.waits.wait_book import Decision
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
-from starter.run_results import result_of
-from starter.runs import start_run
 from starter.servers.dev_server import temporal_binary
 from tests.mcp_servers.repositories import hub_over, make_repository
 from tests.record_histories import _check_checkout, _write_new, release_folder

@@ -15,6 +15,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import LLMProvider, ProviderRegistry, ScriptedProvider
 from activities.mcp_hub import McpHub
+from durable_harness._client.run_results import result_of
 from harness.core.plan import Plan
 from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
@@ -22,7 +23,6 @@ from harness.engine.run import RunRequest, RunResult
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
 from scenarios.base import Scenario
-from starter.run_results import result_of
 from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
@@ -55,7 +55,8 @@ class Replans(ScriptedProvider):
 
 
 async def execute_run(client: Client, task_queue: str, request: RunRequest) -> RunResult:
-    """Start a run and return its RunResult, whatever its ending (starter.run_results)."""
+    """Start a run and return its RunResult, whatever its ending (as
+    durable_harness._client.run_results reads it)."""
     handle = await client.start_workflow(
         AgentRunWorkflow.run,
         request,

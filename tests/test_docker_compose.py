@@ -25,8 +25,8 @@ import pytest
 import yaml
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest
-from starter.run_results import result_of
 from workflows import AgentRunWorkflow, search_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -442,8 +442,8 @@ def test_compose_registers_exactly_the_search_attributes_the_code_uses() -> None
 
 
 def test_the_search_attributes_tasks_are_listed_by_are_in_the_one_list() -> None:
-    # `harness task/contract/lesson` refuse a server without these (starter.tasks), so compose
-    # must register them too: they are part of ALL_KEYS, the list everything registers.
+    # `harness task/contract/lesson` refuse a server without these (durable_harness._client.tasks),
+    # so compose must register them too: they are part of ALL_KEYS, the list everything registers.
     assert set(search_attributes.TASK_KEYS) <= set(search_attributes.ALL_KEYS)
     assert {"HarnessTaskScope", "HarnessTaskStatus", "HarnessTaskParent"} <= dict(
         registered_in_compose()

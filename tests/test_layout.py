@@ -36,33 +36,26 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "starter.servers": frozenset({"starter"}),
     "starter.cli": frozenset({"starter", "starter.servers", "starter.pages"}),
 }
-"""Each room and the rooms it may import. `starter` is the Python API and what it leans on (it
-moves to the public package of a later issue); the package `harness` itself is the front door
+"""Each room and the rooms it may import. `starter` is what the CLI alone uses (the Python API
+it shares is the public package's); the package `harness` itself is the front door
 that re-exports the domain, and no room imports it."""
 
-API_MODULES = frozenset(
-    {
-        "api",
-        "cli_connection",
-        "deliveries",
-        "errors",
-        "history",
-        "input_files",
-        "output",
-        "plan_files",
-        "run_results",
-        "runs",
-        "signed_actors",
-        "tasks",
-    }
-)
-"""What stays at the top of `starter/`: the Python API and the modules it uses."""
+CLI_MODULES = frozenset({"errors", "output", "plan_files"})
+"""What stays at the top of `starter/`: what the CLI alone uses (its errors and exit codes, its
+output, plan and scenario files). The Python API and the modules it uses moved to the public
+package (`durable_harness/client.py`, `durable_harness/_client/`)."""
 
 
 PUBLIC_PACKAGE = "durable_harness"
-PUBLIC_MAY_IMPORT = frozenset({"harness"})
-"""The project's packages the public package may import: the domain. The built-in scenarios
-lean on it (a tool's run-time model is its), so it importing them would close a loop."""
+PUBLIC_MAY_IMPORT = frozenset({"harness", "infra"})
+"""The project's packages the public package may import: the domain, and the settings it exports.
+The built-in scenarios lean on it (a tool's run-time model is its), so it importing them would
+close a loop."""
+
+CLIENT = ("client.py", "_client")
+"""The client's part of the public package, which may also import the workflows' names (to
+query and signal them), and nothing else more: not `starter`, the CLI that imports it."""
+CLIENT_MAY_IMPORT = PUBLIC_MAY_IMPORT | {"workflows"}
 
 NEVER_IMPORT_PUBLIC = ("harness", "workflows")
 """The layers under the public face: they never import it (the public package leans on them)."""
@@ -170,9 +163,9 @@ def test_every_module_of_harness_is_in_a_room() -> None:
     assert loose == []
 
 
-def test_the_top_of_starter_holds_only_the_python_api_and_what_it_uses() -> None:
+def test_the_top_of_starter_holds_only_what_the_cli_alone_uses() -> None:
     top = {p.stem for p in (ROOT / "starter").glob("*.py") if p.stem != "__init__"}
-    assert top - API_MODULES == set()
+    assert top - CLI_MODULES == set()
 
 
 @pytest.mark.parametrize("room", sorted(MAY_IMPORT))
@@ -201,9 +194,15 @@ def _project_imports(package: str) -> list[tuple[str, str]]:
     return found
 
 
-def test_the_public_package_imports_only_the_domain() -> None:
+def _in_client(where: str) -> bool:
+    return where.split(":")[0].split("/")[1] in CLIENT
+
+
+def test_the_public_package_imports_only_the_domain_and_its_client_the_workflows_too() -> None:
     wrong = [
-        where for where, top in _project_imports(PUBLIC_PACKAGE) if top not in PUBLIC_MAY_IMPORT
+        where
+        for where, top in _project_imports(PUBLIC_PACKAGE)
+        if top not in (CLIENT_MAY_IMPORT if _in_client(where) else PUBLIC_MAY_IMPORT)
     ]
     assert wrong == []
     init = ROOT / PUBLIC_PACKAGE / "__init__.py"

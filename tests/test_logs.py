@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.core.errors import ErrorCode
 from harness.engine.run import RunPhase, RunRequest
-from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.payment_service import temporal_environment
 from workflows import AgentRunWorkflow

@@ -15,10 +15,10 @@ import pytest
 from temporalio.client import Client
 
 from activities.llm import ProviderRegistry, ScriptedProvider
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest
 from infra.client import connect
 from infra.settings import Settings, SettingsError
-from starter.run_results import result_of
 from tests.payment_service import free_port
 from worker.app import build_worker
 from workflows import AgentRunWorkflow

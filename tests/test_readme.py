@@ -67,7 +67,7 @@ def test_the_readme_links_to_running_a_goal_answering_a_wait_and_tasks() -> None
 
 def test_the_readme_python_example_is_about_ten_lines_and_is_the_python_api_pages() -> None:
     """The front page's example is short, and the Python API page shows the same script, so the
-    one that test_api.py runs is the one both pages show."""
+    one that test_client.py runs is the one both pages show."""
     from tests.docs_pages import block_after, page
 
     script = block_after(TEXT, "## From Python", "python")

@@ -6,7 +6,7 @@ RunResult; a run cancelled through Temporal (`harness cancel`, `temporal workflo
 UI's button) ends Canceled. A run cancelled by the `cancel` signal alone asks Temporal for that
 same cancellation once it has stopped (harness.waits.cancellation), and ends Canceled too when it
 arrives; runs recorded before that patch end Completed with a CANCELLED result. Callers read the
-RunResult of every ending with `starter.run_results`.
+RunResult of every ending with `durable_harness._client.run_results`.
 """
 
 from __future__ import annotations

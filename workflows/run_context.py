@@ -69,7 +69,7 @@ class RunContext:
     ended: RunResult | None = None
     """The result the run ended with, built once by `end`: what the workflow returns, or fails
     with (workflows.outcome), and what the result query answers from then on, also when a
-    history is replayed to read a Canceled run's result (starter.run_results)."""
+    history is replayed to read a Canceled run's result (durable_harness._client.run_results)."""
 
     def enter(self, phase: RunPhase) -> None:
         previous = self.state.phase

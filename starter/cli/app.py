@@ -9,6 +9,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from durable_harness._client.cli_connection import (
+    OFFLINE_COMMANDS,
+    add_connection_flags,
+    each_command,
+)
+from durable_harness.exceptions import HarnessError
 from infra.process import exit_now
 from starter.cli.catalog_cli import add_catalog_commands
 from starter.cli.cli_handlers import dispatch
@@ -20,8 +26,7 @@ from starter.cli.run_cli import add_run_command
 from starter.cli.run_handle_cli import add_run_handle_commands
 from starter.cli.servers_cli import add_server_commands
 from starter.cli.task_cli import add_task_commands
-from starter.cli_connection import OFFLINE_COMMANDS, add_connection_flags, each_command
-from starter.errors import CliError
+from starter.errors import exit_code_of
 
 COMMAND_GROUPS: tuple[
     Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...
@@ -59,9 +64,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_command_line(build_parser(), argv)
     try:
         code = dispatch(args)
-    except CliError as error:
+    except HarnessError as error:  # the client's public exceptions, and the CLI's own
         print(f"harness: {error.message}", file=sys.stderr)
-        code = error.exit_code
+        code = exit_code_of(error)
     except KeyboardInterrupt:
         what = "the eval (`harness eval --resume ID`)" if args.command == "eval" else "the run"
         print(f"harness: interrupted; {what} goes on in Temporal", file=sys.stderr)

@@ -14,8 +14,8 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from durable_harness._client.cli_connection import connection_environment
 from infra.settings import Settings, SettingsError
-from starter.cli_connection import connection_environment
 from starter.errors import CliError
 
 Handler = Callable[[argparse.Namespace, Settings], int | Coroutine[Any, Any, int]]

@@ -16,6 +16,8 @@ import threading
 
 from pydantic import ValidationError
 
+from durable_harness._client import deliveries, history, runs, signed_actors
+from durable_harness.client import Harness
 from harness.catalog.tools import ToolCatalog
 from harness.core.problems import describe_invalid
 from harness.engine.budget import BudgetLimits
@@ -29,8 +31,7 @@ from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import UI_PORT_OFFSET, Settings
 from infra.state import SERVER_DB_FILE
-from starter import deliveries, history, output, runs, signed_actors
-from starter.api import Harness
+from starter import output
 from starter.cli import progress
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError

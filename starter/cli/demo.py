@@ -11,13 +11,14 @@ import argparse
 import asyncio
 import sys
 
+from durable_harness._client import runs
+from durable_harness.exceptions import HarnessError
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
-from starter import runs
 from starter.cli.app import build_parser
 from starter.cli.cli_handlers import dispatch
 from starter.cli.local_services import ensure_services, stop
-from starter.errors import CliError
+from starter.errors import exit_code_of
 
 
 def main() -> None:
@@ -37,16 +38,16 @@ def main() -> None:
         return
     try:
         asyncio.run(ensure_services(settings))
-    except CliError as error:
+    except HarnessError as error:
         print(f"demo: {error.message}", file=sys.stderr)
-        exit_now(error.exit_code)
+        exit_now(exit_code_of(error))
     run_id = runs.new_run_id()
     code = 0
     try:
         code = dispatch(build_parser().parse_args(["run", args.goal, "--id", run_id]))
-    except CliError as error:
+    except HarnessError as error:
         print(f"demo: {error.message}", file=sys.stderr)
-        code = error.exit_code
+        code = exit_code_of(error)
     print(
         f"\nSee the run in the Temporal UI: {runs.ui_link(settings, run_id)}\n"
         "The server, payment service and worker keep running; `make stop` ends them."

@@ -24,6 +24,9 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import CancelledError, TerminatedError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from durable_harness._client import runs
+from durable_harness._client.input_files import check_writable, read_text_file
+from durable_harness.client import QUERY_TIMEOUT
 from harness.core.problems import article, describe_invalid
 from harness.engine.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
 from harness.evals.eval_report import (
@@ -36,12 +39,9 @@ from harness.evals.eval_report import (
 )
 from infra.settings import Settings
 from infra.state import EVALS_FOLDER
-from starter import runs
-from starter.api import QUERY_TIMEOUT
 from starter.cli.eval_files import load_cases
 from starter.cli.eval_output import case_line, report_table
 from starter.errors import EXIT_FAILED_RUN, CliError
-from starter.input_files import check_writable, read_text_file
 from starter.output import note
 from workflows import EvalSuiteWorkflow
 

@@ -14,6 +14,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 import scenarios
+from durable_harness._client.input_files import MAX_CASE_FILE_BYTES, read_text_file
+from durable_harness.exceptions import HarnessError
 from harness.evals.eval_case import (
     CaseExpectations,
     CaseFile,
@@ -24,7 +26,6 @@ from harness.evals.eval_case import (
     ScriptedApproval,
 )
 from starter.errors import CliError
-from starter.input_files import MAX_CASE_FILE_BYTES, read_text_file
 from starter.plan_files import load_plan, load_scenario
 
 CASE_FILE_NAME = "eval_cases.yaml"
@@ -101,7 +102,7 @@ def read_case_file(path: Path) -> CaseFile:
         load_scenario(loaded.scenario)
         for case in loaded.cases:
             _read_plan(case, path.parent)
-    except CliError as error:
+    except HarnessError as error:
         raise CliError(f"case file '{path}': {error.message}") from error
     return loaded
 
@@ -113,7 +114,7 @@ def _read_plan(case: EvalCase, folder: Path) -> None:
     if plan_file is not None:
         try:
             plan = load_plan(str(folder / plan_file))
-        except CliError as error:
+        except HarnessError as error:
             raise CliError(f"case '{case.id}': {error.message}") from error
         case.options = case.options.model_copy(update={"plan": plan, "plan_file": None})
 

@@ -14,6 +14,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from durable_harness._client import runs
 from infra.client import connect
 from infra.settings import UI_PORT_OFFSET, Settings
 from infra.state import PAYMENTS_LEDGER_FILE, SERVER_DB_FILE
@@ -26,7 +27,6 @@ from payments.api import (
 )
 from payments.secret import SecretError, payments_secret
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
-from starter import runs
 from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 

@@ -16,12 +16,12 @@ import sys
 import time
 from types import TracebackType
 
+from durable_harness._client.deliveries import describe_wait
+from durable_harness.client import Run
+from durable_harness.exceptions import HarnessError
 from harness.engine.progress_page import ProgressPage
 from harness.engine.run import RunResult
 from harness.engine.trace import TraceEvent, TraceKind
-from starter.api import Run
-from starter.deliveries import describe_wait
-from starter.errors import CliError
 from starter.output import note
 
 SHOWN = frozenset(
@@ -171,7 +171,7 @@ async def watch(run: Run, view: RunView) -> RunResult:
             async for page in run.follow():
                 view.page(page)
         except Exception as error:  # progress stops; the run and the wait for it go on
-            message = error.message if isinstance(error, CliError) else repr(error)
+            message = error.message if isinstance(error, HarnessError) else repr(error)
             view.line(f"progress stopped: {message}; the result follows when the run ends")
 
     follower = asyncio.create_task(follow())

@@ -13,6 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from durable_harness._client import runs, tasks
+from durable_harness._client.input_files import read_text_file
+from durable_harness._client.signed_actors import actor_keys, signed_command
 from harness.core.problems import describe_invalid
 from harness.governance.host_contract import BUILT_IN_GATES, Contract, RuleKind, did_you_mean
 from harness.governance.scope_rules import (
@@ -27,11 +30,9 @@ from harness.governance.scope_rules import (
 )
 from infra.settings import Settings
 from scenarios import acceptance_checks, all_scenarios
-from starter import output, runs, tasks
+from starter import output
 from starter.cli.task_actions import print_receipt, run_handler
 from starter.errors import CliError
-from starter.input_files import read_text_file
-from starter.signed_actors import actor_keys, signed_command
 
 
 def dispatch_rules(args: argparse.Namespace, settings: Settings) -> int:

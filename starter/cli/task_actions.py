@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
+from durable_harness._client import runs, tasks
+from durable_harness._client.signed_actors import signed_command
 from harness.core.problems import describe_invalid
 from harness.governance.task_commands import (
     Complete,
@@ -38,9 +40,8 @@ from harness.governance.task_graph import (
 )
 from harness.governance.work import TaskStatus
 from infra.settings import Settings
-from starter import output, runs, tasks
+from starter import output
 from starter.errors import CliError
-from starter.signed_actors import signed_command
 
 
 def dispatch_task(args: argparse.Namespace, settings: Settings) -> int:

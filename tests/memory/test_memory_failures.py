@@ -18,6 +18,7 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import Replayer
 
+from durable_harness._client.history import trace_of, trace_table
 from harness.core.errors import ErrorCode
 from harness.engine.run import MemoryOptions, RunPhase, RunRequest, RunResult
 from harness.engine.trace import TraceEvent, TraceKind
@@ -25,7 +26,6 @@ from infra.plugin import HarnessPlugin
 from memory import MemoryStore
 from memory.postgres_store import PostgresMemoryStore
 from memory.sqlite_store import SqliteMemoryStore
-from starter.history import trace_of, trace_table
 from tests.factories import collect, node, synthetic_plan
 from tests.memory.store_faults import corrupted, locked
 from tests.postgres_server import server_binaries, stop_cluster, throwaway_cluster

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.core.errors import ErrorCode
 from harness.engine.budget import BudgetLimits
 from harness.engine.run import MemoryOptions, RunPhase, RunRequest
@@ -15,7 +16,6 @@ from harness.governance.task_commands import InvalidateFact, RecordFact
 from harness.governance.task_graph import CreateTask
 from harness.recall.memory_records import DEFAULT_DEPTH, SHALLOW_DEPTH, MemoryFilter
 from memory.sqlite_store import SqliteMemoryStore
-from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.starter.test_tasks import graph_command, new_scope, task_command
 from tests.support import execute_run, pending_wait, running_worker, start_run

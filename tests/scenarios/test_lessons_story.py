@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from starter import tasks
+from durable_harness._client import tasks
 from tests.docs_pages import block_after, page
 from tests.payment_service import PaymentService, payment_service
 from tests.scenarios.test_refund_runs import refunds_worker

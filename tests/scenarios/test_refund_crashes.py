@@ -18,11 +18,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from durable_harness._client.run_results import result_of
 from harness.engine.contracts import APPROVE_SIGNAL
 from harness.engine.run import RunPhase, RunRequest, RunResult
 from harness.waits.deliveries import ApprovalRequest
 from harness.waits.wait_book import WaitStatus
-from starter.run_results import result_of
 from tests.payment_service import PaymentService, payment_service
 from tests.support import history_events
 from tests.worker_processes import workers

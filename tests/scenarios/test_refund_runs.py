@@ -17,6 +17,8 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from activities.llm import ProviderRegistry, ScriptedProvider
+from durable_harness._client.deliveries import describe_wait
+from durable_harness._client.run_results import result_of
 from harness.catalog.llm import JudgeReply, JudgeRequest
 from harness.engine.dag import NodeStatus
 from harness.engine.faults import FaultSpec
@@ -26,8 +28,6 @@ from harness.waits.deliveries import ApprovalRequest, DeliverRequest
 from harness.waits.signatures import signed_message
 from harness.waits.wait_book import Decision, DeliveryReceipt, Wait, WaitKind, WaitStatus
 from infra.signing import new_private_key, public_key, sign
-from starter.deliveries import describe_wait
-from starter.run_results import result_of
 from tests.payment_service import PaymentService, payment_service
 from tests.support import activity_timeline, history_events, node_of
 from worker.app import build_worker

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from starter import tasks
+from durable_harness._client import tasks
 from tests.payment_service import PaymentService, payment_service
 from tests.scenarios.test_refund_runs import refunds_worker
 from tests.starter.test_cli import harness

@@ -11,6 +11,8 @@ import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
 from activities.llm.prompts import judge_user, planner_user
+from durable_harness._client.run_results import result_of
+from durable_harness._client.signed_actors import signed
 from harness.catalog.llm import JudgeRequest
 from harness.core.untrusted import fence
 from harness.engine.messages import PlanRequest
@@ -22,8 +24,6 @@ from harness.waits.signatures import SIGNED_KINDS_WITH_ANSWERS, signature_proble
 from harness.waits.wait_book import WaitKind
 from infra.signing import new_private_key, public_key
 from scenarios import get_scenario
-from starter.run_results import result_of
-from starter.signed_actors import signed
 from tests.support import pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
 from workflows.actor_signatures import verify

@@ -7,12 +7,12 @@ import uuid
 
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest, RunResult
 from harness.engine.trace import TraceKind
 from harness.waits.deliveries import ApprovalRequest, CancelRequest
 from harness.waits.signatures import signed_message
 from infra.signing import new_private_key, public_key, sign
-from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.support import pending_wait, running_worker
 from workflows import AgentRunWorkflow

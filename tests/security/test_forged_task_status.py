@@ -12,6 +12,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from durable_harness._client import tasks
 from harness.engine.contracts import (
     SCOPE_TASK_STATUS_ACTIVITY,
     TASK_STATUS_SIGNAL,
@@ -20,7 +21,6 @@ from harness.engine.contracts import (
 from harness.governance.task_commands import SetStatus, TaskCommand
 from harness.governance.task_graph import CreateTask, GraphCommand, StatusChanged
 from harness.governance.work import TaskStatus
-from starter import tasks
 from tests.support import history_events, running_worker
 
 pytestmark = pytest.mark.requires_local_server("tasks are listed by the HarnessTask* attributes")

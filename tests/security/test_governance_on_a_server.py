@@ -8,6 +8,8 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
+from durable_harness._client import tasks
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest, RunResult
 from harness.engine.trace import TraceKind
 from harness.governance.task_commands import ReviewSubmission, Submit, TaskCommand
@@ -15,8 +17,6 @@ from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.waits.deliveries import ApprovalRequest
 from harness.waits.signatures import signed_message
 from infra.signing import new_private_key, public_key, sign
-from starter import tasks
-from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, pending_wait, running_worker, start_run
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client import tasks
+from durable_harness._client.signed_actors import sign_command
 from harness.governance.scope_rules import RulesCommand, SetContract, SetKeys
 from harness.governance.task_commands import (
     Complete,
@@ -27,8 +29,6 @@ from harness.governance.task_commands import (
 from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.work import EvidenceKind, TaskStatus
 from infra.signing import new_private_key, public_key
-from starter import tasks
-from starter.signed_actors import sign_command
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 

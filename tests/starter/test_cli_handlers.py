@@ -1,7 +1,7 @@
 """Each `harness` command is declared once with its handler, a function its command group's
 module names (no handler is looked up by a string); the handlers import their work only when
-they run; and the commands that act on a run do it through the Python API (starter.api), so a
-script and the CLI do each thing alike."""
+they run; and the commands that act on a run do it through the Python API
+(durable_harness.client), so a script and the CLI do each thing alike."""
 
 from __future__ import annotations
 
@@ -114,4 +114,6 @@ def _modules_of_command(words: list[str], state: Path) -> tuple[str, set[str]]:
 def test_a_memory_command_loads_neither_the_workflows_nor_the_run_api(tmp_path: Path) -> None:
     printed, loaded = _modules_of_command(["memory", "list", "--json"], tmp_path)
     assert json.loads(printed) == []  # the command ran, on an empty store
-    assert loaded.isdisjoint({"workflows", "starter.api", "starter.cli.commands", "structlog"})
+    assert loaded.isdisjoint(
+        {"workflows", "durable_harness.client", "starter.cli.commands", "structlog"}
+    )

@@ -20,6 +20,7 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from durable_harness._client import tasks
 from harness.engine.contracts import task_workflow_id
 from harness.governance.state_size import json_bytes
 from harness.governance.task_commands import (
@@ -37,7 +38,6 @@ from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.task_ledger import FINISHING_RESERVE_BYTES, MAX_LEDGER_BYTES
 from harness.governance.work import SUMMARY_CHARS, EvidenceKind, TaskStatus
 from infra.plugin import HarnessPlugin
-from starter import tasks
 from starter.servers.dev_server import temporal_binary
 from tests.starter.test_cli import harness
 from tests.support import running_worker
@@ -76,7 +76,7 @@ async def _send(
     client: Client, scope: str, operation: TaskOperation, actor: str
 ) -> LedgerReceipt | str:
     """The receipt, or the gateway's refusal (an update the server aborts as the task
-    continues as new, starter.tasks sends again)."""
+    continues as new, durable_harness._client.tasks sends again)."""
     command = TaskCommand(task_id="task-1", actor=actor, operation=operation)
     try:
         return await tasks.task_command(client, scope, command)

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client import tasks
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest
 from harness.governance.task_commands import (
     AddRelation,
@@ -30,8 +32,6 @@ from harness.governance.work import (
     TaskBinding,
     TaskStatus,
 )
-from starter import tasks
-from starter.run_results import result_of
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import execute_run, pending_wait, running_worker, start_run

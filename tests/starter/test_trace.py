@@ -12,13 +12,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
+from durable_harness._client import history, runs
+from durable_harness._client.run_results import result_of
 from harness.engine.budget import BudgetLimits
 from harness.engine.faults import FaultSpec
 from harness.engine.run import RunPhase, RunRequest
 from harness.engine.trace import TraceEvent
 from infra.settings import Settings
-from starter import history, runs
-from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import (

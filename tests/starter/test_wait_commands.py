@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunRequest, RunResult
-from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, start_run

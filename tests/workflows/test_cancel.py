@@ -13,6 +13,7 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from activities.llm import ScriptedProvider
+from durable_harness._client.run_results import result_of
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.engine.contracts import CANCEL_SIGNAL
@@ -22,7 +23,6 @@ from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from harness.waits.deliveries import CancelRequest
 from scenarios.base import Scenario
-from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import history_events, pending_wait, running_worker, start_run
 from tests.workflows.test_agent_run import THREE_CITIES

@@ -9,6 +9,8 @@ import uuid
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client import tasks
+from durable_harness._client.run_results import result_of
 from harness.engine.contracts import APPROVE_UPDATE, PLAN_ACTIVITY
 from harness.engine.messages import PlanRequest
 from harness.engine.run import RunPhase, RunRequest
@@ -34,8 +36,6 @@ from harness.governance.task_graph import CreateTask, GraphCommand
 from harness.governance.work import TaskBinding, TaskStatus
 from harness.waits.deliveries import ApprovalRequest
 from harness.waits.wait_book import WaitKind
-from starter import tasks
-from starter.run_results import result_of
 from tests.factories import collect, delay, synthetic_plan
 from tests.support import deliver_update, execute_run, pending_wait, running_worker, start_run
 

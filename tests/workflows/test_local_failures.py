@@ -14,6 +14,7 @@ from temporalio.exceptions import ApplicationError
 
 import worker.app
 from activities.tool_runner import ToolActivities
+from durable_harness._client.run_results import result_of
 from harness.core.errors import ErrorCode
 from harness.core.plan import Plan
 from harness.engine.contracts import CHECK_REPORT_ACTIVITY, RUN_TOOLS_ACTIVITY, RUN_WORKFLOW
@@ -26,7 +27,6 @@ from harness.engine.messages import (
     ToolCallGroupResult,
 )
 from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
-from starter.run_results import result_of
 from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, running_worker
 

@@ -17,6 +17,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from activities.mcp_hub import McpHub, McpSources
+from durable_harness._client.run_results import result_of
 from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from harness.engine.contracts import APPROVE_UPDATE, RUN_TOOL_ACTIVITY
 from harness.engine.dag import NodeStatus
@@ -25,7 +26,6 @@ from harness.waits.deliveries import ApprovalRequest
 from harness.waits.wait_book import Decision
 from scenarios.repo import REPO_PATH_VARIABLE
 from scenarios.repo.history import cited_ids
-from starter.run_results import result_of
 from tests.mcp_servers.repositories import (
     ROOT,
     SCHEDULER_COMMITS,

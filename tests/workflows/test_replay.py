@@ -14,10 +14,10 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
+from durable_harness._client.history import replay_run
 from harness.engine.contracts import SCOPE_WORKFLOW, TASK_WORKFLOW
 from harness.engine.run import RunRequest
 from infra.plugin import HarnessPlugin
-from starter.history import replay_run
 from tests.support import execute_run, running_worker
 
 HISTORIES = Path(__file__).parent.parent / "histories"

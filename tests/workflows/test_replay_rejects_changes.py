@@ -2,8 +2,8 @@
 workflow is rejected as nondeterministic, while the same workflow unchanged replays it.
 
 Each changed workflow is registered under the run's workflow name in a replayer of its own
-(the data converter of the plugin, unsandboxed, as `starter.history` replays), so only the
-change differs from what tests/workflows/test_replay.py replays.
+(the data converter of the plugin, unsandboxed, as `durable_harness._client.history` replays), so
+only the change differs from what tests/workflows/test_replay.py replays.
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
+from durable_harness._client.run_results import result_of
 from harness.engine.budget import BudgetLimits
 from harness.engine.contracts import EVAL_WORKFLOW, RUN_WORKFLOW
 from harness.engine.run import RunPhase, RunRequest
 from harness.evals.eval_report import EvalReport
-from starter.run_results import result_of
 from starter.servers.dev_server import temporal_binary
 from tests.factories import collect, node, synthetic_plan
 from tests.support import execute_run, running_worker

@@ -1,6 +1,7 @@
 """One place for a run's result: the run builds it once, as it ends, and holds it. The workflow
 returns it (Completed), fails with it (Failed) or, Canceled, leaves it to be replayed; the result
-query answers the same one, and every caller reads it through `starter.run_results`."""
+query answers the same one, and every caller reads it through
+`durable_harness._client.run_results`."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from durable_harness import RunFailed
+from durable_harness._client.run_results import result_of
+from durable_harness.client import Harness
 from harness.engine.contracts import CANCEL_SIGNAL, RESULT_QUERY, RUN_WORKFLOW
 from harness.engine.dag import NodeStatus
 from harness.engine.run import RunPhase, RunRequest, RunResult
 from harness.waits.deliveries import CancelRequest
-from starter.api import Harness
-from starter.errors import CliError
-from starter.run_results import result_of
+from starter.errors import exit_code_of
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.support import running_worker, start_run
 from workflows import AgentRunWorkflow
@@ -81,11 +83,11 @@ async def test_a_run_whose_workflow_failed_for_another_cause_is_one_line_for_res
                 break
             await asyncio.sleep(0.05)
         run = harness.run(run_id)
-        with pytest.raises(CliError) as by_result:
+        with pytest.raises(RunFailed) as by_result:
             await run.result()
-        with pytest.raises(CliError) as by_status:
+        with pytest.raises(RunFailed) as by_status:
             await run.status()
     said = f"run {run_id} failed inside Temporal: "
     assert str(by_result.value).startswith(said) and "not a RunRequest" in str(by_result.value)
     assert str(by_status.value) == str(by_result.value)
-    assert by_result.value.exit_code == by_status.value.exit_code == 1
+    assert exit_code_of(by_result.value) == exit_code_of(by_status.value) == 1

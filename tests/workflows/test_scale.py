@@ -6,11 +6,11 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.core.plan import Plan
 from harness.engine.messages import NodeBatchRequest
 from harness.engine.run import RunPhase, RunRequest, ScaleOptions
 from infra.converter import DATA_CONVERTER
-from starter.run_results import result_of
 from tests.factories import node, ref, synthetic_plan
 from tests.support import execute_run, history_events, running_worker, start_run
 

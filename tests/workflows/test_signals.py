@@ -9,10 +9,10 @@ from temporalio.api.common.v1 import Payload
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import RawValue
 
+from durable_harness._client.run_results import result_of
 from harness.engine.contracts import APPROVE_SIGNAL, CANCEL_SIGNAL
 from harness.engine.run import RunPhase, RunResult
 from harness.engine.trace import TraceEvent, TraceKind
-from starter.run_results import result_of
 from tests.factories import approval_request
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
+from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest, RunResult
 from harness.engine.trace import TraceKind
 from harness.waits.deliveries import ApprovalRequest, DeliverRequest
 from infra.signing import new_private_key, public_key
-from starter.run_results import result_of
 from tests.factories import collect, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, signal_by_cli, start_run

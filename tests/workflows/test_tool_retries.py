@@ -10,6 +10,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
 from harness.core.errors import ErrorCode
 from harness.core.plan import Plan
 from harness.engine.budget import BudgetLimits
@@ -17,7 +18,6 @@ from harness.engine.dag import NodeStatus
 from harness.engine.faults import FaultSpec
 from harness.engine.run import RunPhase, RunRequest, RunResult, RunStatus, ScaleOptions
 from harness.waits.deliveries import DeliverRequest
-from starter.run_results import result_of
 from tests.factories import collect, delay, node, synthetic_plan
 from tests.support import (
     deliver_update,

@@ -10,6 +10,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from durable_harness._client.run_results import result_of
 from harness.core.plan import Plan
 from harness.engine.budget import BudgetLimits
 from harness.engine.contracts import DELIVER_SIGNAL
@@ -20,7 +21,6 @@ from harness.waits.deliveries import AnswerRequest, ApprovalRequest, DeliverRequ
 from harness.waits.signatures import signed_message
 from harness.waits.wait_book import Decision, DeliveryReceipt, WaitStatus
 from infra.signing import new_private_key, public_key, sign
-from starter.run_results import result_of
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import (
     Replans,

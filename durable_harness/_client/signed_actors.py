@@ -19,13 +19,13 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from durable_harness._client.input_files import read_text_file
+from durable_harness.exceptions import InvalidInput
 from harness.governance.governance_keys import governance_message
 from harness.governance.scope_rules import RulesCommand
 from harness.governance.task_commands import TaskCommand
 from harness.governance.task_graph import GraphCommand
 from harness.waits.signatures import signed_message
-from starter.errors import CliError
-from starter.input_files import read_text_file
 
 ACTOR_KEYS_VARIABLE = "HARNESS_ACTOR_KEYS"
 KEY_FILE_VARIABLE = "HARNESS_ACTOR_KEY_FILE"
@@ -42,11 +42,11 @@ def actor_keys(path: str | None) -> dict[str, str]:
     try:
         keys = json.loads(read_text_file(path, f"actor keys {path}"))
     except (ValueError, RecursionError) as error:
-        raise CliError(f"actor keys {path} are not valid JSON: {error}") from None
+        raise InvalidInput(f"actor keys {path} are not valid JSON: {error}") from None
     if not isinstance(keys, dict) or not all(
         isinstance(actor, str) and isinstance(key, str) for actor, key in keys.items()
     ):
-        raise CliError(f'actor keys {path} must map actors to keys: {{"human:ops": "KEY"}}')
+        raise InvalidInput(f'actor keys {path} must map actors to keys: {{"human:ops": "KEY"}}')
     return keys
 
 
@@ -92,4 +92,4 @@ def _private_key(key_file: str | None) -> str | None:
     try:
         return read_private_key(Path(path))
     except KeyFileError as error:
-        raise CliError(str(error)) from None
+        raise InvalidInput(str(error)) from None

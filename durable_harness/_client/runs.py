@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -9,14 +10,13 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from durable_harness._client.run_results import run_result
+from durable_harness.exceptions import InvalidInput, NotFound, RunFailed, Unavailable
 from harness.engine.bounds import request_problems
 from harness.engine.run import RunPhase, RunRequest, RunResult, RunStatus
 from harness.engine.run_models import RunModels
 from infra.client import connect
 from infra.settings import Settings
-from starter.errors import EXIT_UNAVAILABLE, CliError
-from starter.output import note
-from starter.run_results import run_result
 from workflows import AgentRunWorkflow, search_attributes
 
 
@@ -28,16 +28,15 @@ async def client_for(settings: Settings) -> Client:
     try:
         return await connect(settings)
     except ValueError as error:
-        raise CliError(
+        raise InvalidInput(
             f"TEMPORAL_ADDRESS={settings.temporal_address} is not an address like "
             f"localhost:7233 ({error})"
         ) from error
     except RuntimeError as error:
-        raise CliError(
+        raise Unavailable(
             f"cannot reach Temporal at {settings.temporal_address} "
             f"(namespace {settings.temporal_namespace}): start a dev server with `harness server` "
-            "or set TEMPORAL_ADDRESS",
-            EXIT_UNAVAILABLE,
+            "or set TEMPORAL_ADDRESS"
         ) from error
 
 
@@ -50,7 +49,7 @@ def check_request(request: RunRequest) -> RunRequest:
     """The request, or one line that says what is out of range (see harness.engine.bounds)."""
     problems = request_problems(request)
     if problems:
-        raise CliError("cannot start this run: " + "; ".join(problems))
+        raise InvalidInput("cannot start this run: " + "; ".join(problems))
     return request
 
 
@@ -63,13 +62,14 @@ async def start_run(client: Client, settings: Settings, request: RunRequest, run
         except RPCError as error:
             if "search attribute" not in error.message.lower():
                 raise
-            note(
+            print(  # a hint to whoever started the run (the CLI's notes go to stderr too)
                 "this server has no Harness* search attributes, so the run cannot be filtered "
-                "in the UI; `harness server` registers them"
+                "in the UI; `harness server` registers them",
+                file=sys.stderr,
             )
             await _start(client, settings, request, run_id, with_search_attributes=False)
     except WorkflowAlreadyStartedError as error:
-        raise CliError(f"a run with id '{run_id}' already exists; pick another --id") from error
+        raise InvalidInput(f"a run with id '{run_id}' already exists; pick another --id") from error
 
 
 async def _start(
@@ -165,21 +165,18 @@ async def run_status(client: Client, run_id: str) -> RunStatus | RunResult:
     try:
         description = await handle.describe()
     except RPCError as error:
-        raise CliError(f"no run with id '{run_id}': {error.message}") from error
+        raise NotFound(f"no run with id '{run_id}': {error.message}") from error
     if description.status in RUN_ENDED:
         return await run_result(client, run_id)
     if description.status != WorkflowExecutionStatus.RUNNING:
         name = description.status.name if description.status else "UNKNOWN"
-        raise CliError(f"run {run_id} ended as {name} in Temporal", 1)
+        raise RunFailed(f"run {run_id} ended as {name} in Temporal")
     no_worker = f"run {run_id} is running, but no worker answered for it"
     hint = "start one with `python -m worker`"
     if not await has_worker(client, description.task_queue):
-        raise CliError(
-            f"{no_worker} (none polls task queue {description.task_queue}); {hint}",
-            EXIT_UNAVAILABLE,
-        )
+        raise Unavailable(f"{no_worker} (none polls task queue {description.task_queue}); {hint}")
     try:
         status: RunStatus = await handle.query(AgentRunWorkflow.status)
     except RPCError as error:
-        raise CliError(f"{no_worker} ({error.message}); {hint}", EXIT_UNAVAILABLE) from error
+        raise Unavailable(f"{no_worker} ({error.message}); {hint}") from error
     return status

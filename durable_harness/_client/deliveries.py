@@ -8,6 +8,8 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from durable_harness._client.input_files import read_json, read_text_file
+from durable_harness.exceptions import HarnessError, InvalidInput, NotFound, RunFailed, Unavailable
 from harness.core.actors import ActorKind, parse_actor
 from harness.core.problems import describe_invalid
 from harness.engine.bounds import delivery_problems
@@ -15,9 +17,6 @@ from harness.engine.contracts import ANSWER_UPDATE, APPROVE_UPDATE, DELIVER_UPDA
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from harness.waits.wait_book import Decision, DeliveryReceipt, Wait, WaitStatus
 from harness.waits.wait_hints import harness_command
-from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, EXIT_USAGE, CliError
-from starter.input_files import read_text_file
-from starter.plan_files import read_json
 from workflows import AgentRunWorkflow
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
@@ -29,7 +28,7 @@ def check_actor(actor: str) -> str:
     try:
         parse_actor(actor)
     except ValueError as error:
-        raise CliError(str(error)) from error
+        raise InvalidInput(str(error)) from error
     return actor
 
 
@@ -46,7 +45,7 @@ async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wa
     try:
         listed = [] if run_id else [wf.id async for wf in client.list_workflows(PENDING_QUERY)]
     except RPCError as error:
-        raise CliError(
+        raise InvalidInput(
             f"cannot list runs with pending waits ({error.message}); name a run id, or start "
             "the server with `harness server`, which registers the Harness* search attributes"
         ) from error
@@ -57,7 +56,9 @@ async def pending_waits(client: Client, run_id: str | None) -> dict[str, list[Wa
             waits = await client.get_workflow_handle(rid).query(AgentRunWorkflow.waits)
         except RPCError as error:
             if run_id:
-                raise CliError(f"cannot read the waits of run '{rid}': {error.message}") from error
+                raise InvalidInput(
+                    f"cannot read the waits of run '{rid}': {error.message}"
+                ) from error
             continue
         pending = [wait for wait in waits if wait.status is WaitStatus.PENDING]
         if pending or run_id:
@@ -77,7 +78,7 @@ def approval(wait_id: str, actor: str, reject: bool, comment: str | None) -> App
     decision = Decision.REJECT if reject else Decision.APPROVE
     kind, _ = parse_actor(check_actor(actor))
     if kind is ActorKind.AGENT and decision is Decision.APPROVE:
-        raise CliError(f"{actor} is an agent; agents can never approve")
+        raise InvalidInput(f"{actor} is an agent; agents can never approve")
     return _checked(
         ApprovalRequest, wait_id=wait_id, decision=decision, actor=actor, comment=comment
     )
@@ -101,10 +102,10 @@ def _checked(model: type[RequestT], **fields: Any) -> RequestT:
     try:
         request = model(**fields)
     except ValidationError as error:
-        raise CliError(describe_invalid(error, whole=model.__name__)) from error
+        raise InvalidInput(describe_invalid(error, whole=model.__name__)) from error
     problems = delivery_problems(request) + _blank_problems(request)
     if problems:
-        raise CliError("; ".join(problems))
+        raise InvalidInput("; ".join(problems))
     return request
 
 
@@ -137,9 +138,7 @@ async def cancel(client: Client, run_id: str, request: CancelRequest) -> None:
     try:
         await handle.cancel(reason=f"{request.reason} (by {request.actor})")
     except RPCError as error:
-        raise CliError(
-            f"cannot cancel run '{run_id}': {error.message}", _exit_code(error)
-        ) from error
+        raise _rpc_failure(error)(f"cannot cancel run '{run_id}': {error.message}") from error
 
 
 async def _update(
@@ -155,16 +154,19 @@ async def _update(
         )
     except WorkflowUpdateFailedError as error:
         cause = error.cause.message if hasattr(error.cause, "message") else str(error.cause)
-        raise CliError(f"run '{run_id}' refused the delivery: {cause}", EXIT_FAILED_RUN) from error
+        raise RunFailed(f"run '{run_id}' refused the delivery: {cause}") from error
     except RPCError as error:
         message = f"cannot deliver to run '{run_id}': {error.message}"
-        raise CliError(message, _exit_code(error)) from error
+        raise _rpc_failure(error)(message) from error
     return receipt
 
 
-def _exit_code(error: RPCError) -> int:
-    """3 when the server could not be reached, as for every command; 2 for what was asked."""
-    return EXIT_UNAVAILABLE if error.status is RPCStatusCode.UNAVAILABLE else EXIT_USAGE
+def _rpc_failure(error: RPCError) -> type[HarnessError]:
+    """Unavailable when the server could not be reached (exit 3, as for every command); else
+    what was asked: no such run, or a request the server refused (exit 2)."""
+    if error.status is RPCStatusCode.UNAVAILABLE:
+        return Unavailable
+    return NotFound if error.status is RPCStatusCode.NOT_FOUND else InvalidInput
 
 
 def describe_wait(run_id: str, wait: Wait) -> str:

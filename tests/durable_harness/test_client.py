@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durable_harness._client.run_results import result_of
+from durable_harness.client import Harness
 from harness.engine.run import RunPhase
 from harness.engine.trace import TraceKind
-from starter.api import Harness
-from starter.run_results import result_of
 from tests.docs_pages import README as DOCS_README
 from tests.docs_pages import block_after, page
 from tests.support import pending_wait, running_worker

@@ -26,11 +26,11 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
+from durable_harness.exceptions import NotFound, RunFailed
 from harness.engine.run import RunResult, RunStatus
 from harness.engine.trace import TraceEvent, TraceKind
 from harness.waits.wait_book import Wait
 from infra.plugin import HarnessPlugin
-from starter.errors import CliError
 from workflows import AgentRunWorkflow
 
 
@@ -73,7 +73,7 @@ async def replay_run(history: WorkflowHistory) -> ReplayedRun:
     )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     if result.replay_failure is not None or not instances:
-        raise CliError(f"cannot replay run {history.workflow_id}: {result.replay_failure}", 1)
+        raise RunFailed(f"cannot replay run {history.workflow_id}: {result.replay_failure}")
     run: AgentRunWorkflow = instances[-1]
     return ReplayedRun(
         trace=list(run.trace()), status=run.status(), waits=run.waits(), result=run.final_result()
@@ -84,7 +84,7 @@ async def fetch_history(client: Client, run_id: str) -> WorkflowHistory:
     try:
         return await client.get_workflow_handle(run_id).fetch_history()
     except RPCError as error:
-        raise CliError(f"no run with id '{run_id}': {error.message}") from error
+        raise NotFound(f"no run with id '{run_id}': {error.message}") from error
 
 
 async def trace_of(client: Client, run_id: str) -> ReplayedRun:

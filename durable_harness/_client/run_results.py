@@ -12,8 +12,8 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from durable_harness.exceptions import RunFailed
 from harness.engine.run import RunPhase, RunResult
-from starter.errors import CliError
 
 ENDING_TYPES = frozenset(phase.value for phase in RunPhase if phase.is_terminal)
 
@@ -24,7 +24,7 @@ async def run_result(client: Client, run_id: str) -> RunResult:
     try:
         return await result_of(client, client.get_workflow_handle(run_id, result_type=RunResult))
     except WorkflowFailureError as error:
-        raise CliError(f"run {run_id} failed inside Temporal: {error.cause}", 1) from error
+        raise RunFailed(f"run {run_id} failed inside Temporal: {error.cause}") from error
 
 
 async def result_of(client: Client, handle: WorkflowHandle[Any, Any]) -> RunResult:
@@ -36,7 +36,7 @@ async def result_of(client: Client, handle: WorkflowHandle[Any, Any]) -> RunResu
         if isinstance(cause, ApplicationError) and cause.type in ENDING_TYPES and cause.details:
             return RunResult.model_validate(cause.details[0])
         if isinstance(cause, CancelledError):
-            from starter.history import trace_of
+            from durable_harness._client.history import trace_of
 
             replayed = await trace_of(client, handle.id)
             return replayed.result

@@ -4,12 +4,15 @@ the parser), and output places are tried before any work starts."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Final
 
-from starter.errors import CliError
+from pydantic import JsonValue
+
+from durable_harness.exceptions import InvalidInput
 
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 """Plans, contracts, actor keys, baselines, delivered data: a plan of 20,000 nodes (the most a
@@ -26,16 +29,16 @@ def read_text_file(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> 
         with open(path, "rb") as file:
             size = os.fstat(file.fileno()).st_size
             if size > limit:
-                raise CliError(f"{what} is {size:,} bytes; at most {limit:,} are read")
+                raise InvalidInput(f"{what} is {size:,} bytes; at most {limit:,} are read")
             raw = file.read(limit + 1)
     except OSError as error:
-        raise CliError(f"cannot read {what}: {error.strerror or error}") from error
+        raise InvalidInput(f"cannot read {what}: {error.strerror or error}") from error
     if len(raw) > limit:
-        raise CliError(f"{what} is more than {limit:,} bytes; at most {limit:,} are read")
+        raise InvalidInput(f"{what} is more than {limit:,} bytes; at most {limit:,} are read")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise CliError(f"{what} is not UTF-8 text (byte {error.start})") from error
+        raise InvalidInput(f"{what} is not UTF-8 text (byte {error.start})") from error
 
 
 def check_writable(flag: str, path: Path, *, folder: bool) -> None:
@@ -44,16 +47,35 @@ def check_writable(flag: str, path: Path, *, folder: bool) -> None:
     nothing for root, and /proc is a folder root may not write in); nothing is left behind."""
     if path.exists() and path.is_dir() is not folder:
         kind = "a file" if folder else "a folder"
-        raise CliError(f"{flag} {path}: cannot write there (it is {kind})")
+        raise InvalidInput(f"{flag} {path}: cannot write there (it is {kind})")
     start = path if folder else path.parent
     existing = next((p for p in (start, *start.parents) if p.exists()), Path("."))
     if not existing.is_dir():
-        raise CliError(f"{flag} {path}: cannot write there ({existing} is not a folder)")
+        raise InvalidInput(f"{flag} {path}: cannot write there ({existing} is not a folder)")
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
         reason = error.strerror or str(error)
-        raise CliError(
+        raise InvalidInput(
             f"{flag} {path}: cannot write there ({existing} is not a writable folder: {reason})"
         ) from error
+
+
+def read_json(text: str, what: str) -> JsonValue:
+    """JSON text, or one line that says why not (bad syntax, NaN, nesting too deep)."""
+    try:
+        data: JsonValue = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        raise InvalidInput(
+            f"{what} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from error
+    except ValueError as error:
+        raise InvalidInput(f"{what} is not valid JSON: {error}") from error
+    except RecursionError as error:
+        raise InvalidInput(f"{what} nests too deeply to read") from error
+    return data
+
+
+def _no_constant(name: str) -> JsonValue:
+    raise ValueError(f"{name} is not a JSON number")

@@ -1,7 +1,7 @@
-"""The Python API, for applications, and the one way the `harness` CLI does each thing: connect,
-start a run, follow it, deliver what it waits for, and read its result. Runs started here carry
-the search attributes, static details and id form of the CLI's, and deliveries get the CLI's
-checks and receipts.
+"""The client (`durable_harness.Harness`), for applications, and the one way the `harness` CLI
+does each thing: connect, start a run, follow it, deliver what it waits for, and read its
+result. Runs started here carry the search attributes, static details and id form of the CLI's,
+and deliveries get the CLI's checks and receipts.
 
     harness = await Harness.connect()                 # or connect(address=..., profile=...)
     run = await harness.start("Compare Paris and Tokyo", session_id="s-1")
@@ -9,8 +9,8 @@ checks and receipts.
         ...
     result = await run.result()                      # the RunResult, whatever the ending
 
-Errors are `starter.errors.CliError`: one line that says what went wrong, and an exit code a
-command line would use.
+Errors are `durable_harness.exceptions.HarnessError`s: one line that says what went wrong
+(`InvalidInput`, `NotFound`, `Unavailable`, `RunFailed`); the CLI maps each to its exit code.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from durable_harness._client import deliveries, runs, signed_actors
+from durable_harness._client.cli_connection import environment_with
+from durable_harness._client.run_results import run_result
+from durable_harness.exceptions import InvalidInput, NotFound
 from harness.core.problems import describe_invalid
 from harness.engine.contracts import PROGRESS_QUERY
 from harness.engine.progress_page import MAX_PAGE_EVENTS, ProgressPage
@@ -40,14 +44,10 @@ from harness.governance.work import TaskBinding
 from harness.waits.deliveries import CancelRequest
 from harness.waits.wait_book import DeliveryReceipt, Wait
 from infra.settings import Settings, SettingsError
-from starter import deliveries, runs, signed_actors
-from starter.cli_connection import environment_with
-from starter.errors import CliError
-from starter.run_results import run_result
 from workflows import AgentRunWorkflow
 
 if TYPE_CHECKING:
-    from starter.history import ReplayedRun
+    from durable_harness._client.history import ReplayedRun
 
 PROGRESS_POLL_SECONDS = 1.0
 """How often a follower reads the run's progress: one query (nothing in history) that carries
@@ -61,6 +61,9 @@ run terminated from outside never reaches a final phase of its own)."""
 
 @dataclass(frozen=True)
 class Harness:
+    """A connection to the Temporal server the harness's workers poll: start runs, find them by
+    id, list what they wait for. Make one with `connect` (or `with_settings`)."""
+
     client: Client = field(repr=False)
     settings: Settings = field(repr=False)  # it may hold TLS keys
 
@@ -80,7 +83,7 @@ class Harness:
         try:
             settings = Settings.from_env(env)
         except SettingsError as error:
-            raise CliError(str(error)) from error
+            raise InvalidInput(str(error)) from error
         return await cls.with_settings(settings)
 
     @classmethod
@@ -104,7 +107,7 @@ class Harness:
         try:
             request = RunRequest(goal=goal, models=models, **options)
         except ValidationError as error:
-            raise CliError(
+            raise InvalidInput(
                 f"cannot start this run: {describe_invalid(error, whole='run')}"
             ) from error
         return await self.start_request(request, run_id=run_id)
@@ -131,18 +134,21 @@ class Harness:
         return await runs.has_worker(self.client, self.settings.task_queue)
 
     async def _open_task(self, binding: TaskBinding) -> None:
-        from starter import tasks
+        from durable_harness._client import tasks
 
         try:
             task = (await tasks.ledger(self.client, binding.scope, binding.task_id)).task
         except tasks.TaskRefused as error:
-            raise CliError(str(error)) from error
+            raise InvalidInput(str(error)) from error
         if task.status.is_terminal:
-            raise CliError(f"task '{task.id}' is {task.status.value}: a finished task is final")
+            raise InvalidInput(f"task '{task.id}' is {task.status.value}: a finished task is final")
 
 
 @dataclass(frozen=True)
 class Run:
+    """One run, by its id: its status, progress and result, and the deliveries it waits for
+    (approve, answer, deliver, cancel)."""
+
     harness: Harness
     run_id: str
 
@@ -169,7 +175,7 @@ class Run:
     async def replayed(self) -> ReplayedRun:
         """The run rebuilt from its workflow's history: its trace, status and result as they
         stand (no worker needed)."""
-        from starter import history
+        from durable_harness._client import history
 
         return await history.trace_of(self.harness.client, self.run_id)
 
@@ -216,7 +222,7 @@ class Run:
             )
         except (RPCError, WorkflowQueryFailedError) as error:
             if isinstance(error, RPCError) and error.status is RPCStatusCode.NOT_FOUND:
-                raise CliError(f"no run with id '{self.run_id}'") from error
+                raise NotFound(f"no run with id '{self.run_id}'") from error
             return None
         return page
 
@@ -231,7 +237,7 @@ class Run:
             description = await self._handle.describe()
         except RPCError as error:
             if error.status is RPCStatusCode.NOT_FOUND:
-                raise CliError(f"no run with id '{self.run_id}'") from error
+                raise NotFound(f"no run with id '{self.run_id}'") from error
             return False
         return description.status is not WorkflowExecutionStatus.RUNNING
 
@@ -252,6 +258,7 @@ class Run:
     async def answer(
         self, wait_id: str, text: str, actor: str = "human:api", *, key_file: str | None = None
     ) -> DeliveryReceipt:
+        """Answer a QUESTION wait in `text`."""
         return await self._signed_send(deliveries.answer(wait_id, text, actor), key_file)
 
     async def deliver(
