@@ -17,12 +17,15 @@ the built-in scenarios and the activities import what a tool is at run time from
 from __future__ import annotations
 
 from durable_harness.errors import ErrorCode, ToolDefinitionError, ToolError
+from durable_harness.pack import Pack, PackDefinitionError
 from durable_harness.runtime import ToolContext
 from durable_harness.tools import FunctionTool, tool
 
 __all__ = [
     "ErrorCode",
     "FunctionTool",
+    "Pack",
+    "PackDefinitionError",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",

@@ -60,9 +60,11 @@ API_MODULES = frozenset(
 
 
 PUBLIC_PACKAGE = "durable_harness"
-PUBLIC_MAY_IMPORT = frozenset({"harness"})
-"""The project's packages the public package may import: the domain. The built-in scenarios
-lean on it (a tool's run-time model is its), so it importing them would close a loop."""
+PUBLIC_MAY_IMPORT = frozenset({"harness", "tool_servers"})
+"""The project's packages the public package may import: the domain, and the configuration of
+an MCP server (`tool_servers.config`, pydantic only) as the type of a pack's `mcp_servers`,
+read only while type checking. The built-in scenarios lean on it (a tool's run-time model is
+its), so it importing them would close a loop."""
 
 NEVER_IMPORT_PUBLIC = ("harness", "workflows")
 """The layers under the public face: they never import it (the public package leans on them)."""

@@ -27,7 +27,7 @@ class ScriptedProvider:
     name = "scripted"
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        plan = scenario.offline_plan(
+        plan = scenario.plan_offline(
             PlanningInput(
                 goal=request.goal,
                 catalog=request.catalog,
