@@ -52,7 +52,7 @@ class AnthropicProvider:
         model = self._settings.planner_model(request.model, request.economy)
         system: TextBlockParam = {
             "type": "text",
-            "text": planner_system(request.catalog),
+            "text": planner_system(request.catalog, scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
         message = await self._create(

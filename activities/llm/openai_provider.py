@@ -51,7 +51,10 @@ class OpenAIProvider:
 
     async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
-        system, prompt = planner_system(request.catalog), planner_user(request)
+        system, prompt = (
+            planner_system(request.catalog, scenario.instructions),
+            planner_user(request),
+        )
         completion = await self._create(
             model,
             system=system,
