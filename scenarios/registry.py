@@ -1,5 +1,6 @@
-"""The packs a process knows: the built-in scenarios, and every pack installed under the entry
-point group `durable_harness.packs` (value `module:attribute` naming a `Pack`). Loaded once, on
+"""The packs a process knows: the built-in scenarios, every pack installed under the entry point
+group `durable_harness.packs` (value `module:attribute` naming a `Pack`), and those that
+`HARNESS_PACKS` names (`module:attribute`, separated by commas). Loaded once, on
 first use; every caller (the catalog, tool, planner, check and judge activities, the worker's
 services, the CLI's scenario names) asks here.
 
@@ -14,6 +15,7 @@ import contextlib
 import dataclasses
 import difflib
 import importlib
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -37,6 +39,9 @@ BUILT_IN_PACKS = (
 """The built-in packs, as their entry points name them."""
 
 BUILT_IN = "built-in"
+
+PACKS_VARIABLE = "HARNESS_PACKS"
+"""More packs for this process, by `module:attribute`, separated by commas."""
 
 
 class UnknownScenarioError(LookupError):
@@ -64,9 +69,13 @@ class LoadedPack:
     """Where it comes from: `built-in`, or the distribution (and version) that installed it."""
 
 
-def load_packs(entry_points: Iterable[PackSource] | None = None) -> dict[str, LoadedPack]:
-    """The built-in packs, then those of the entry points (default: the installed ones), each
-    with the tools every pack has. Two packs with one name are refused, naming both origins."""
+def load_packs(
+    entry_points: Iterable[PackSource] | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> dict[str, LoadedPack]:
+    """The built-in packs, then those of the entry points (default: the installed ones), then
+    those `HARNESS_PACKS` names in the environment (default: this process's), each with the
+    tools every pack has. Two packs with one name are refused, naming both origins."""
     found: dict[str, LoadedPack] = {}
     for value in BUILT_IN_PACKS:
         _add(found, LoadedPack(_load(value, value, BUILT_IN), BUILT_IN))
@@ -76,10 +85,23 @@ def load_packs(entry_points: Iterable[PackSource] | None = None) -> dict[str, Lo
             continue  # the project's own registration of a built-in pack
         origin = _origin(entry)
         _add(found, LoadedPack(_load(entry.name, entry.value, origin), origin))
+    for value in _named(os.environ if environment is None else environment):
+        _add(found, LoadedPack(_load(value, value, PACKS_VARIABLE), PACKS_VARIABLE))
     return {
         name: dataclasses.replace(loaded, pack=_with_shared_tools(loaded.pack))
         for name, loaded in sorted(found.items())
     }
+
+
+def _named(environment: Mapping[str, str]) -> list[str]:
+    values = [v.strip() for v in environment.get(PACKS_VARIABLE, "").split(",") if v.strip()]
+    for value in values:
+        if value.endswith((".yaml", ".yml")):
+            raise PackLoadError(
+                f"pack file {value} ({PACKS_VARIABLE}): YAML pack files are not loaded yet; "
+                "name a module:attribute"
+            )
+    return values
 
 
 def _origin(entry: PackSource) -> str:

@@ -20,6 +20,7 @@ from scenarios.registry import (
     BUILT_IN,
     BUILT_IN_PACKS,
     PACK_ENTRY_POINTS,
+    PACKS_VARIABLE,
     PackLoadError,
     UnknownScenarioError,
     load_packs,
@@ -73,6 +74,28 @@ def test_an_installed_distributions_pack_is_found_with_its_name_and_version(
 
     assert loaded["weather"].origin == "weather-pack 1.2"
     assert loaded["cities"].origin == BUILT_IN
+
+
+def test_a_pack_named_in_harness_packs_is_loaded_with_that_origin() -> None:
+    loaded = load_packs([], {PACKS_VARIABLE: f" {WEATHER_VALUE} ,"})
+    assert (loaded["weather"].origin, loaded["weather"].pack.description) == (
+        PACKS_VARIABLE,
+        WEATHER.description,
+    )
+
+
+def test_a_pack_both_installed_and_named_in_harness_packs_is_refused_naming_both() -> None:
+    with pytest.raises(PackLoadError) as refused:
+        load_packs([_entry("weather", WEATHER_VALUE)], {PACKS_VARIABLE: WEATHER_VALUE})
+    assert str(refused.value) == (
+        f"two packs are named weather: from entry point weather = {WEATHER_VALUE} and from "
+        f"{PACKS_VARIABLE}; uninstall or rename one"
+    )
+
+
+def test_a_yaml_pack_file_in_harness_packs_is_refused_as_not_loaded_yet() -> None:
+    with pytest.raises(PackLoadError, match=r"^pack file clock.yaml \(HARNESS_PACKS\): YAML"):
+        load_packs([], {PACKS_VARIABLE: "clock.yaml"})
 
 
 def test_an_entry_point_naming_a_built_in_pack_is_that_pack_not_a_second_one() -> None:
