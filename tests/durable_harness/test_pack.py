@@ -5,6 +5,7 @@ refused where it is written, in one line; a pack needs no check and no offline p
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 
@@ -77,4 +78,15 @@ async def test_the_offline_provider_refuses_a_pack_without_an_offline_planner_in
         await ScriptedProvider().plan(request, pack)
     assert str(refused.value) == (
         "the pack gusts has no offline planner, so pass --plan or choose an LLM provider"
+    )
+
+
+def test_a_pack_is_constructed_with_every_field_it_has_so_replace_keeps_them() -> None:
+    fields = [field.name for field in dataclasses.fields(Pack) if field.init]
+    assert list(inspect.signature(Pack).parameters) == fields
+    guided = dataclasses.replace(WEATHER, instructions="Read EHAM first.")
+    assert (guided.instructions, guided.check, guided.tools) == (
+        "Read EHAM first.",
+        WEATHER.check,
+        WEATHER.tools,
     )
