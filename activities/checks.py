@@ -21,7 +21,7 @@ from scenarios.base import CheckInput
 async def check_report(request: ReportCheckRequest) -> ReportCheckResult:
     with as_temporal_failures(activity.info().attempt):
         scenario = get_scenario(request.scenario)
-    problems = scenario.check(
+    problems = scenario.report_problems(
         CheckInput(goal=request.goal, report=request.report, results=request.results)
     )
     return ReportCheckResult(

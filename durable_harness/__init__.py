@@ -8,6 +8,10 @@ Write a typed function, and `@tool` makes it a tool the planner can call:
     async def wind_speed(station: str, ctx: ToolContext, unit: str = "m/s") -> dict[str, float]:
         '''The latest wind reading at a weather station.'''
 
+Gather tools into a `Pack` (a scenario: its tools, instructions, optional offline planner and
+check), which the worker loads from the built-ins, the `durable_harness.packs` entry points and
+`HARNESS_PACKS`.
+
 Start runs, follow them and deliver what they wait for with `Harness` (docs/python-api.md):
 
     from durable_harness import Harness
@@ -41,6 +45,7 @@ from durable_harness.exceptions import (
     RunFailed,
     Unavailable,
 )
+from durable_harness.pack import Pack, PackDefinitionError
 from durable_harness.runtime import ToolContext
 from durable_harness.tools import FunctionTool, tool
 from harness.engine.run import RunRequest, RunResult, RunStatus
@@ -59,6 +64,8 @@ __all__ = [
     "HarnessError",
     "InvalidInput",
     "NotFound",
+    "Pack",
+    "PackDefinitionError",
     "Run",
     "RunFailed",
     "RunRequest",

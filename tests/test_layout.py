@@ -47,10 +47,11 @@ package (`durable_harness/client.py`, `durable_harness/_client/`)."""
 
 
 PUBLIC_PACKAGE = "durable_harness"
-PUBLIC_MAY_IMPORT = frozenset({"harness", "infra"})
-"""The project's packages the public package may import: the domain, and the settings it exports.
-The built-in scenarios lean on it (a tool's run-time model is its), so it importing them would
-close a loop."""
+PUBLIC_MAY_IMPORT = frozenset({"harness", "infra", "tool_servers"})
+"""The project's packages the public package may import: the domain, the settings it exports, and
+the configuration of an MCP server (`tool_servers.config`, pydantic only) as the type of a pack's
+`mcp_servers`, read only while type checking. The built-in scenarios lean on it (a tool's run-time
+model is its), so it importing them would close a loop."""
 
 CLIENT = ("client.py", "_client")
 """The client's part of the public package, which may also import the workflows' names (to

@@ -16,6 +16,7 @@ from infra.logs import configure_logging
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
 from memory import StoreError
+from scenarios.registry import PackLoadError, registry
 from tool_servers.config import McpConfigError
 from worker.app import build_worker
 from worker.bytecode import compile_workflow_package
@@ -26,6 +27,7 @@ log = structlog.get_logger()
 
 async def serve(settings: Settings) -> None:
     compile_workflow_package()
+    packs = registry()  # a pack that cannot load stops the worker here, before it connects
     providers = ProviderRegistry(default=settings.llm_provider)
     provider = providers.get()
     mcp = McpHub.from_environment(os.environ)  # a bad MCP configuration stops it here
@@ -51,6 +53,7 @@ async def serve(settings: Settings) -> None:
         llm_task_queue=llm_task_queue(settings.task_queue),
         llm_activities_per_second=settings.llm_activities_per_second,
         provider=provider.name,
+        packs=packs.names(),
         metrics_address=settings.metrics_address,
         tuning=WorkerTuning.from_settings(settings).run_worker(),
     )
@@ -69,7 +72,7 @@ def main() -> None:
         exit_now(2)
     try:
         asyncio.run(serve(settings))
-    except (ProviderConfigError, StoreError, McpConfigError) as error:
+    except (ProviderConfigError, StoreError, McpConfigError, PackLoadError) as error:
         log.error("worker.config_error", error=str(error))
         exit_now(2)
     except RuntimeError as error:

@@ -29,7 +29,7 @@ from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
-from scenarios.base import Scenario
+from scenarios.base import Pack
 
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
 
@@ -48,11 +48,11 @@ class AnthropicProvider:
     def from_env(cls) -> AnthropicProvider:
         return cls(ProviderSettings.from_env(ANTHROPIC))
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
         system: TextBlockParam = {
             "type": "text",
-            "text": planner_system(request.catalog),
+            "text": planner_system(request.catalog, scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
         message = await self._create(

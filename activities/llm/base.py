@@ -7,13 +7,13 @@ from typing import Protocol
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.engine.messages import PlanRequest, PlanResponse
-from scenarios.base import Scenario
+from scenarios.base import Pack
 
 
 class LLMProvider(Protocol):
     name: str
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         """A plan for the goal over the catalog; raises PlanningError when it cannot make one."""
         ...
 

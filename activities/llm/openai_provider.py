@@ -32,7 +32,7 @@ from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
-from scenarios.base import Scenario
+from scenarios.base import Pack
 
 
 class OpenAIProvider:
@@ -49,9 +49,12 @@ class OpenAIProvider:
     def from_env(cls) -> OpenAIProvider:
         return cls(ProviderSettings.from_env(OPENAI))
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
-        system, prompt = planner_system(request.catalog), planner_user(request)
+        system, prompt = (
+            planner_system(request.catalog, scenario.instructions),
+            planner_user(request),
+        )
         completion = await self._create(
             model,
             system=system,

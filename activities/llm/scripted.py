@@ -12,7 +12,7 @@ from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run_models import family_problem
 from harness.engine.verification import VERIFICATION_FAILED
-from scenarios.base import PlanningInput, Scenario
+from scenarios.base import Pack, PlanningInput
 
 MODEL_NAME = "scripted-v1"
 FALLBACK_MODEL_NAME = "scripted-v1-fallback"
@@ -26,8 +26,8 @@ def estimate_tokens(text: str) -> int:
 class ScriptedProvider:
     name = "scripted"
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
-        plan = scenario.offline_plan(
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
+        plan = scenario.plan_offline(
             PlanningInput(
                 goal=request.goal,
                 catalog=request.catalog,

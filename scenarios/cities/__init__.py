@@ -1,12 +1,12 @@
 """Scenario `cities`: compare cities on population, timezone and a short narrative."""
 
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from scenarios.cities.check import check_cities_report, cities_rubric
 from scenarios.cities.data import CITIES
 from scenarios.cities.planning import plan_cities
 from scenarios.cities.tools import TOOLS
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="cities",
     description="Compare cities on population, timezone and a short narrative.",
     example_goal="Compare Paris, Tokyo and New York",

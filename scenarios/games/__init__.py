@@ -1,12 +1,12 @@
 """Scenario `games`: recommend games from a local catalog by the player's stated preferences."""
 
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from scenarios.games.check import check_games_report, games_rubric
 from scenarios.games.data import GAMES, GENRE_FACTS
 from scenarios.games.planning import plan_games
 from scenarios.games.tools import TOOLS
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="games",
     description=f"Recommend games from a catalog of {len(GAMES)} by pacing, session length, "
     "story, tactics, stress, budget and genres, with catalog prices.",

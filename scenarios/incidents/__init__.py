@@ -1,14 +1,14 @@
 """Scenario `incidents`: investigate a reported symptom in synthetic telemetry and name the most
 likely root cause, with its evidence and a confidence."""
 
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from scenarios.incidents.check import check_incident_report, incidents_rubric
 from scenarios.incidents.data import DEPENDENCIES
 from scenarios.incidents.outcome import incident_outcome
 from scenarios.incidents.planning import plan_incidents
 from scenarios.incidents.tools import TOOLS
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="incidents",
     description="Investigate a symptom across metrics, logs, traces, deployments and config "
     "changes of five services, and name the most likely root cause with a confidence.",

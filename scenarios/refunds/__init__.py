@@ -3,7 +3,7 @@ own process, `python -m payments`), which reports the outcome by callback, and r
 refunded."""
 
 from payments.api import DEFAULT_URL, PaymentsClient
-from scenarios.base import Environment, Scenario
+from scenarios.base import Environment, Pack
 from scenarios.refunds.acceptance import ACCEPTANCE_CHECKS
 from scenarios.refunds.check import check_refund_report, refunds_rubric
 from scenarios.refunds.data import WINDOW_DAYS
@@ -19,7 +19,7 @@ def _services(environment: Environment) -> dict[str, object]:
     return {PAYMENTS: PaymentsClient(environment.get(PAYMENTS_URL_VARIABLE) or DEFAULT_URL)}
 
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="refunds",
     description="Refund an order after policy and dispute checks and a person's approval; the "
     "payment service reports the outcome later, and a refund is never paid twice.",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scenarios.base import Environment, Scenario
+from scenarios.base import Environment, Pack
 from scenarios.repo.check import check_repo_report, repo_rubric
 from scenarios.repo.planning import plan_repo
 from scenarios.repo.tools import TOOLS
@@ -39,7 +39,7 @@ def git_server(environment: Environment) -> tuple[McpServer, ...]:
     )
 
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="repo",
     description="Investigate a real git repository's history through the git MCP server: what "
     "changed and why, citing commit ids.",

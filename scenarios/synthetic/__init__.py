@@ -17,7 +17,7 @@ from harness.catalog.tools import NativeWait, ToolCompletion, ToolRole, ToolSpec
 from harness.core.errors import ErrorCode, ToolError
 from harness.core.plan import Plan
 from harness.core.untrusted import fence, with_data_rule
-from scenarios.base import CheckInput, PlanningError, PlanningInput, Scenario, Tool, ToolContext
+from scenarios.base import CheckInput, Pack, PlanningError, PlanningInput, Tool, ToolContext
 
 MAX_DELAY_MS = 600_000
 
@@ -128,7 +128,7 @@ def _check(check: CheckInput) -> list[str]:
     return []
 
 
-SCENARIO = Scenario(
+SCENARIO = Pack(
     name="synthetic",
     description="Delays, failures and a collector: any DAG shape, for tests and benchmarks.",
     example_goal="run the given plan",

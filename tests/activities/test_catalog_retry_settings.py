@@ -4,6 +4,7 @@ with one line per setting that says what to use."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from temporalio.exceptions import ApplicationError
@@ -14,10 +15,11 @@ from activities.catalog import CatalogActivities
 from activities.mcp_hub import McpHub
 from harness.core.errors import ErrorCode
 from harness.engine.messages import CatalogRequest
+from scenarios.registry import registered
 
 
 @pytest.fixture
-def overreaching(monkeypatch: pytest.MonkeyPatch) -> str:
+def overreaching() -> Iterator[str]:
     """The synthetic scenario, registered again as `overreaching` with a `delay` that asks for
     100 attempts and no wait between them."""
     synthetic = scenarios.get_scenario("synthetic")
@@ -31,8 +33,8 @@ def overreaching(monkeypatch: pytest.MonkeyPatch) -> str:
         for tool in synthetic.tools
     )
     scenario = dataclasses.replace(synthetic, name="overreaching", tools=tools)
-    monkeypatch.setitem(scenarios._REGISTRY, "overreaching", scenario)
-    return "overreaching"
+    with registered(scenario):
+        yield "overreaching"
 
 
 async def test_a_tool_asking_for_retry_settings_out_of_range_is_refused_when_listed(

@@ -235,7 +235,5 @@ def test_a_scenario_may_not_give_its_own_tool_a_reserved_name(name: str) -> None
     renamed = dataclasses.replace(
         wind_report.tool, spec=wind_report.spec.model_copy(update={"name": name})
     )
-    with pytest.raises(
-        ValueError, match=rf"scenario weather: tool names \['{name}'\] are reserved"
-    ):
+    with pytest.raises(ValueError, match=rf"pack weather: tool names \['{name}'\] are reserved"):
         dataclasses.replace(WEATHER, tools=(renamed,))

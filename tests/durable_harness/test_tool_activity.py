@@ -2,35 +2,33 @@
 error classes that drive recovery, any other exception onto TOOL_EXECUTION_FAILED with its
 message redacted; and a run of them on the dev server, planned offline, succeeds.
 
-The weather scenario is registered in the scenario registry for the test (packs will be found
-by entry point instead)."""
+The weather pack is registered in the process's pack registry for the test (an installed pack
+is found by its entry point instead)."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-import scenarios
 from activities.llm import ProviderRegistry, ScriptedProvider
 from activities.tool_runner import ToolActivities
 from harness.core.errors import ErrorCode
 from harness.engine.dag import NodeStatus
 from harness.engine.messages import ToolCallRequest, ToolCallResult
 from harness.engine.run import RunPhase, RunRequest
-from scenarios.management import MANAGEMENT_TOOLS
+from scenarios.registry import registered
 from tests.durable_harness.weather import WEATHER
 from tests.support import execute_run, running_worker
 
 
 @pytest.fixture
-def weather(monkeypatch: pytest.MonkeyPatch) -> str:
-    registered = dataclasses.replace(WEATHER, shared_tools=MANAGEMENT_TOOLS)
-    monkeypatch.setitem(scenarios._REGISTRY, WEATHER.name, registered)
-    return WEATHER.name
+def weather() -> Iterator[str]:
+    with registered(WEATHER):
+        yield WEATHER.name
 
 
 async def _run_tool(scenario: str, tool: str, **arguments: object) -> ToolCallResult:

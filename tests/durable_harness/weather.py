@@ -1,7 +1,8 @@
 """A small scenario of `@tool` functions, as a user would write them: the tests of the public
 package call its tools directly, through the tool activity, and in a run on the dev server.
 
-Registered where a test needs it (`registered`), until packs are found by entry point."""
+Registered where a test needs it (`scenarios.registry.registered`); an installed pack is found
+by its entry point instead."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from durable_harness import ToolContext, ToolError, tool
+from durable_harness import Pack, ToolContext, ToolError, tool
+from durable_harness.pack_types import CheckInput, PlanningInput
 from harness.core.plan import ArgumentBinding, Plan, PlanNode
-from scenarios.base import CheckInput, PlanningInput, Scenario
 
 STATIONS = {"EHAM": 7.5, "KJFK": 4.0}
 """Wind speed at each station, in metres per second."""
@@ -118,14 +119,11 @@ def _offline_plan(planning: PlanningInput) -> Plan:
     return Plan(nodes=[*readings, report])
 
 
-WEATHER = Scenario(
-    name="weather",
-    description="Wind readings at weather stations, from typed tool functions.",
+WEATHER = Pack(
+    "weather",
+    "Wind readings at weather stations, from typed tool functions.",
+    [wind_speed, seen_async, seen_sync, rate_limited, leaky, wrong_result, wind_report],
     example_goal="How windy is it at EHAM and KJFK?",
-    tools=tuple(
-        t.tool
-        for t in (wind_speed, seen_async, seen_sync, rate_limited, leaky, wrong_result, wind_report)
-    ),
     check=_check,
     offline_plan=_offline_plan,
 )

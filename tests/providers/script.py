@@ -20,7 +20,7 @@ VERDICT_USAGE = Usage(input=500, output=60)
 
 def cities_plan_json(goal: str) -> str:
     scenario = get_scenario("cities")
-    plan = scenario.offline_plan(
+    plan = scenario.plan_offline(
         PlanningInput(
             goal=goal, catalog=scenario.catalog(), attempt=1, failures=[], previous_plan=None
         )

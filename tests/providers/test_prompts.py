@@ -65,7 +65,7 @@ class RecordingWriter(ScriptedProvider):
 async def test_every_scenario_writer_gets_its_facts_as_data(scenario: str, goal: str) -> None:
     writer = RecordingWriter()
     pack = get_scenario(scenario)
-    plan = pack.offline_plan(planning_input(scenario, goal))
+    plan = pack.plan_offline(planning_input(scenario, goal))
     results: dict[str, JsonValue] = {}
     for node in plan.nodes:
         tool = pack.tool(node.tool)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 
@@ -54,6 +55,20 @@ async def test_the_planner_request_carries_the_catalog_and_the_plan_schema(
     assert "MUST be in this node's deps" in system
     assert "An array argument may be bound several times" in system
     assert GOAL in api.user_text(request)
+
+
+async def test_a_packs_instructions_reach_the_planner_after_the_catalog(
+    api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    guided = dataclasses.replace(CITIES, instructions="Look up every city's timezone first.")
+    server.enqueue(api.text_reply(cities_plan_json(GOAL), PLAN_USAGE))
+    server.enqueue(api.text_reply(cities_plan_json(GOAL), PLAN_USAGE))
+    await provider.plan(plan_request(), guided)
+    await provider.plan(plan_request(), CITIES)
+    with_guidance, without = (api.system_text(request) for request in server.requests)
+    assert with_guidance == (
+        f"{without}\n\nGuidance for planning in cities:\nLook up every city's timezone first."
+    )
 
 
 @pytest.mark.parametrize("api", ["openai"], indirect=True)

@@ -72,7 +72,7 @@ def test_schemas_use_only_keywords_that_structured_outputs_support(
 def test_the_offline_cities_plan_survives_the_round_trip_through_the_schema() -> None:
     goal = "Compare Paris and Atlantis"
     scenario = get_scenario("cities")
-    original = scenario.offline_plan(
+    original = scenario.plan_offline(
         PlanningInput(goal, scenario.catalog(), attempt=1, failures=[], previous_plan=None)
     )
     assert parse_plan(cities_plan_json(goal)) == original

@@ -58,7 +58,7 @@ async def run_tool(scenario: Scenario, tool: str, arguments: dict[str, Any]) -> 
 
 async def run_plan(scenario_name: str, goal: str, plan: Plan | None = None) -> LocalRun:
     scenario = get_scenario(scenario_name)
-    plan = plan or scenario.offline_plan(planning_input(scenario_name, goal))
+    plan = plan or scenario.plan_offline(planning_input(scenario_name, goal))
     results: dict[str, JsonValue] = {}
     for node in plan.nodes:
         found = scenario.tool(node.tool)

@@ -62,7 +62,7 @@ def test_a_repair_run_finds_the_refund_paid_instead_of_paying_again(
     carried: tuple[str, ...],
 ) -> None:
     scenario = get_scenario("refunds")
-    planned = scenario.offline_plan(
+    planned = scenario.plan_offline(
         PlanningInput(
             goal=GOAL,
             catalog=scenario.catalog(),
