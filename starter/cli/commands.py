@@ -38,12 +38,29 @@ from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
+OFFLINE_PROVIDER = "scripted"
+"""The provider that plans without a model, by the pack's own offline planner."""
+
+
+def offline(provider: str | None, settings: Settings) -> bool:
+    """Whether a run started with `--provider provider` is planned by the offline provider, as
+    this environment sees it (a run without --provider gets the worker's default, which the
+    CLI takes to be its own HARNESS_LLM_PROVIDER)."""
+    return (provider or settings.llm_provider) == OFFLINE_PROVIDER
+
 
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
     """The RunRequest that `harness run` starts, from its parsed arguments and the defaults;
     one line that says what to fix when they make no valid request."""
-    scenario = load_scenario(args.scenario).name
+    pack = load_scenario(args.scenario)
+    scenario = pack.name
     plan = load_plan(args.plan) if args.plan else None
+    if plan is None and pack.offline_plan is None and offline(args.provider, settings):
+        # stop before anything starts: the worker's offline planner could only fail the run
+        raise CliError(
+            f"the pack {pack.name} has no offline planner, so pass --plan or choose an LLM "
+            "provider (--provider or HARNESS_LLM_PROVIDER)"
+        )
     try:
         limits = BudgetLimits(
             max_tokens=args.max_tokens or settings.max_tokens,
