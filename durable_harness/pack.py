@@ -145,13 +145,17 @@ class Pack:
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here
 
+    @property
+    def no_offline_planner(self) -> str:
+        """What a run of a pack without an offline planner is told, by the worker and the CLI."""
+        return (
+            f"the pack {self.name} has no offline planner, so pass --plan or choose an LLM provider"
+        )
+
     def plan_offline(self, planning: PlanningInput) -> Plan:
         """The offline planner's plan; a pack without one cannot be planned offline."""
         if self.offline_plan is None:
-            raise PlanningError(
-                f"the pack {self.name} has no offline planner, so pass --plan or choose an "
-                "LLM provider"
-            )
+            raise PlanningError(self.no_offline_planner)
         return self.offline_plan(planning)
 
     def report_problems(self, check: CheckInput) -> list[str]:

@@ -57,10 +57,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
     plan = load_plan(args.plan) if args.plan else None
     if plan is None and pack.offline_plan is None and offline(args.provider, settings):
         # stop before anything starts: the worker's offline planner could only fail the run
-        raise CliError(
-            f"the pack {pack.name} has no offline planner, so pass --plan or choose an LLM "
-            "provider (--provider or HARNESS_LLM_PROVIDER)"
-        )
+        raise CliError(f"{pack.no_offline_planner} (--provider or HARNESS_LLM_PROVIDER)")
     try:
         limits = BudgetLimits(
             max_tokens=args.max_tokens or settings.max_tokens,
