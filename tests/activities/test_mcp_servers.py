@@ -24,6 +24,7 @@ from tests.mcp_servers.repositories import (
     kill_processes,
     make_repository,
     shifting_server,
+    until_slow_calls,
 )
 from tool_servers.config import McpConfigError, McpServer
 
@@ -141,12 +142,12 @@ async def test_a_server_that_died_between_calls_is_started_again_for_the_next_ca
 async def test_a_server_killed_mid_call_fails_a_read_as_unavailable_and_a_write_as_unknown(
     tmp_path: Path, writes: bool, code: ErrorCode, words: str
 ) -> None:
-    hub, _, marker = shifting_hub(tmp_path, "slow")
+    hub, tools, marker = shifting_hub(tmp_path, "slow")
     target = McpTarget(server="shift", tool="slow", writes=writes)
     try:
         await hub.call("synthetic", target, {"seconds": 0})  # connected
         call = asyncio.create_task(hub.call("synthetic", target, {"seconds": 5}))
-        await asyncio.sleep(0.5)
+        await until_slow_calls(tools, 2)
         assert kill_processes(marker) == 1
         with pytest.raises(ToolError) as lost:
             await call

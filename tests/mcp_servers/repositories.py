@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -57,13 +58,18 @@ def shifting_server(
     timeout_seconds: float = 60.0,
 ) -> McpServer:
     """The test server of tests/mcp_servers/shifting.py, offering the tools the file names;
-    `marker` is on its command line, so a test can find (and kill) its process."""
+    `marker` is on its command line, so a test can find (and kill) its process. It records each
+    `slow` call it starts in `calls_file(tools_file)` (see `until_slow_calls`)."""
     return McpServer(
         name=name,
         command=sys.executable,
         args=["-m", "tests.mcp_servers.shifting", marker],
         cwd=str(ROOT),
-        env={"SHIFTING_TOOLS": str(tools_file), **(env or {})},
+        env={
+            "SHIFTING_TOOLS": str(tools_file),
+            "SHIFTING_CALLS": str(calls_file(tools_file)),
+            **(env or {}),
+        },
         timeout_seconds=timeout_seconds,
     )
 
@@ -73,6 +79,22 @@ def hub_over(repository: Path, *worker: McpServer) -> McpHub:
     environment = {**os.environ, REPO_PATH_VARIABLE: str(repository)}
     base = McpSources.from_environment(environment)
     return McpHub(McpSources(worker=worker, scenarios=base.scenarios), environment)
+
+
+def calls_file(tools_file: Path) -> Path:
+    """Where the shifting server over `tools_file` records the `slow` calls it starts."""
+    return tools_file.with_name(tools_file.name + ".calls")
+
+
+async def until_slow_calls(tools_file: Path, count: int = 1) -> None:
+    """Wait (generously: a loaded machine starts processes slowly) until the shifting server
+    over `tools_file` has started `count` `slow` calls in all."""
+    record = calls_file(tools_file)
+    for _ in range(1200):
+        if record.exists() and len(record.read_text().split()) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the shifting server never started slow call {count}")
 
 
 def kill_processes(marker: str) -> int:

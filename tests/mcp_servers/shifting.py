@@ -1,7 +1,9 @@
 """A real MCP server (the official SDK's MCPServer, over stdio) for tests that need what the
 published servers cannot do on demand: a slow call to kill mid-way, a tool list that changes when
 the server restarts (the names in the file SHIFTING_TOOLS names, read at start), and a secret in
-its environment that it uses and never repeats.
+its environment that it uses and never repeats. Each `slow` call appends its process id to the
+file SHIFTING_CALLS names as it starts, so a test can wait for a call to be under way before it
+kills the server, instead of guessing with a sleep.
 
 Run: python -m tests.mcp_servers.shifting [MARKER]  (stdio), or with SHIFTING_HTTP_PORT set, over
 streamable HTTP on that port, answering only requests whose Authorization header is
@@ -55,6 +57,10 @@ def build() -> MCPServer:
             structured_output=False,
         )
         def slow(seconds: float) -> str:
+            calls = os.environ.get("SHIFTING_CALLS")
+            if calls:
+                with Path(calls).open("a") as started:
+                    started.write(f"{os.getpid()}\n")
             time.sleep(seconds)
             return f"waited {seconds:g} s in process {os.getpid()}"
 

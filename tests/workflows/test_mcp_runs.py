@@ -34,6 +34,7 @@ from tests.mcp_servers.repositories import (
     kill_processes,
     make_repository,
     shifting_server,
+    until_slow_calls,
 )
 from tests.payment_service import payment_service
 from tests.support import (
@@ -140,8 +141,7 @@ async def test_killing_the_mcp_server_mid_call_costs_one_transient_attempt(
         handle = await start_run(
             client, task_queue, RunRequest(goal="nap", scenario="repo", plan=plan)
         )
-        await until_running(handle, "nap")
-        await asyncio.sleep(0.5)
+        await until_slow_calls(tools)
         assert kill_processes(marker) == 1
         run = await result_of(client, handle)
     assert run.status is RunPhase.SUCCEEDED, run.error
@@ -196,7 +196,7 @@ async def test_a_run_over_mcp_tools_survives_its_worker_killed_mid_call(
         handle = await start_run(
             client, task_queue, RunRequest(goal="nap", scenario="repo", plan=plan)
         )
-        await until_running(handle, "nap")
+        await until_slow_calls(tools)
         pool.kill(first)
         await pool.start()
         run = await result_of(client, handle)
@@ -248,7 +248,7 @@ async def test_a_tool_the_server_dropped_after_the_catalog_was_listed_fails_as_u
         handle = await start_run(
             client, task_queue, RunRequest(goal="nap", scenario="repo", plan=plan, max_replans=0)
         )
-        await until_running(handle, "nap")
+        await until_slow_calls(tools)
         tools.write_text("slow")  # the server comes back without echo
         assert kill_processes(marker) == 1
         run = await result_of(client, handle)
