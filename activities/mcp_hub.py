@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from harness.catalog.mcp_tools import McpServerListing
+from harness.catalog.mcp_tools import McpServerListing, keep_tools
 from harness.catalog.tools import McpTarget
 from harness.core.errors import ErrorCode, ToolError
 from scenarios import all_scenarios
@@ -19,10 +19,12 @@ from tool_servers.sessions import McpSessions
 
 @dataclass(frozen=True)
 class McpSources:
-    """Which servers serve which scenario: its own, then the worker's."""
+    """Which servers serve which scenario: its own, then the worker's; and which of its own
+    servers' tools a scenario keeps (its pack's `mcp_tools`; a scenario not named keeps all)."""
 
     worker: tuple[McpServer, ...] = ()
     scenarios: Mapping[str, tuple[McpServer, ...]] = field(default_factory=dict)
+    kept: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for scenario, servers in self.scenarios.items():
@@ -42,6 +44,11 @@ class McpSources:
             scenarios={
                 scenario.name: scenario.mcp_servers(environment) for scenario in all_scenarios()
             },
+            kept={
+                scenario.name: scenario.mcp_tools
+                for scenario in all_scenarios()
+                if scenario.mcp_tools is not None
+            },
         )
         for server in sources.all_servers():
             server.resolved(environment)
@@ -56,6 +63,14 @@ class McpSources:
     def server(self, scenario: str, name: str) -> McpServer | None:
         return next((s for s in self.for_scenario(scenario) if s.name == name), None)
 
+    def keep(self, scenario: str, listings: list[McpServerListing]) -> list[McpServerListing]:
+        """The listings with the scenario's own servers' tools cut to those it keeps."""
+        names = self.kept.get(scenario)
+        if names is None:
+            return listings
+        own = {server.name for server in self.scenarios.get(scenario, ())}
+        return keep_tools(listings, names, own, scenario)
+
 
 class McpHub:
     """The servers and the worker's connections to them."""
@@ -69,8 +84,10 @@ class McpHub:
         return cls(McpSources.from_environment(environment), environment)
 
     async def listings(self, scenario: str) -> list[McpServerListing]:
-        """What each of the scenario's servers offers now, in configuration order."""
-        return await self._sessions.list_all(self.sources.for_scenario(scenario))
+        """What each of the scenario's servers offers now, in configuration order, less the
+        tools the scenario does not keep."""
+        listed = await self._sessions.list_all(self.sources.for_scenario(scenario))
+        return self.sources.keep(scenario, listed)
 
     async def call(
         self, scenario: str, target: McpTarget, arguments: Mapping[str, JsonValue]

@@ -71,7 +71,8 @@ class Pack:
       problems it finds, none when the report passes.
     - `offline_plan`: the offline provider's planner; without one, a run of the pack needs a
       plan file or an LLM planner.
-    - `services`, `mcp_servers`: built from the worker's environment, once per worker.
+    - `services`, `mcp_servers`: built from the worker's environment, once per worker;
+      `mcp_tools`: the only tools of those servers to keep (all when left out).
     - `rubric`, `facts`, `acceptance_checks`, `outcome_check`, `example_goal`: as the built-in
       scenarios use them.
     """
@@ -100,6 +101,9 @@ class Pack:
     mcp_servers: McpServersFunction = no_mcp_servers
     """MCP servers whose tools join the pack's
     catalog, configured from the worker's environment."""
+    mcp_tools: tuple[str, ...] | None = None
+    """Only these of its MCP servers' tools join the catalog, by the names the servers list them
+    under; none: all of them. A name none of its servers lists fails the catalog."""
     _by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
 
     def __init__(
@@ -119,12 +123,14 @@ class Pack:
         facts: Iterable[str] = (),
         outcome_check: OutcomeCheck | None = None,
         mcp_servers: McpServersFunction = no_mcp_servers,
+        mcp_tools: Iterable[str] | None = None,
     ) -> None:
         _refuse_bad_name(name)
         given = [(_as_tool(name, each), _origin(each)) for each in tools]
         own = tuple(tool for tool, _ in given)
         shared = tuple(shared_tools)
         _refuse_reserved(name, own)
+        kept = None if mcp_tools is None else _kept_mcp_tools(name, mcp_tools)
         values: dict[str, object] = {
             "name": name,
             "description": description,
@@ -140,6 +146,7 @@ class Pack:
             "facts": tuple(facts),
             "outcome_check": outcome_check,
             "mcp_servers": mcp_servers,
+            "mcp_tools": kept,
             "_by_name": _by_name(name, [*given, *((t, _origin(t)) for t in shared)]),
         }
         for key, value in values.items():
@@ -206,6 +213,22 @@ def _refuse_reserved(pack: str, tools: tuple[Tool, ...]) -> None:
     reserved = [t.spec.name for t in tools if reserved_name_reason(t.spec.name)]
     if reserved:
         raise PackDefinitionError(f"pack {pack}: tool names {reserved} are reserved")
+
+
+def _kept_mcp_tools(pack: str, names: Iterable[str]) -> tuple[str, ...]:
+    """The MCP tools a pack keeps, as given: a string is refused (it would be kept letter by
+    letter), as are a reserved name (no MCP tool may take one) and an empty list."""
+    if isinstance(names, str):
+        raise PackDefinitionError(f"pack {pack}: mcp_tools is a list of tool names, not a string")
+    kept = tuple(dict.fromkeys(names))
+    if not kept:
+        raise PackDefinitionError(
+            f"pack {pack}: mcp_tools is empty; name the tools to keep, or leave it out for all"
+        )
+    reserved = [name for name in kept if reserved_name_reason(name)]
+    if reserved:
+        raise PackDefinitionError(f"pack {pack}: mcp_tools names {reserved} are reserved")
+    return kept
 
 
 def _by_name(pack: str, tools: list[tuple[Tool, str]]) -> dict[str, Tool]:

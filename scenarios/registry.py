@@ -1,6 +1,7 @@
 """The packs a process knows: the built-in scenarios, every pack installed under the entry point
 group `durable_harness.packs` (value `module:attribute` naming a `Pack`), and those that
-`HARNESS_PACKS` names (`module:attribute`, separated by commas). Loaded once, on
+`HARNESS_PACKS` names (`module:attribute`, or the path of a YAML pack file, separated by
+commas; see `scenarios.yaml_packs`). Loaded once, on
 first use; every caller (the catalog, tool, planner, check and judge activities, the worker's
 services, the CLI's scenario names) asks here.
 
@@ -20,11 +21,13 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Protocol
 
 from durable_harness.pack import Pack
 from durable_harness.pack_types import AcceptanceCheck
 from scenarios.management import MANAGEMENT_TOOLS
+from scenarios.yaml_packs import PackFileError, is_pack_file, load_pack_file
 
 PACK_ENTRY_POINTS = "durable_harness.packs"
 
@@ -41,7 +44,8 @@ BUILT_IN_PACKS = (
 BUILT_IN = "built-in"
 
 PACKS_VARIABLE = "HARNESS_PACKS"
-"""More packs for this process, by `module:attribute`, separated by commas."""
+"""More packs for this process, by `module:attribute` or a YAML pack file's path, separated by
+commas."""
 
 
 class UnknownScenarioError(LookupError):
@@ -66,7 +70,8 @@ class PackSource(Protocol):
 class LoadedPack:
     pack: Pack
     origin: str
-    """Where it comes from: `built-in`, or the distribution (and version) that installed it."""
+    """Where it comes from: `built-in`, the distribution (and version) that installed it, or
+    `HARNESS_PACKS`, or the path of its YAML file."""
 
 
 def load_packs(
@@ -86,7 +91,10 @@ def load_packs(
         origin = _origin(entry)
         _add(found, LoadedPack(_load(entry.name, entry.value, origin), origin))
     for value in _named(os.environ if environment is None else environment):
-        _add(found, LoadedPack(_load(value, value, PACKS_VARIABLE), PACKS_VARIABLE))
+        if is_pack_file(value):
+            _add(found, LoadedPack(_load_file(value), value))
+        else:
+            _add(found, LoadedPack(_load(value, value, PACKS_VARIABLE), PACKS_VARIABLE))
     return {
         name: dataclasses.replace(loaded, pack=_with_shared_tools(loaded.pack))
         for name, loaded in sorted(found.items())
@@ -94,14 +102,15 @@ def load_packs(
 
 
 def _named(environment: Mapping[str, str]) -> list[str]:
-    values = [v.strip() for v in environment.get(PACKS_VARIABLE, "").split(",") if v.strip()]
-    for value in values:
-        if value.endswith((".yaml", ".yml")):
-            raise PackLoadError(
-                f"pack file {value} ({PACKS_VARIABLE}): YAML pack files are not loaded yet; "
-                "name a module:attribute"
-            )
-    return values
+    return [v.strip() for v in environment.get(PACKS_VARIABLE, "").split(",") if v.strip()]
+
+
+def _load_file(path: str) -> Pack:
+    """The pack a YAML file describes (a relative path is the process's working directory's)."""
+    try:
+        return load_pack_file(Path(path))
+    except PackFileError as error:
+        raise PackLoadError(f"pack file {path} ({PACKS_VARIABLE}): {error}") from None
 
 
 def _origin(entry: PackSource) -> str:

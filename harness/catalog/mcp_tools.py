@@ -17,11 +17,13 @@ Pure: the connection to a server lives in `tool_servers/`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.catalog.tools import McpTarget, ToolCatalog, ToolSpec, reserved_name_reason
+from harness.core.errors import ErrorCode, ToolError
 
 
 class McpToolAnnotations(BaseModel):
@@ -97,6 +99,35 @@ def with_servers(catalog: ToolCatalog, listings: list[McpServerListing]) -> Tool
             taken[name] = f"MCP server '{listing.server}'"
             tools.append(tool_spec(name, listing, listed))
     return catalog.model_copy(update={"tools": tools})
+
+
+def keep_tools(
+    listings: list[McpServerListing], names: Sequence[str], servers: Collection[str], pack: str
+) -> list[McpServerListing]:
+    """The listings with the tools of `servers` (a pack's own) cut to `names` (the pack's
+    `mcp_tools`, by the names the servers list them under); other servers' (the worker's) as
+    they are. A name none of those servers lists is CONFIG_INVALID naming what they offer: the
+    pack was written for other servers, or a server changed, and no plan can use the tool."""
+    own = [listing for listing in listings if listing.server in servers]
+    offered = {listed.name for listing in own for listed in listing.tools}
+    missing = [name for name in names if name not in offered]
+    if missing:
+        what = "; ".join(
+            f"{listing.server} offers {', '.join(sorted(t.name for t in listing.tools)) or 'none'}"
+            for listing in own
+        )
+        raise ToolError(
+            ErrorCode.CONFIG_INVALID,
+            f"the pack {pack} keeps {', '.join(missing)}, which none of its MCP servers lists "
+            f"({what or 'it has no servers'}); fix the tools list of the pack",
+        )
+    kept = set(names)
+    return [
+        listing.model_copy(update={"tools": [t for t in listing.tools if t.name in kept]})
+        if listing.server in servers
+        else listing
+        for listing in listings
+    ]
 
 
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")

@@ -31,6 +31,7 @@ from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import UI_PORT_OFFSET, Settings
 from infra.state import SERVER_DB_FILE
+from scenarios.base import Scenario
 from starter import output
 from starter.cli import progress
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
@@ -209,7 +210,7 @@ async def validate(args: argparse.Namespace, settings: Settings) -> int:
     scenario = load_scenario(args.scenario)
     plan = load_plan(args.plan_file)
     catalog = await catalog_with_servers(
-        scenario.catalog(), scenario_servers(scenario, os.environ), os.environ
+        scenario.catalog(), scenario_servers(scenario, os.environ), os.environ, scenario
     )
     issues = validate_plan(plan, catalog)
     if args.json:
@@ -223,6 +224,7 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
     """A scenario's catalog with its MCP servers' tools; with --mcp, those servers' tools alone
     (or added to --scenario's catalog, as a worker's configuration adds them)."""
     asked = servers_from_flags(args.mcp or [], os.environ)
+    scenario: Scenario | None = None
     if asked and args.scenario is None:
         base, servers = ToolCatalog(scenario="mcp", tools=[]), asked
     else:
@@ -236,7 +238,7 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
                 )
         servers += [server for server in asked if server.name not in known]
         base = scenario.catalog()
-    catalog = await catalog_with_servers(base, servers, os.environ)
+    catalog = await catalog_with_servers(base, servers, os.environ, scenario)
     if args.json:
         output.emit_json(catalog.model_dump(mode="json"))
     else:

@@ -8,7 +8,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-from harness.catalog.mcp_tools import ToolNameClashError, with_servers
+from harness.catalog.mcp_tools import ToolNameClashError, keep_tools, with_servers
 from harness.catalog.tools import ToolCatalog
 from harness.core.errors import ErrorCode, ToolError
 from scenarios.base import Scenario
@@ -63,16 +63,24 @@ def _unknown_name(value: str, configured: list[str]) -> str:
 
 
 async def catalog_with_servers(
-    base: ToolCatalog, servers: Sequence[McpServer], environment: Mapping[str, str]
+    base: ToolCatalog,
+    servers: Sequence[McpServer],
+    environment: Mapping[str, str],
+    scenario: Scenario | None = None,
 ) -> ToolCatalog:
-    """`base` with the servers' tools after it, as a worker's catalog activity lists them."""
+    """`base` with the servers' tools after it, as a worker's catalog activity lists them: of
+    the scenario's own servers, only the tools it keeps (`mcp_tools`)."""
     if not servers:
         return base
     from tool_servers.sessions import McpSessions  # the MCP SDK: only when a server is asked
 
     sessions = McpSessions(environment)
     try:
-        return with_servers(base, await sessions.list_all(servers))
+        listings = await sessions.list_all(servers)
+        if scenario is not None and scenario.mcp_tools is not None:
+            own = {server.name for server in scenario_servers(scenario, environment)}
+            listings = keep_tools(listings, scenario.mcp_tools, own, scenario.name)
+        return with_servers(base, listings)
     except ToolError as error:
         bad_input = error.code is ErrorCode.CONFIG_INVALID  # a ${NAME} the environment lacks
         raise CliError(error.message, EXIT_USAGE if bad_input else EXIT_UNAVAILABLE) from error

@@ -93,11 +93,6 @@ def test_a_pack_both_installed_and_named_in_harness_packs_is_refused_naming_both
     )
 
 
-def test_a_yaml_pack_file_in_harness_packs_is_refused_as_not_loaded_yet() -> None:
-    with pytest.raises(PackLoadError, match=r"^pack file clock.yaml \(HARNESS_PACKS\): YAML"):
-        load_packs([], {PACKS_VARIABLE: "clock.yaml"})
-
-
 def test_an_entry_point_naming_a_built_in_pack_is_that_pack_not_a_second_one() -> None:
     loaded = load_packs([_entry("cities", "scenarios.cities:SCENARIO")])
     assert sorted(loaded) == sorted(value.split(".")[1].split(":")[0] for value in BUILT_IN_PACKS)
