@@ -22,7 +22,6 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
@@ -89,6 +88,8 @@ def is_pack_file(value: str) -> bool:
 
 def load_pack_file(path: Path) -> Pack:
     """The pack the file describes; PackFileError saying what to fix when it cannot be one."""
+    import yaml  # only when a pack file is named: the CLI's start loads the registry
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -116,7 +117,7 @@ def load_pack_file(path: Path) -> Pack:
         raise PackFileError(str(error).replace("mcp_tools", "tools")) from None
 
 
-def _yaml_problem(error: yaml.YAMLError) -> str:
+def _yaml_problem(error: Exception) -> str:
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     return f"{problem} (line {mark.line + 1})" if mark is not None else str(problem)
