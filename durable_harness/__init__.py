@@ -43,6 +43,7 @@ from durable_harness.exceptions import (
     InvalidInput,
     NotFound,
     RunFailed,
+    TaskRefused,
     Unavailable,
 )
 from durable_harness.pack import Pack, PackDefinitionError
@@ -73,6 +74,7 @@ __all__ = [
     "RunStatus",
     "Settings",
     "SettingsError",
+    "TaskRefused",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
