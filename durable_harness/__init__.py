@@ -20,8 +20,10 @@ Start runs, follow them and deliver what they wait for with `Harness` (docs/pyth
     run = await harness.start("Compare Paris and Tokyo", session_id="s-1")
     result = await run.result()                       # the RunResult, whatever the ending
 
-What the client raises is a `HarnessError` (`InvalidInput`, `NotFound`, `Unavailable`,
-`RunFailed`), one line each.
+Tasks, contracts and lessons are `harness.tasks` (`durable_harness.tasks` holds their commands).
+
+What the client raises is a `HarnessError` (`InvalidInput`, with `TaskRefused` for a command a
+task's gateway refused, `NotFound`, `Unavailable`, `RunFailed`), one line each.
 
 Everything else (`harness`, `workflows`, `activities`, `scenarios`, `worker`, `starter`) is
 internal, and so is `durable_harness._client`. This package may import the pure domain
@@ -43,6 +45,7 @@ from durable_harness.exceptions import (
     InvalidInput,
     NotFound,
     RunFailed,
+    TaskRefused,
     Unavailable,
 )
 from durable_harness.pack import Pack, PackDefinitionError
@@ -73,6 +76,7 @@ __all__ = [
     "RunStatus",
     "Settings",
     "SettingsError",
+    "TaskRefused",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",

@@ -8,9 +8,11 @@ and deliveries get the CLI's checks and receipts.
     async for event in run.progress():               # trace events as they happen
         ...
     result = await run.result()                      # the RunResult, whatever the ending
+    await harness.tasks.task_command(scope, command)  # tasks, contracts, lessons
 
 Errors are `durable_harness.exceptions.HarnessError`s: one line that says what went wrong
-(`InvalidInput`, `NotFound`, `Unavailable`, `RunFailed`); the CLI maps each to its exit code.
+(`InvalidInput`, and its `TaskRefused`, `NotFound`, `Unavailable`, `RunFailed`); the CLI maps
+each to its exit code.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from durable_harness._client import deliveries, runs, signed_actors
 from durable_harness._client.cli_connection import environment_with
 from durable_harness._client.run_results import run_result
 from durable_harness.exceptions import InvalidInput, NotFound
+from durable_harness.tasks import Tasks
 from harness.core.problems import describe_invalid
 from harness.engine.contracts import PROGRESS_QUERY
 from harness.engine.progress_page import MAX_PAGE_EVENTS, ProgressPage
@@ -125,6 +128,12 @@ class Harness:
         """A run already started, by its id."""
         return Run(self, run_id)
 
+    @property
+    def tasks(self) -> Tasks:
+        """Tasks, contracts and lessons on this server (`durable_harness.tasks`): the calls the
+        `harness task`, `contract` and `lesson` commands make."""
+        return Tasks(self.client, self.settings.task_queue)
+
     async def pending_waits(self) -> dict[str, list[Wait]]:
         """Every running run's pending waits, by run id (a visibility query)."""
         return await deliveries.pending_waits(self.client, None)
@@ -136,10 +145,7 @@ class Harness:
     async def _open_task(self, binding: TaskBinding) -> None:
         from durable_harness._client import tasks
 
-        try:
-            task = (await tasks.ledger(self.client, binding.scope, binding.task_id)).task
-        except tasks.TaskRefused as error:
-            raise InvalidInput(str(error)) from error
+        task = (await tasks.ledger(self.client, binding.scope, binding.task_id)).task  # NotFound
         if task.status.is_terminal:
             raise InvalidInput(f"task '{task.id}' is {task.status.value}: a finished task is final")
 

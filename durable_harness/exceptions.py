@@ -3,6 +3,7 @@ input, what to fix. (`durable_harness.errors` is the other side: what a tool rai
 
     HarnessError          every one of them; `str(error)` is the line
     ├── InvalidInput      what was asked cannot be done as asked (a bad goal, plan, key, id)
+    │   └── TaskRefused   a task's, scope's or rules' gateway refused the command
     ├── NotFound          no run (or task) with that id on this server
     ├── Unavailable       the server cannot be reached, or no worker answers for the run
     └── RunFailed         the run failed inside Temporal, or refused what was delivered
@@ -24,6 +25,12 @@ class HarnessError(Exception):
 
 class InvalidInput(HarnessError):
     """What was asked cannot be done as asked; the line says what to fix. Nothing changed."""
+
+
+class TaskRefused(InvalidInput):
+    """The gateway of a task, a scope's task graph or its rules refused the command (an actor
+    not entitled, a missing signature, a gate that fails, a finished task); the line is the
+    gateway's reason. Nothing changed."""
 
 
 class NotFound(HarnessError):

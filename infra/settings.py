@@ -26,6 +26,9 @@ DEFAULT_TASK_QUEUE = "durable-harness"
 
 @dataclass(frozen=True)
 class Settings:
+    """How to reach Temporal and what the harness runs with: read from the environment with
+    `Settings.from_env` (docs/configuration.md)."""
+
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_api_key: str | None = field(default=None, repr=False)

@@ -9,7 +9,7 @@ from durable_harness.exceptions import InvalidInput
 from harness.core.plan import Plan
 from harness.core.problems import describe_invalid
 from scenarios import UnknownScenarioError, get_scenario
-from scenarios.base import Scenario
+from scenarios.base import Pack
 
 
 def load_plan(path: str) -> Plan:
@@ -26,7 +26,7 @@ def load_plan(path: str) -> Plan:
         ) from error
 
 
-def load_scenario(name: str) -> Scenario:
+def load_scenario(name: str) -> Pack:
     try:
         return get_scenario(name)
     except UnknownScenarioError as error:

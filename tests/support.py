@@ -22,7 +22,7 @@ from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run import RunRequest, RunResult
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitStatus
 from memory import MemoryStore
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from starter.servers.dev_server import temporal_binary
 from worker.app import build_worker
 from workflows import AgentRunWorkflow, search_attributes
@@ -50,7 +50,7 @@ class Replans(ScriptedProvider):
     def __init__(self, plan: Plan) -> None:
         self._plan = plan
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         return PlanResponse(plan=self._plan, planned_by="test:replans", usage=TokenUsage())
 
 

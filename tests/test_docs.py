@@ -61,27 +61,6 @@ def test_the_concepts_state_machine_is_the_declared_transition_table() -> None:
     assert block.strip().splitlines() == describe_transitions()
 
 
-def test_the_security_signing_snippet_signs_a_delivery_the_run_would_take(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from harness.waits.signatures import signature_problem
-    from harness.waits.wait_book import WaitKind
-    from infra.signing import new_private_key, public_key, verify
-
-    snippet = python_block_defining(page("security"), "signed_outcome")
-    key = new_private_key()
-    (tmp_path / "payments.key").write_text(key)
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {}
-    exec(compile(snippet, "docs/security.md", "exec"), namespace)
-    signed_outcome = namespace["signed_outcome"]
-    assert callable(signed_outcome)
-    request = signed_outcome("run-1", "pay-1", {"status": "paid"})
-    keys = {"system:payments": public_key(key)}
-    assert signature_problem("run-1", request, WaitKind.ASYNC_OPERATION, keys, verify) is None
-    assert signature_problem("run-2", request, WaitKind.ASYNC_OPERATION, keys, verify)
-
-
 def test_the_concepts_plan_json_is_a_valid_cities_plan() -> None:
     from harness.core.plan import Plan
     from harness.engine.validation import validate_plan

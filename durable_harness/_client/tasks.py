@@ -1,9 +1,11 @@
 """Tasks from a program: the calls the `harness task|fact|evidence|decision|context` commands
 make, and that an application can make itself.
 
-Writes are updates, so a refused command raises TaskRefused with the gateway's one-line
-reason and changes nothing; reads are queries on the task's or the scope's workflow, and
-listings go through Temporal's visibility.
+Writes are updates, so a refused command raises TaskRefused (an InvalidInput) with the
+gateway's one-line reason and changes nothing; a task or scope that does not exist is NotFound;
+a server without the tasks' search attributes is InvalidInput, with the command that adds them.
+Reads are queries on the task's or the scope's workflow, and listings go through Temporal's
+visibility. The public face of these calls is `durable_harness.tasks.Tasks`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
 from temporalio.service import RPCError, RPCStatusCode
 
+from durable_harness.exceptions import HarnessError, InvalidInput, NotFound, TaskRefused
 from harness.engine.contracts import (
     CONTRACT_IN_FORCE_QUERY,
     SCOPE_COMMAND_UPDATE,
@@ -40,14 +43,6 @@ MAX_LISTED = 1000
 ABORTED_UPDATE_ATTEMPTS = 5
 
 
-class TaskRefused(Exception):
-    """The gateway said no (or the task or scope does not exist); nothing changed."""
-
-
-class TasksUnavailable(Exception):
-    """The server lacks the HarnessTask* search attributes tasks are listed by."""
-
-
 async def check_search_attributes(client: Client) -> None:
     from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 
@@ -57,7 +52,7 @@ async def check_search_attributes(client: Client) -> None:
     known = response.custom_attributes
     missing = [key.name for key in search_attributes.TASK_KEYS if key.name not in known]
     if missing:
-        raise TasksUnavailable(
+        raise InvalidInput(
             f"this Temporal server lacks the search attributes {', '.join(missing)} that tasks "
             "are listed by; `harness server` registers them (elsewhere: temporal operator "
             "search-attribute create --name NAME --type Keyword)"
@@ -136,7 +131,7 @@ async def _update(
             cause.message if isinstance(cause, FailureError) else str(error)
         ) from error
     except RPCError as error:
-        raise TaskRefused(await _why_closed(client, workflow_id, error)) from error
+        raise await _why_closed(client, workflow_id, error) from error
     return receipt
 
 
@@ -165,7 +160,7 @@ async def _send_update(
         attempt += 1
 
 
-async def _why_closed(client: Client, workflow_id: str, error: RPCError) -> str:
+async def _why_closed(client: Client, workflow_id: str, error: RPCError) -> HarnessError:
     """A finished task's workflow has closed: say so as the gateway would have."""
     if error.status is RPCStatusCode.NOT_FOUND and "completed" in error.message:
         try:
@@ -173,9 +168,9 @@ async def _why_closed(client: Client, workflow_id: str, error: RPCError) -> str:
                 TASK_LEDGER_QUERY, result_type=TaskLedgerState
             )
         except RPCError:
-            return error.message
+            return TaskRefused(error.message)
         task = state.task
-        return f"task '{task.id}' is {task.status.value}: a finished task is final"
+        return TaskRefused(f"task '{task.id}' is {task.status.value}: a finished task is final")
     return _not_found(workflow_id, error)
 
 
@@ -185,7 +180,7 @@ async def context(client: Client, scope: str, task_id: str, recent: int = 20) ->
             task_workflow_id(scope, task_id)
         ).query(TASK_CONTEXT_QUERY, ContextRequest(recent_evidence=recent), result_type=TaskContext)
     except RPCError as error:
-        raise TaskRefused(_not_found(task_workflow_id(scope, task_id), error)) from error
+        raise _not_found(task_workflow_id(scope, task_id), error) from error
     return found
 
 
@@ -195,7 +190,7 @@ async def ledger(client: Client, scope: str, task_id: str) -> TaskLedgerState:
             task_workflow_id(scope, task_id)
         ).query(TASK_LEDGER_QUERY, result_type=TaskLedgerState)
     except RPCError as error:
-        raise TaskRefused(_not_found(task_workflow_id(scope, task_id), error)) from error
+        raise _not_found(task_workflow_id(scope, task_id), error) from error
     return state
 
 
@@ -205,7 +200,7 @@ async def graph(client: Client, scope: str) -> TaskGraphState:
             SCOPE_GRAPH_QUERY, result_type=TaskGraphState
         )
     except RPCError as error:
-        raise TaskRefused(_not_found(scope_workflow_id(scope), error)) from error
+        raise _not_found(scope_workflow_id(scope), error) from error
     return state
 
 
@@ -221,10 +216,12 @@ async def listed(client: Client, scope: str, status: TaskStatus | None) -> list[
     return found
 
 
-def _not_found(workflow_id: str, error: RPCError) -> str:
+def _not_found(workflow_id: str, error: RPCError) -> HarnessError:
+    """NotFound for a task or scope the server has no workflow of; any other failure of the
+    server is the command's refusal in the server's words (exit 2, as it always was)."""
     if error.status is RPCStatusCode.NOT_FOUND:
         scope, _, name = workflow_id.partition("/")
         if name == "tasks":
-            return f"scope '{scope}' has no tasks yet"
-        return f"scope '{scope}' has no task '{name}'"
-    return error.message
+            return NotFound(f"scope '{scope}' has no tasks yet")
+        return NotFound(f"scope '{scope}' has no task '{name}'")
+    return TaskRefused(error.message)

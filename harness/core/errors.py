@@ -9,6 +9,9 @@ from pydantic import BaseModel, JsonValue
 
 
 class ErrorCode(StrEnum):
+    """What went wrong, by name; its ErrorClass decides whether the call is retried, the plan
+    is repaired or the run halts."""
+
     UNKNOWN_TOOL = "UNKNOWN_TOOL"
     MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"

@@ -287,6 +287,9 @@ class RunCounts(BaseModel):
 
 
 class RunStatus(BaseModel):
+    """A running run as it stands: its phase, plan, each node's outcome, counts, budget and
+    waits (the `status` query)."""
+
     run_id: str
     phase: RunPhase
     attempt: int
@@ -298,6 +301,9 @@ class RunStatus(BaseModel):
 
 
 class RunResult(BaseModel):
+    """How a run ended, whatever the ending: its final status, report, plan, each node's
+    outcome, the judge's verdict, trace, budget and usage, and the error that ended it, if any."""
+
     run_id: str
     status: RunPhase
     goal: str

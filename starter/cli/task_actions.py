@@ -115,10 +115,11 @@ def run_handler(handler: Callable[[], Awaitable[int]]) -> int:
 
 
 async def refusals_are_bad_input(work: Awaitable[int]) -> int:
+    """A refusal (TaskRefused), an unknown task (NotFound) or a server not set up for tasks
+    (InvalidInput) is a public exception, shown by `main` with its exit code (2); what Temporal
+    itself fails is 1."""
     try:
         return await work
-    except (tasks.TaskRefused, tasks.TasksUnavailable) as error:
-        raise CliError(str(error)) from error
     except WorkflowUpdateRPCTimeoutOrCancelledError as error:
         raise CliError("the task did not answer in time: is a worker running?", 1) from error
     except RPCError as error:

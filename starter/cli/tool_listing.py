@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from harness.catalog.mcp_tools import ToolNameClashError, keep_tools, with_servers
 from harness.catalog.tools import ToolCatalog
 from harness.core.errors import ErrorCode, ToolError
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from tool_servers.config import McpConfigError, McpServer, worker_servers
 
@@ -90,7 +90,7 @@ async def catalog_with_servers(
         await sessions.aclose()
 
 
-def scenario_servers(scenario: Scenario, environment: Mapping[str, str]) -> list[McpServer]:
+def scenario_servers(scenario: Pack, environment: Mapping[str, str]) -> list[McpServer]:
     """The scenario's own servers, then the worker's (as the same environment configures a
     worker started here)."""
     try:

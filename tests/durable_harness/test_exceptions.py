@@ -20,6 +20,7 @@ from durable_harness import (
     NotFound,
     RunFailed,
     Settings,
+    TaskRefused,
     Unavailable,
 )
 from durable_harness._client import deliveries
@@ -42,6 +43,12 @@ def test_each_public_exception_maps_to_the_exit_code_the_cli_documents(
     kind: type[HarnessError], code: int
 ) -> None:
     assert exit_code_of(kind("it went wrong")) == code
+
+
+def test_a_task_refusal_is_invalid_input_with_the_exit_code_the_clis_refusals_always_had() -> None:
+    refused = TaskRefused("an agent cannot set a task CANCELLED")
+    assert isinstance(refused, InvalidInput) and exit_code_of(refused) == 2
+    assert "TaskRefused" in durable_harness.__all__
 
 
 def test_a_subclass_of_a_public_exception_keeps_its_exit_code() -> None:

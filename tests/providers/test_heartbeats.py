@@ -19,7 +19,7 @@ from harness.engine.contracts import JUDGE_ACTIVITY, PLAN_ACTIVITY
 from harness.engine.messages import JudgeCallRequest, PlanRequest, PlanResponse
 from harness.engine.run import RunRequest
 from scenarios import get_scenario
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from tests.support import execute_run, history_events, running_worker
 from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT
 
@@ -40,7 +40,7 @@ class SlowModel(ScriptedProvider):
         if len(self.seen) >= BEATS:
             self._enough.set()
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         await asyncio.wait_for(self._enough.wait(), GIVE_UP_SECONDS)
         return await super().plan(request, scenario)
 

@@ -18,7 +18,7 @@ from harness.core.errors import FailureContext
 from harness.core.plan import Plan
 from harness.engine.binding import resolve_arguments
 from scenarios import get_scenario
-from scenarios.base import CheckInput, PlanningInput, Scenario, ToolContext
+from scenarios.base import CheckInput, Pack, PlanningInput, ToolContext
 
 
 @dataclass
@@ -47,7 +47,7 @@ def planning_input(
     )
 
 
-async def run_tool(scenario: Scenario, tool: str, arguments: dict[str, Any]) -> Any:
+async def run_tool(scenario: Pack, tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call with JSON arguments, returning its JSON result."""
     found = scenario.tool(tool)
     assert found is not None, f"{tool} is not in the {scenario.name} catalog"

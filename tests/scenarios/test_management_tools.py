@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from harness.catalog.tools import ToolSpec
 from harness.core.errors import ErrorCode, ToolError
 from scenarios import all_scenarios
-from scenarios.base import RESERVED_PREFIX, Scenario, Tool, ToolContext
+from scenarios.base import RESERVED_PREFIX, Pack, Tool, ToolContext
 from scenarios.management import MANAGEMENT_TOOL_NAMES, FactArgs, fact_record
 
 
@@ -32,7 +32,7 @@ def test_a_business_tool_may_not_take_a_reserved_name() -> None:
         run=lambda args, ctx: None,
     )
     with pytest.raises(ValueError, match="reserved"):
-        Scenario(
+        Pack(
             name="bad",
             description="",
             example_goal="",

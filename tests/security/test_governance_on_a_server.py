@@ -8,6 +8,7 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 
+from durable_harness import TaskRefused
 from durable_harness._client import tasks
 from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest, RunResult
@@ -71,7 +72,7 @@ async def test_two_spellings_of_one_person_cannot_approve_their_own_submission_o
         assert submitted.accepted and submitted.id, submitted.reason
         review = ReviewSubmission(submission_id=submitted.id, approve=True)
         approve = TaskCommand(task_id=created.id, actor="human:Alice", operation=review)
-        with pytest.raises(tasks.TaskRefused) as refused:
+        with pytest.raises(TaskRefused) as refused:
             await tasks.task_command(client, scope, approve)
         by_lead = TaskCommand(task_id=created.id, actor="human:lead", operation=review)
         approved = await tasks.task_command(client, scope, by_lead)

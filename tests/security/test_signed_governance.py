@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durable_harness import TaskRefused
 from durable_harness._client import tasks
 from durable_harness._client.signed_actors import sign_command
 from harness.governance.scope_rules import RulesCommand, SetContract, SetKeys
@@ -97,9 +98,9 @@ async def test_unsigned_review_by_a_keyed_actor_is_refused(client: Client, task_
         task_id = await new_task(client, task_queue, scope)
         submission = await submitted(client, scope, task_id)
         review = ReviewSubmission(submission_id=submission, approve=True)
-        with pytest.raises(tasks.TaskRefused) as unsigned:
+        with pytest.raises(TaskRefused) as unsigned:
             await act(client, scope, task_id, "Human:Lead", review)
-        with pytest.raises(tasks.TaskRefused) as unkeyed:
+        with pytest.raises(TaskRefused) as unkeyed:
             await act(client, scope, task_id, "human:mallory", review, MALLORY)
         signed = await act(client, scope, task_id, "human:lead", review, LEAD)
         ledger = await tasks.ledger(client, scope, task_id)
@@ -119,7 +120,7 @@ async def test_a_forged_signature_on_complete_is_refused(client: Client, task_qu
         submission = await submitted(client, scope, task_id)
         review = ReviewSubmission(submission_id=submission, approve=True)
         await act(client, scope, task_id, "human:lead", review, LEAD)
-        with pytest.raises(tasks.TaskRefused) as forged:
+        with pytest.raises(TaskRefused) as forged:
             await act(client, scope, task_id, "human:ops", Complete(), MALLORY)
         before = await tasks.ledger(client, scope, task_id)
         done = await act(client, scope, task_id, "human:ops", Complete(), OPS)
@@ -136,17 +137,17 @@ async def test_the_first_key_of_a_scope_is_set_by_a_person_and_then_only_by_a_ke
     scope = new_scope()
     mallory = {"human:mallory": public_key(MALLORY)}
     async with running_worker(client, task_queue):
-        with pytest.raises(tasks.TaskRefused) as by_a_system:
+        with pytest.raises(TaskRefused) as by_a_system:
             await set_keys(client, task_queue, scope, "system:ci", OPS, KEYS)
-        with pytest.raises(tasks.TaskRefused) as without_possession:
+        with pytest.raises(TaskRefused) as without_possession:
             await set_keys(client, task_queue, scope, "human:ops", MALLORY, KEYS)
         first = await set_keys(client, task_queue, scope, "human:ops", OPS, KEYS)
-        with pytest.raises(tasks.TaskRefused) as taken_over:
+        with pytest.raises(TaskRefused) as taken_over:
             await set_keys(client, task_queue, scope, "human:mallory", MALLORY, mallory)
         rotated = await set_keys(
             client, task_queue, scope, "human:lead", LEAD, {"human:lead": public_key(LEAD)}
         )
-        with pytest.raises(tasks.TaskRefused) as dropped:
+        with pytest.raises(TaskRefused) as dropped:
             await set_keys(client, task_queue, scope, "human:ops", OPS, KEYS)
         state = await tasks.scope_rules(client, scope)
     assert "only a person sets a scope's keys" in str(by_a_system.value)
@@ -185,12 +186,12 @@ async def test_a_task_of_a_scope_keyed_later_refuses_an_unsigned_cancel(
         for _ in range(300):  # the task reads its keys after the scope's signal
             try:
                 await act(client, scope, task_id, "human:ops", evidence())
-            except tasks.TaskRefused:
+            except TaskRefused:
                 break
             await asyncio.sleep(0.1)
-        with pytest.raises(tasks.TaskRefused) as refused:
+        with pytest.raises(TaskRefused) as refused:
             await act(client, scope, task_id, "human:ops", cancel)
-        with pytest.raises(tasks.TaskRefused) as by_an_unkeyed_person:
+        with pytest.raises(TaskRefused) as by_an_unkeyed_person:
             await act(client, scope, task_id, "human:alice", cancel)
         cancelled = await act(client, scope, task_id, "human:ops", cancel, OPS)
     assert "human:ops has a key in scope" in str(refused.value)

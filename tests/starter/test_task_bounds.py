@@ -20,6 +20,7 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
+from durable_harness import TaskRefused
 from durable_harness._client import tasks
 from harness.engine.contracts import task_workflow_id
 from harness.governance.state_size import json_bytes
@@ -80,7 +81,7 @@ async def _send(
     command = TaskCommand(task_id="task-1", actor=actor, operation=operation)
     try:
         return await tasks.task_command(client, scope, command)
-    except tasks.TaskRefused as refused:
+    except TaskRefused as refused:
         return str(refused)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from durable_harness import TaskRefused
 from durable_harness._client import tasks
 from durable_harness._client.run_results import result_of
 from harness.engine.run import RunPhase, RunRequest
@@ -114,7 +115,7 @@ async def test_a_cycle_across_three_tasks_is_refused_and_nothing_changes(
         await graph_command(client, task_queue, scope, AddDependency(task_id=a, depends_on=b))
         await graph_command(client, task_queue, scope, AddDependency(task_id=b, depends_on=c))
         before = await tasks.graph(client, scope)
-        with pytest.raises(tasks.TaskRefused, match="would close a cycle"):
+        with pytest.raises(TaskRefused, match="would close a cycle"):
             await tasks.scope_command(
                 client,
                 task_queue,
@@ -134,10 +135,10 @@ async def test_an_agent_cannot_cancel_a_task_a_person_can_and_it_lists_by_status
         task = await graph_command(client, task_queue, scope, CreateTask(title="refund"))
         other = await graph_command(client, task_queue, scope, CreateTask(title="other"))
         cancel = SetStatus(status=TaskStatus.CANCELLED, reason="duplicate ticket")
-        with pytest.raises(tasks.TaskRefused, match="an agent cannot set a task CANCELLED"):
+        with pytest.raises(TaskRefused, match="an agent cannot set a task CANCELLED"):
             await task_command(client, scope, task, cancel, actor=AGENT)
         await task_command(client, scope, task, cancel, actor=HUMAN)
-        with pytest.raises(tasks.TaskRefused, match="a finished task is final"):
+        with pytest.raises(TaskRefused, match="a finished task is final"):
             await task_command(
                 client, scope, task, RecordFact(statement="x", source="y", confidence=1)
             )
@@ -163,7 +164,7 @@ async def test_one_idempotency_key_applies_once_and_refuses_other_content(
         task = await graph_command(client, task_queue, scope, CreateTask(title="refund"))
         first = await task_command(client, scope, task, fact, key="k1")
         again = await task_command(client, scope, task, fact, key="k1")
-        with pytest.raises(tasks.TaskRefused, match="already used with other content"):
+        with pytest.raises(TaskRefused, match="already used with other content"):
             await task_command(
                 client, scope, task, fact.model_copy(update={"confidence": 0.2}), key="k1"
             )

@@ -11,7 +11,7 @@ from harness.engine.dag import NodeStatus
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run import RunPhase, RunRequest
 from harness.engine.validation import IssueCode
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from tests.factories import approval_request
 from tests.support import (
     activity_timeline,
@@ -35,7 +35,7 @@ class InvalidFirstPlan:
         self._scripted = ScriptedProvider()
         self.requests: list[PlanRequest] = []
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         self.requests.append(request)
         response = await self._scripted.plan(request, scenario)
         if request.attempt == 1:

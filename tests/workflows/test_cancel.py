@@ -22,7 +22,7 @@ from harness.engine.faults import FaultSpec
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions
 from harness.waits.deliveries import CancelRequest
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from tests.factories import approval_request, collect, delay, node, synthetic_plan
 from tests.support import history_events, pending_wait, running_worker, start_run
 from tests.workflows.test_agent_run import THREE_CITIES
@@ -128,7 +128,7 @@ class StallingProvider:
         self.entered.set()
         await asyncio.sleep(600)
 
-    async def plan(self, request: PlanRequest, scenario: Scenario) -> PlanResponse:
+    async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         if self._stall_plan:
             await self._stall()
         return await self._scripted.plan(request, scenario)

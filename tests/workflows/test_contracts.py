@@ -9,6 +9,7 @@ import uuid
 import pytest
 from temporalio.client import Client
 
+from durable_harness import Harness, Settings, TaskRefused
 from durable_harness._client import tasks
 from durable_harness._client.run_results import result_of
 from harness.engine.contracts import APPROVE_UPDATE, PLAN_ACTIVITY
@@ -166,10 +167,10 @@ async def test_contract_flags_keep_completion_and_approval_of_a_submission_for_p
         task = await new_task(client, task_queue, scope)
         await send(task, Submit(summary="done"), "system:harness")
         approve = ReviewSubmission(submission_id="sub-1", approve=True)
-        with pytest.raises(tasks.TaskRefused, match="allow_system_approval off"):
+        with pytest.raises(TaskRefused, match="allow_system_approval off"):
             await send(task, approve, SYSTEM)
         await send(task, approve, HUMAN)
-        with pytest.raises(tasks.TaskRefused, match="allow_system_completion off"):
+        with pytest.raises(TaskRefused, match="allow_system_completion off"):
             await send(task, Complete(), SYSTEM)
         assert (await tasks.ledger(client, scope, task)).acceptances == []  # nothing changed
         done = await send(task, Complete(), "human:ops")
@@ -187,7 +188,7 @@ async def test_an_unknown_preset_fails_closed_at_creation_and_a_dropped_one_fail
         await rules(client, task_queue, scope, SetContract(contract=with_refund))
         command = GraphCommand(scope=scope, actor=HUMAN,
                                operation=CreateTask(title="t", preset="refnd"))  # fmt: skip
-        with pytest.raises(tasks.TaskRefused, match="did you mean 'refund'"):
+        with pytest.raises(TaskRefused, match="did you mean 'refund'"):
             await tasks.scope_command(client, task_queue, command)
         assert (await tasks.graph(client, scope)).tasks == {}
         task = await new_task(client, task_queue, scope, preset="refund")
@@ -242,13 +243,14 @@ async def test_the_docs_api_snippet_promotes_a_lesson_and_refuses_what_it_must(
     exec(compile(snippet, "docs/tasks.md", "exec"), namespace)
     promote = namespace["require_dispute_check"]
     assert callable(promote)
+    harness = Harness(client, Settings.from_env({"HARNESS_TASK_QUEUE": task_queue}))
     scope = new_scope()
     async with running_worker(client, task_queue):
         await rules(client, task_queue, scope, SetContract(contract=Contract.model_validate(
             {"presets": {"refund": {}}})))  # fmt: skip
         await rules(client, task_queue, scope, ProposeLesson(fact="f", question="q", proposal="p"))
-        with pytest.raises(tasks.TaskRefused, match="only an ACCEPTED lesson is promoted"):
-            await promote(client, task_queue, scope, "lesson-1")
+        with pytest.raises(TaskRefused, match="only an ACCEPTED lesson is promoted"):
+            await promote(harness, scope, "lesson-1")
         await rules(client, task_queue, scope, ResolveLesson(lesson_id="lesson-1", accept=True,
                                                              reason="r"))  # fmt: skip
-        assert await promote(client, task_queue, scope, "lesson-1") == "rule-1"
+        assert await promote(harness, scope, "lesson-1") == "rule-1"
