@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Protocol
 
+from durable_harness.exceptions import InvalidInput
 from durable_harness.pack import Pack
 from durable_harness.pack_types import AcceptanceCheck
 from scenarios.management import MANAGEMENT_TOOLS
@@ -48,8 +49,10 @@ class UnknownScenarioError(LookupError):
     pass
 
 
-class PackLoadError(ValueError):
-    """A pack that cannot be loaded; one line naming the pack, where it comes from, and why."""
+class PackLoadError(InvalidInput, ValueError):
+    """A pack that cannot be loaded; one line naming the pack, where it comes from, and why.
+    It is bad input of the environment (HARNESS_PACKS, an installed package): the CLI shows the
+    line and exits 2, as for any InvalidInput (starter.errors)."""
 
 
 class PackSource(Protocol):
