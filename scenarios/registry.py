@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Protocol
 
+from durable_harness.exceptions import InvalidInput
 from durable_harness.pack import Pack
 from durable_harness.pack_types import AcceptanceCheck
 from scenarios.management import MANAGEMENT_TOOLS
@@ -52,8 +53,10 @@ class UnknownScenarioError(LookupError):
     pass
 
 
-class PackLoadError(ValueError):
-    """A pack that cannot be loaded; one line naming the pack, where it comes from, and why."""
+class PackLoadError(InvalidInput, ValueError):
+    """A pack that cannot be loaded; one line naming the pack, where it comes from, and why.
+    It is bad input of the environment (HARNESS_PACKS, an installed package): the CLI shows the
+    line and exits 2, as for any InvalidInput (starter.errors)."""
 
 
 class PackSource(Protocol):

@@ -25,7 +25,9 @@ EXIT_CODES: dict[type[HarnessError], int] = {
     RunFailed: EXIT_FAILED_RUN,
 }
 """The exit code of each public exception: bad input and an unknown id are the caller's to fix
-(2), an unreachable server or worker is 3, a failed run 1."""
+(2), an unreachable server or worker is 3, a failed run 1. A pack that cannot load (an import
+error, a bad tool definition, two packs with one name: scenarios.registry.PackLoadError) is bad
+input of the environment, an InvalidInput: 2, from every command that loads packs."""
 
 
 class CliError(HarnessError):

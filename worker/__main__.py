@@ -1,10 +1,15 @@
-"""`python -m worker`: connect, register, run until SIGINT/SIGTERM, then shut down cleanly."""
+"""`python -m worker` (and `harness worker`, the same function): connect, register, run until
+SIGINT/SIGTERM, then shut down cleanly. Exit 2 for a configuration that cannot work (a pack
+that cannot load, a bad provider, store or MCP setting), 1 when no server answers, 0 after a
+clean stop."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+from collections.abc import Mapping
+from typing import NoReturn
 
 import structlog
 
@@ -63,10 +68,12 @@ async def serve(settings: Settings) -> None:
     log.info("worker.stopped")
 
 
-def main() -> None:
+def main(environment: Mapping[str, str] | None = None) -> NoReturn:
+    """The worker's whole life; `environment` (default: this process's) is where the connection
+    settings are read (`harness worker --address ...` passes its flags in it)."""
     configure_logging()
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(environment)
     except SettingsError as error:
         log.error("worker.config_error", error=str(error))
         exit_now(2)

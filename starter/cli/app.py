@@ -21,6 +21,7 @@ from starter.cli.cli_handlers import dispatch
 from starter.cli.cli_parser import HarnessParser, package_version, parse_command_line
 from starter.cli.eval_cli import add_eval_command
 from starter.cli.memory_cli import add_memory_commands
+from starter.cli.packs_cli import add_pack_commands
 from starter.cli.rules_cli import add_rules_commands
 from starter.cli.run_cli import add_run_command
 from starter.cli.run_handle_cli import add_run_handle_commands
@@ -34,6 +35,7 @@ COMMAND_GROUPS: tuple[
     add_run_command,  # run
     add_run_handle_commands,  # status, trace, waits, approve, answer, deliver, cancel, report
     add_catalog_commands,  # validate, tools
+    add_pack_commands,  # scenarios, worker
     add_server_commands,  # server, codec-server
     add_eval_command,  # eval
     add_task_commands,  # task, fact, evidence, decision, submit, review, context

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from harness.core.limits import MAX_NAME_CHARS
 from harness.engine.contracts import PROVIDER_NAMES
-from scenarios import scenario_names
 
 MAX_PORT = 65535
 MAX_RUN_ID_CHARS = 200
@@ -63,9 +62,9 @@ def provider(text: str) -> str:
     return text
 
 
-def scenario_list() -> str:
-    """The scenarios a `--scenario` may name, for its help."""
-    return ", ".join(scenario_names())
+PACK_HELP = "a pack (scenario) by name; `harness scenarios` lists those installed here"
+"""The help of `--scenario`. It names no packs: listing them would load every pack each time the
+parser is built, for every command (and a pack that cannot load would break `--help`)."""
 
 
 def name(what: str, limit: int) -> Callable[[str], str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from infra.settings import Settings
-from starter.cli.arg_types import scenario_list
+from starter.cli.arg_types import PACK_HELP
 from starter.cli.cli_handlers import handled
 
 # Each handler imports its work when the command runs (scenario data, MCP clients).
@@ -28,14 +28,15 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
 def add_catalog_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     checked = handled(commands.add_parser("validate", help="check a plan file offline"), validate)
     checked.add_argument("plan_file")
-    checked.add_argument("--scenario", required=True, help=f"tool pack ({scenario_list()})")
+    checked.add_argument("--scenario", required=True, metavar="NAME", help=PACK_HELP)
     checked.add_argument("--json", action="store_true")
 
     listed = handled(commands.add_parser("tools", help="a scenario's tool catalog"), tools)
     listed.add_argument(
         "--scenario",
         default=None,
-        help=f"tool pack ({scenario_list()}; cities unless --mcp is given)",
+        metavar="NAME",
+        help=f"{PACK_HELP} (cities unless --mcp is given)",
     )
     listed.add_argument(
         "--mcp",

@@ -31,12 +31,12 @@ from infra.client import connect
 from infra.process import die_with_parent
 from infra.settings import UI_PORT_OFFSET, Settings
 from infra.state import SERVER_DB_FILE
-from scenarios.base import Scenario
+from scenarios.base import Pack
 from starter import output
 from starter.cli import progress
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
-from starter.plan_files import load_plan, load_scenario
+from starter.plan_files import load_plan, load_scenario, pack_here
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
 OFFLINE_PROVIDER = "scripted"
@@ -53,10 +53,10 @@ def offline(provider: str | None, settings: Settings) -> bool:
 def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
     """The RunRequest that `harness run` starts, from its parsed arguments and the defaults;
     one line that says what to fix when they make no valid request."""
-    pack = load_scenario(args.scenario)
-    scenario = pack.name
+    pack = pack_here(args.scenario)  # None: a pack only the worker may have; it decides
     plan = load_plan(args.plan) if args.plan else None
-    if plan is None and pack.offline_plan is None and offline(args.provider, settings):
+    planless = pack is not None and pack.offline_plan is None
+    if pack is not None and planless and plan is None and offline(args.provider, settings):
         # stop before anything starts: the worker's offline planner could only fail the run
         raise CliError(f"{pack.no_offline_planner} (--provider or HARNESS_LLM_PROVIDER)")
     try:
@@ -68,7 +68,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
         )
         request = RunRequest(
             goal=args.goal,
-            scenario=scenario,
+            scenario=args.scenario,
             session_id=args.session,
             max_concurrency=args.max_concurrency,
             max_replans=args.max_replans,
@@ -224,7 +224,7 @@ async def tools(args: argparse.Namespace, settings: Settings) -> int:
     """A scenario's catalog with its MCP servers' tools; with --mcp, those servers' tools alone
     (or added to --scenario's catalog, as a worker's configuration adds them)."""
     asked = servers_from_flags(args.mcp or [], os.environ)
-    scenario: Scenario | None = None
+    scenario: Pack | None = None
     if asked and args.scenario is None:
         base, servers = ToolCatalog(scenario="mcp", tools=[]), asked
     else:

@@ -26,7 +26,7 @@ from harness.evals.eval_case import (
     ScriptedApproval,
 )
 from starter.errors import CliError
-from starter.plan_files import load_plan, load_scenario
+from starter.plan_files import load_plan, load_scenario, pack_here
 
 CASE_FILE_NAME = "eval_cases.yaml"
 _LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
@@ -99,7 +99,7 @@ def read_case_file(path: Path) -> CaseFile:
     except ValidationError as error:
         raise CliError(f"case file '{path}': {_first_problem(error, data)}") from error
     try:
-        load_scenario(loaded.scenario)
+        pack_here(loaded.scenario)  # a pack only the workers have: their catalog decides
         for case in loaded.cases:
             _read_plan(case, path.parent)
     except HarnessError as error:

@@ -16,13 +16,13 @@ from harness.engine.validation import DEFAULT_MAX_NODES
 from harness.recall.memory_context import DEFAULT_BUDGET_CHARS
 from infra.settings import Settings
 from starter.cli.arg_types import (
+    PACK_HELP,
     RUN_ID,
     SESSION,
     non_negative,
     positive,
     positive_float,
     provider,
-    scenario_list,
 )
 from starter.cli.cli_handlers import handled
 from starter.cli.task_cli import scope_name
@@ -54,7 +54,7 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
         commands.add_parser("run", help="start a run for a goal and wait for its report"), run
     )
     parser.add_argument("goal", help='what to achieve, e.g. "Compare Paris, Tokyo and New York"')
-    parser.add_argument("--scenario", default="cities", help=f"tool pack ({scenario_list()})")
+    parser.add_argument("--scenario", default="cities", metavar="NAME", help=PACK_HELP)
     parser.add_argument("--id", dest="run_id", type=RUN_ID, help="run id (default: a new run-… id)")
     parser.add_argument("--plan", help="a plan JSON file to run instead of asking the planner")
     _memory_arguments(parser)

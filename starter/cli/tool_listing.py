@@ -66,7 +66,7 @@ async def catalog_with_servers(
     base: ToolCatalog,
     servers: Sequence[McpServer],
     environment: Mapping[str, str],
-    scenario: Scenario | None = None,
+    scenario: Pack | None = None,
 ) -> ToolCatalog:
     """`base` with the servers' tools after it, as a worker's catalog activity lists them: of
     the scenario's own servers, only the tools it keeps (`mcp_tools`)."""

@@ -130,7 +130,8 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("fault not a fault", ("run", "x", "--fault", "nonsense"), "is not TOOL[:ARG]=CODE[*N]"),
     ("fault unknown code", ("run", "x", "--fault", "t=NOPE"), "unknown error code 'NOPE'"),
     ("fault zero times", ("run", "x", "--fault", "t=TIMEOUT*0"), "N is 1 or more"),
-    ("run unknown scenario", ("run", "x", "--scenario", "nope"), "unknown scenario 'nope'"),
+    # a name unknown here may be the worker's pack; one that is no pack name is refused here
+    ("run no pack name", ("run", "x", "--scenario", "Cities"), "did you mean 'cities'?"),
     ("blank run id", ("run", "x", "--id", " "), "a run id has 1 to 200 characters"),
     ("long session", ("run", "x", "--session", "s" * 1200), "a session id has 1 to 200"),
     ("no goal", ("run",), "the following arguments are required: goal"),

@@ -75,8 +75,17 @@ def test_a_bad_value_in_a_case_is_one_line_that_says_where(
     assert said in message and "\n" not in message
 
 
-def test_an_unknown_scenario_says_the_closest_name(tmp_path: Path) -> None:
+def test_a_scenario_unknown_here_is_read_with_the_closest_name_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "scenario: citys\ncases:\n  - {id: a, goal: g}\n")
+    assert read_case_file(path).scenario == "citys"  # the workers' packs decide
+    assert "did you mean 'cities'?" in capsys.readouterr().err
+
+
+def test_a_scenario_no_pack_can_be_named_is_refused_with_the_closest_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "scenario: Cities\ncases:\n  - {id: a, goal: g}\n")
+    assert "is not a pack name" in refusal(path)
     assert "did you mean 'cities'?" in refusal(path)
 
 
