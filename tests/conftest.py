@@ -51,7 +51,11 @@ SERVER_FIXTURES = frozenset({"env", "skipping_env"})
 
 # Modules whose tests start a Temporal server without a fixture (e.g. `harness server`).
 STARTS_ITS_OWN_SERVER = frozenset(
-    {"tests/starter/test_server_command.py", "tests/workflows/test_eager_dispatch.py"}
+    {
+        "tests/starter/test_server_command.py",
+        "tests/workflows/test_eager_dispatch.py",
+        "tests/starter/test_new_pack_installs.py",
+    }
 )
 
 
