@@ -100,10 +100,10 @@ packages = ["${name}"]
 [tool.setuptools.package-data]
 ${name} = ["plan.json", "eval_cases.yaml"]
 
+# durable_harness.testing's dev server lives for the session, and so must the event loop
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 asyncio_mode = "auto"
-# durable_harness.testing's dev server lives for the session, and so must the event loop
 asyncio_default_fixture_loop_scope = "session"
 asyncio_default_test_loop_scope = "session"
 """

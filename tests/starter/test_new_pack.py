@@ -10,8 +10,9 @@ import pytest
 
 from starter.cli.app import build_parser
 from starter.cli.cli_handlers import dispatch
-from starter.cli.pack_template import PROJECT_PACKAGES, name_problem
+from starter.cli.pack_template import PROJECT_PACKAGES, name_problem, write_pack
 from starter.errors import EXIT_USAGE, CliError
+from tests.docs_pages import blocks
 
 ROOT = Path(__file__).parent.parent.parent
 
@@ -74,3 +75,20 @@ def test_an_existing_directory_is_refused_with_exit_2_and_left_as_it_was(
         str(refused.value) == f"{tmp_path / 'demo'} already exists; pick another name or remove it"
     )
     assert [p.name for p in (tmp_path / "demo").iterdir()] == ["notes.txt"]
+
+
+def test_every_snippet_of_the_your_own_tools_page_is_part_of_what_the_template_writes(
+    tmp_path: Path,
+) -> None:
+    """The page walks through the package `harness new pack greetings` writes, whose own tests
+    pass installed (test_new_pack_installs): each code block is a piece of one of its files."""
+    root = write_pack("greetings", tmp_path)
+    written = [path.read_text() for path in root.rglob("*") if path.is_file()]
+    page = ROOT / "docs" / "your-own-tools.md"
+    snippets = [
+        block
+        for block in blocks(page)
+        if block.lang in ("python", "json", "yaml") or block.body.startswith("[")
+    ]
+    assert len(snippets) == 7
+    assert [b.where for b in snippets if not any(b.body in text for text in written)] == []
