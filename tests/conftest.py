@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from datetime import timedelta
 
 import pytest
 from hypothesis import HealthCheck, settings
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from durable_harness.testing import DEV_SERVER_START_TIMEOUT, start_dev_server
 from infra.plugin import HarnessPlugin
 from starter.servers.dev_server import temporal_binary
 from tests.postgres_server import throwaway_cluster
-from workflows import search_attributes
 
 settings.register_profile(
     "ci",
@@ -42,9 +41,9 @@ settings.load_profile("ci")
 examples and no example database, so CI runs the same cases each time and stays quick."""
 
 LOCAL = "local"
-SERVER_START_TIMEOUT = timedelta(seconds=60)
-"""The SDK waits 5 s for a dev (or time-skipping) server to answer; on a loaded 2-core machine it
-can take longer."""
+SERVER_START_TIMEOUT = DEV_SERVER_START_TIMEOUT
+"""The SDK waits 5 s for a time-skipping server to answer; on a loaded 2-core machine it can take
+longer (the dev server's start is durable_harness.testing's)."""
 TIME_SKIPPING = "time-skipping"
 
 # Fixtures that are, or start, a Temporal server.
@@ -52,7 +51,11 @@ SERVER_FIXTURES = frozenset({"env", "skipping_env"})
 
 # Modules whose tests start a Temporal server without a fixture (e.g. `harness server`).
 STARTS_ITS_OWN_SERVER = frozenset(
-    {"tests/starter/test_server_command.py", "tests/workflows/test_eager_dispatch.py"}
+    {
+        "tests/starter/test_server_command.py",
+        "tests/workflows/test_eager_dispatch.py",
+        "tests/starter/test_new_pack_installs.py",
+    }
 )
 
 
@@ -104,13 +107,7 @@ def workflow_environment(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 async def env(workflow_environment: str) -> AsyncIterator[WorkflowEnvironment]:
     if workflow_environment == LOCAL:
-        environment = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=temporal_binary(),
-            plugins=[HarnessPlugin()],
-            dev_server_log_level="warn",
-            search_attributes=search_attributes.ALL_KEYS,
-            dev_server_startup_timeout=SERVER_START_TIMEOUT,
-        )
+        environment = await start_dev_server()  # as a pack's own tests start it
     elif workflow_environment == TIME_SKIPPING:
         environment = await WorkflowEnvironment.start_time_skipping(
             test_server_existing_path=temporal_binary(

@@ -8,7 +8,9 @@ import argparse
 import os
 from collections.abc import Callable
 
-OFFLINE_COMMANDS = frozenset({"validate", "tools", "scenarios", "codec-server", "server", "memory"})
+OFFLINE_COMMANDS = frozenset(
+    {"validate", "tools", "scenarios", "codec-server", "server", "memory", "new"}
+)
 """Commands that connect to no Temporal server (`server` starts one on its own --port)."""
 CONNECTION_FLAGS = {"address": "TEMPORAL_ADDRESS", "namespace": "TEMPORAL_NAMESPACE",
                     "profile": "TEMPORAL_PROFILE"}  # fmt: skip

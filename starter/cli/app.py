@@ -21,6 +21,7 @@ from starter.cli.cli_handlers import dispatch
 from starter.cli.cli_parser import HarnessParser, package_version, parse_command_line
 from starter.cli.eval_cli import add_eval_command
 from starter.cli.memory_cli import add_memory_commands
+from starter.cli.new_cli import add_new_commands
 from starter.cli.packs_cli import add_pack_commands
 from starter.cli.rules_cli import add_rules_commands
 from starter.cli.run_cli import add_run_command
@@ -41,6 +42,7 @@ COMMAND_GROUPS: tuple[
     add_task_commands,  # task, fact, evidence, decision, submit, review, context
     add_rules_commands,  # contract, lesson, keys
     add_memory_commands,  # memory
+    add_new_commands,  # new
 )
 """Every command group, in the order `harness --help` and docs/cli.md list their commands."""
 

