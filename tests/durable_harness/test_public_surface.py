@@ -34,7 +34,8 @@ hold (docs/architecture.md)."""
 
 def _is_internal(module: str) -> bool:
     parts = module.split(".")
-    return parts[0] in INTERNAL_PACKAGES or any(part.startswith("_") for part in parts)
+    private = any(part.startswith("_") and not part.startswith("__") for part in parts)
+    return parts[0] in INTERNAL_PACKAGES or private  # `__future__` is no private module
 
 
 def internal_imports(source: str) -> list[str]:
