@@ -31,7 +31,6 @@ class WriteReportArgs(BaseModel):
     )
     question: str | None = Field(
         default=None,
-        max_length=2000,
         description="The question the report answers, as a LITERAL (the goal, in its words).",
     )
 
