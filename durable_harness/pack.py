@@ -93,7 +93,8 @@ class Pack:
     acceptance_checks: tuple[AcceptanceCheck, ...] = ()
     """Completion gates a scope's contract or rules may require (ids unique across packs)."""
     shared_tools: tuple[Tool, ...] = ()
-    """Tools every pack has (the agent's management tools), given by the registry."""
+    """Tools every pack has (the final `write_report` and the agent's management tools), given
+    by the registry."""
     facts: tuple[str, ...] = ()
     """Background facts of the pack's domain: semantic memory, retrieved by similarity."""
     outcome_check: OutcomeCheck | None = None

@@ -28,6 +28,7 @@ from durable_harness.exceptions import InvalidInput
 from durable_harness.pack import Pack
 from durable_harness.pack_types import AcceptanceCheck
 from scenarios.management import MANAGEMENT_TOOLS
+from scenarios.report_writer import WRITE_REPORT_TOOL
 from scenarios.yaml_packs import PackFileError, is_pack_file, load_pack_file
 
 PACK_ENTRY_POINTS = "durable_harness.packs"
@@ -151,8 +152,13 @@ def _add(found: dict[str, LoadedPack], loaded: LoadedPack) -> None:
         )
 
 
+SHARED_TOOLS = (WRITE_REPORT_TOOL, *MANAGEMENT_TOOLS)
+"""The tools every pack's catalog has after its own: the final report writer, so a pack of data
+tools alone can finish a run, and the agent's management tools."""
+
+
 def _with_shared_tools(pack: Pack) -> Pack:
-    return dataclasses.replace(pack, shared_tools=MANAGEMENT_TOOLS)
+    return dataclasses.replace(pack, shared_tools=SHARED_TOOLS)
 
 
 class PackRegistry:
