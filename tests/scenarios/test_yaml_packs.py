@@ -1,7 +1,7 @@
 """YAML packs over MCP servers: a file `HARNESS_PACKS` names by its path is a pack whose catalog
 is its servers' tools (all, or those its `tools:` keeps); a file that cannot be one is refused
-in one line naming the file and what to fix. One test lists the catalog over the real
-`mcp-server-time`."""
+in one line naming the file and what to fix. Two tests use the real `mcp-server-time`: one
+lists the catalog, one runs a plan over it to the built-in `write_report`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 
 from activities.mcp_hub import McpHub, McpSources
 from durable_harness import Pack
@@ -18,11 +19,14 @@ from durable_harness.pack import PackDefinitionError
 from harness.catalog.mcp_tools import McpListedTool, McpServerListing, keep_tools, with_servers
 from harness.catalog.tools import ToolCatalog
 from harness.core.errors import ErrorCode, ToolError
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.engine.run import RunPhase, RunRequest
 from scenarios.management import MANAGEMENT_TOOL_NAMES
 from scenarios.registry import PACKS_VARIABLE, PackLoadError, load_packs, registered
 from scenarios.yaml_packs import load_pack_file
 from starter.cli.tool_listing import catalog_with_servers
 from tests.docs_pages import block_after, page
+from tests.support import execute_run, running_worker
 from tool_servers.config import McpConfigError
 
 CLOCK = """\
@@ -251,3 +255,34 @@ async def test_a_yaml_packs_catalog_lists_the_real_time_servers_tools_or_those_i
     assert mcp_tools(by_the_cli) == ["get_current_time"]  # `harness tools` lists what runs see
     assert refused.value.code is ErrorCode.CONFIG_INVALID
     assert "time offers convert_time, get_current_time" in refused.value.message
+
+
+async def test_a_run_of_a_yaml_pack_over_the_real_time_server_ends_with_write_reports_report(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    text = CLOCK.replace("command: mcp-server-time", f"command: {TIME_SERVER}")
+    clock = load_pack_file(pack_file(tmp_path, text))
+    now = PlanNode(
+        id="now",
+        tool="get_current_time",
+        arguments=[ArgumentBinding(name="timezone", kind="LITERAL", value="UTC")],
+    )
+    report = PlanNode(
+        id="report",
+        tool="write_report",
+        deps=["now"],
+        arguments=[
+            ArgumentBinding(name="question", kind="LITERAL", value="What time is it in UTC?"),
+            ArgumentBinding(name="inputs", kind="NODE_RESULT", node_id="now"),
+        ],
+    )
+    request = RunRequest(
+        goal="What time is it in UTC?", scenario="clock", plan=Plan(nodes=[now, report])
+    )
+    with registered(clock):
+        async with running_worker(client, task_queue):  # its MCP servers: the packs' own
+            result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.report is not None
+    assert result.report.startswith("# What time is it in UTC?")
+    assert "UTC" in result.report.split("## Result 1", 1)[1]  # the server's answer, rendered
