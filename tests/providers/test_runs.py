@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from temporalio.client import Client
 
 from activities.llm import LLMProvider, ProviderRegistry
-from activities.llm.structured import PLAN_SCHEMA
+from activities.llm.structured import PLAN_SCHEMA, PlanDraft
 from harness.engine.dag import NodeStatus
 from harness.engine.run import RunPhase, RunRequest
-from tests.fakes import FakeApi, FakeServer
+from scenarios.registry import registered
+from tests.fakes import FakeApi, FakeServer, Recorded, Reply
 from tests.providers.history import exported_history, plan_activities
 from tests.providers.script import (
     PLAN_USAGE,
@@ -23,6 +25,7 @@ from tests.providers.script import (
     expected_usage,
 )
 from tests.providers.support import MODELS, TEST_KEY
+from tests.scenarios.tides import HIGH_WATER, PLAN, QUESTION, TIDES
 from tests.support import execute_run, history_events, running_worker
 from worker.app import build_worker
 
@@ -207,3 +210,47 @@ async def test_a_run_for_a_provider_without_a_key_fails_with_the_missing_key_mes
     assert result.error is not None
     assert f"{api.name.upper()}_API_KEY is not set" in result.error
     assert server.requests == []
+
+
+@dataclass
+class TidesScript:
+    """A model for a user's pack: it plans the tides plan, writes the report from the results
+    its prompt carries (a port's line only when its time is in the prompt), and judges."""
+
+    api: FakeApi
+
+    def __call__(self, request: Recorded) -> Reply:
+        model, prompt = request.body["model"], self.api.user_text(request)
+        if model == MODELS.planner:
+            text = PlanDraft.of(PLAN).model_dump_json()
+        elif model == MODELS.judge:
+            text = '{"passed": true, "score": 1.0, "reasons": ["both ports are answered"]}'
+        else:
+            lines = [
+                f"- {port}: high water at {t}" for port, (t, _) in HIGH_WATER.items() if t in prompt
+            ]
+            text = "\n".join(["# High water", "", *lines])
+        return self.api.text_reply(text, SUMMARY_USAGE)(request)
+
+
+async def test_a_users_pack_planned_by_the_api_finishes_with_write_report_and_succeeds(
+    client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    server.fallback = TidesScript(api)
+    with registered(TIDES):
+        async with running_worker(client, task_queue, provider):
+            result = await execute_run(
+                client, task_queue, RunRequest(goal=QUESTION, scenario=TIDES.name)
+            )
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    assert result.attempt_history[0].planned_by == f"{api.name}:{MODELS.planner}"
+    assert (
+        result.report
+        == "# High water\n\n- Brest: high water at 06:12\n- Cherbourg: high water at 07:40"
+    )
+    assert result.verdict is not None
+    assert result.verdict.checked_by[:2] == ["structure", "tides.check"]
+    planning = server.requests[0]
+    assert "## tide (" in api.system_text(planning) and "## write_report (" in api.system_text(
+        planning
+    )
