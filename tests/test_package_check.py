@@ -7,6 +7,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 from tests.package_check import (
     ROOT,
     missing_from_wheel,
@@ -69,3 +71,18 @@ def test_a_file_the_wheel_leaves_out_is_named() -> None:
     wheel = ["scenarios/cities/data.py", "durable_harness-0.10.0.dist-info/RECORD"]
     assert missing_from_wheel(sources, wheel) == ["scenarios/cities/eval_cases.yaml"]
     assert missing_from_wheel(sources[:1], wheel) == []
+
+
+def test_the_temporal_and_llm_sdks_are_bounded_below_their_next_major_version() -> None:
+    """A new major version of an SDK the workflows or providers call may change what they
+    rely on; a user's install must not take it before the project has been tested on it."""
+    bounded = {"temporalio", "anthropic", "openai", "mcp"}
+    found: dict[str, str] = {}
+    for line in PYPROJECT["project"]["dependencies"]:
+        requirement = Requirement(line)
+        if requirement.name in bounded:
+            found[requirement.name] = str(requirement.specifier)
+    assert set(found) == bounded
+    for name, specifier in found.items():
+        uppers = [part for part in specifier.split(",") if part.startswith("<")]
+        assert len(uppers) == 1 and uppers[0].removeprefix("<").isdigit(), (name, specifier)
