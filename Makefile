@@ -56,10 +56,11 @@ test-domain: $(STAMP)
 # The pack outside the tree (examples/library_loans) installed as a user installs it, not -e,
 # into a folder of its own rather than this venv (its entry point would load in every test
 # process), then its own tests against that install: a missing entry point or data file fails.
+# What an earlier build left goes first: setuptools would take its old file list as the manifest.
 EXAMPLE_SITE := build/example-site
 
 example: $(STAMP)
-	rm -rf $(EXAMPLE_SITE)
+	rm -rf $(EXAMPLE_SITE) examples/library_loans/build examples/library_loans/src/*.egg-info
 	$(UV) pip install --quiet --no-deps --python $(BIN)/python --target $(EXAMPLE_SITE) ./examples/library_loans
 	PYTHONPATH=$(EXAMPLE_SITE) $(BIN)/pytest -q -p no:cacheprovider -p no:asyncio examples/library_loans/tests
 

@@ -32,7 +32,7 @@ EXAMPLE = ROOT / "examples" / "library_loans"
 EXAMPLE_CASES = "library_loans/eval_cases.yaml"
 """The example's case file, as installed (site-packages/...): read from the install, not the
 checkout, so a case file its wheel leaves out fails the eval."""
-EXAMPLE_PLAN = EXAMPLE / "src" / "library_loans" / "eval_plans" / "member-loans-and-fines.json"
+EXAMPLE_PLAN = "library_loans/eval_plans/member-loans-and-fines.json"
 UV = Path(sys.executable).parent / "uv"
 COMMAND_SECONDS = 300
 """A generous ceiling per command: a loaded machine is slow, a hung one must still end."""
@@ -119,11 +119,24 @@ def run(command: Sequence[str | Path], *, cwd: Path, env: Mapping[str, str] | No
     return finished.stdout
 
 
-def build_wheel() -> Path:
+BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE")
+LEFT_BEHIND = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+"""What a build leaves in a source folder, and a later build would read again (setuptools takes
+the file list of an old `*.egg-info` as its manifest): none of it goes into the copy built."""
+
+
+def build_wheel(home: Path) -> Path:
+    """The wheel, built from a copy of the files a build reads (never from what an earlier
+    build left in the checkout), through the sdist, which must carry the package data too."""
+    source = home / "source"
+    source.mkdir()
+    for name in BUILD_FILES:
+        shutil.copy2(ROOT / name, source / name)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    for folder in package_folders(pyproject):
+        shutil.copytree(ROOT / folder, source / folder, ignore=LEFT_BEHIND)
     shutil.rmtree(BUILD, ignore_errors=True)
-    # Built from the sdist, not the tree: no leftover of an earlier build reaches the wheel,
-    # and the sdist must carry the package data too.
-    run([UV, "build", "--quiet", "--out-dir", BUILD, ROOT], cwd=ROOT)
+    run([UV, "build", "--quiet", "--out-dir", BUILD, source], cwd=home)
     [wheel] = BUILD.glob("*.whl")
     return wheel
 
@@ -150,9 +163,13 @@ def fresh_venv(wheel: Path, home: Path) -> Path:
         cwd=ROOT,
         env=env,
     )
+    # The example is built from a copy too: `make example` builds it from its folder at the
+    # same time (make -j), and setuptools writes its build folder beside the source.
+    example = home / EXAMPLE.name
+    shutil.copytree(EXAMPLE, example, ignore=LEFT_BEHIND)
     python = venv / "bin" / "python"
     run(
-        [UV, "pip", "install", "--quiet", "--no-deps", "--python", python, wheel, EXAMPLE], cwd=home
+        [UV, "pip", "install", "--quiet", "--no-deps", "--python", python, wheel, example], cwd=home
     )
     return venv
 
@@ -187,6 +204,7 @@ def use_installed(venv: Path, home: Path) -> None:
     shown = run([harness, "--version"], cwd=home, env=env)
     if shown.strip() != f"harness {version}":
         raise SystemExit(f"package: `harness --version` says {shown.strip()!r}, not {version}")
+    site = site_packages(venv)
     tools = run([harness, "tools", "--scenario", "library"], cwd=home, env=env)
     if "fines_owed" not in tools:
         raise SystemExit("package: the example pack's catalogue has no fines_owed:\n" + tools)
@@ -196,7 +214,7 @@ def use_installed(venv: Path, home: Path) -> None:
                 harness,
                 "eval",
                 "cities",
-                site_packages(venv) / EXAMPLE_CASES,
+                site / EXAMPLE_CASES,
                 "--case",
                 "cities/two-cities",
                 "--case",
@@ -210,23 +228,25 @@ def use_installed(venv: Path, home: Path) -> None:
         )
         goal = "What does M-1002 owe on 2026-03-01?"
         report = run(
-            [harness, "run", goal, "--scenario", "library", "--plan", EXAMPLE_PLAN],
+            [harness, "run", goal, "--scenario", "library", "--plan", site / EXAMPLE_PLAN],
             cwd=home,
             env=env,
         )
         if "EUR 3.80" not in report:
             raise SystemExit("package: the example pack's run reports no fines total:\n" + report)
     finally:
-        # The services `harness eval` started, by the pids it wrote in the state folder.
-        run([venv / "bin" / "python", "-m", "starter.cli.demo", "--stop"], cwd=home, env=env)
+        # The services `harness eval` started, by the pids it wrote in the state folder; a
+        # failure here must not hide the one that brought us here.
+        stop = [str(venv / "bin" / "python"), "-m", "starter.cli.demo", "--stop"]
+        subprocess.run(stop, cwd=home, env=env, timeout=COMMAND_SECONDS, check=False)
 
 
 def main() -> None:
     started = time.monotonic()
-    wheel = build_wheel()
-    check_wheel_contents(wheel)
     home = Path(tempfile.mkdtemp(prefix="harness-package-"))  # outside the checkout
     try:
+        wheel = build_wheel(home)
+        check_wheel_contents(wheel)
         venv = fresh_venv(wheel, home)
         use_installed(venv, home)
     finally:
