@@ -46,7 +46,7 @@ demo: $(STAMP)
 COVERAGE_FLOOR := 95
 
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck docs test-domain example package
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck docs test-domain package example
 	$(BIN)/pytest -q --ignore=tests/harness --durations=25
 
 # The pure domain's tests under branch coverage of harness/, failing below the floor.

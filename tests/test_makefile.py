@@ -69,7 +69,7 @@ def test_the_checks_and_the_domain_s_tests_run_at_once_before_the_other_tests() 
     commands = _dry_run("test")
     [at_once] = [c for c in commands if Path(c[0]).name == "make"]
     assert "-j4" in at_once and "--output-sync=target" in at_once
-    assert at_once[-6:] == ["lint", "typecheck", "docs", "test-domain", "example", "package"]
+    assert at_once[-6:] == ["lint", "typecheck", "docs", "test-domain", "package", "example"]
     assert commands[-1] == [".venv/bin/pytest", "-q", "--ignore=tests/harness", "--durations=25"]
 
 
