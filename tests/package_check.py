@@ -1,12 +1,13 @@
 """The project as its users install it: `python -m tests.package_check` (`make package`) builds
-the wheel (from the sdist, as an index would), checks that it holds every file of the package
-folders (the eval cases, their plans, the baseline: a file the code reads that the wheel leaves
-out works in a checkout and fails in every install), installs it with the lock's versions into
-a fresh venv outside the checkout, beside the example pack (examples/library_loans, not -e), and
-runs the CLI there from a folder outside the checkout: `harness --version`, the example pack's
-catalogue (found through its entry point only), a run of the example pack with its plan, and
-`harness eval` of a cities case and the example's cases, on a dev server, payment service and
-worker that `harness eval` starts in a state folder of its own, on free ports, stopped at the end.
+the wheel as `pip install .` does (from a copy of the sources: nothing an earlier build left in
+the checkout reaches it), checks that it holds every file of the package folders (the eval
+cases, their plans, the baseline: a file the code reads that the wheel leaves out works in a
+checkout and fails in every install), installs it with the lock's versions into a fresh venv
+outside the checkout, beside the example pack (examples/library_loans, not -e), and runs the CLI
+there from a folder outside the checkout: `harness --version`, the example pack's catalogue
+(found through its entry point only), `harness eval` of a cities case and the example's cases,
+and a run of the example pack with its plan, on a dev server, payment service and worker that
+`harness eval` starts in a state folder of its own, on free ports, stopped at the end.
 
 The venv is made by uv from its cache (`uv sync --frozen --no-install-project`, the lock's
 wheels linked, not downloaded): a second or two.
@@ -125,10 +126,9 @@ LEFT_BEHIND = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-inf
 the file list of an old `*.egg-info` as its manifest): none of it goes into the copy built."""
 
 
-def build_wheel(home: Path) -> Path:
-    """The wheel, built from a copy of the files a build reads (never from what an earlier
-    build left in the checkout), through the sdist, which must carry the package data too."""
-    source = home / "source"
+def build_wheel(source: Path) -> Path:
+    """The wheel, built from a copy of the files a build reads, never from what an earlier
+    build left in the checkout."""
     source.mkdir()
     for name in BUILD_FILES:
         shutil.copy2(ROOT / name, source / name)
@@ -136,16 +136,17 @@ def build_wheel(home: Path) -> Path:
     for folder in package_folders(pyproject):
         shutil.copytree(ROOT / folder, source / folder, ignore=LEFT_BEHIND)
     shutil.rmtree(BUILD, ignore_errors=True)
-    run([UV, "build", "--quiet", "--out-dir", BUILD, source], cwd=home)
+    run([UV, "build", "--quiet", "--wheel", "--out-dir", BUILD, source], cwd=source.parent)
     [wheel] = BUILD.glob("*.whl")
     return wheel
 
 
-def check_wheel_contents(wheel: Path) -> None:
+def check_wheel_contents(wheel: Path, source: Path) -> None:
+    """Every file of the package folders built from is in the wheel."""
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    missing = missing_from_wheel(source_files(ROOT, package_folders(pyproject)), names)
+    pyproject = tomllib.loads((source / "pyproject.toml").read_text())
+    missing = missing_from_wheel(source_files(source, package_folders(pyproject)), names)
     if missing:
         raise SystemExit(
             f"package: the wheel leaves out {len(missing)} file(s) of the package folders, "
@@ -245,8 +246,9 @@ def main() -> None:
     started = time.monotonic()
     home = Path(tempfile.mkdtemp(prefix="harness-package-"))  # outside the checkout
     try:
-        wheel = build_wheel(home)
-        check_wheel_contents(wheel)
+        source = home / "source"
+        wheel = build_wheel(source)
+        check_wheel_contents(wheel, source)
         venv = fresh_venv(wheel, home)
         use_installed(venv, home)
     finally:
