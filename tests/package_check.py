@@ -4,8 +4,8 @@ the checkout reaches it), checks that it holds every file of the package folders
 cases, their plans, the baseline: a file the code reads that the wheel leaves out works in a
 checkout and fails in every install), installs it with the lock's versions into a fresh venv
 outside the checkout, beside the example pack (examples/library_loans, not -e), and runs the CLI
-there from a folder outside the checkout: `harness --version`, the example pack's catalogue
-(found through its entry point only), `harness eval` of a cities case and the example's cases,
+there from a folder outside the checkout: `harness --version`, `harness scenarios` (the example
+pack found through its entry point only), `harness eval` of a cities case and the example's cases,
 and a run of the example pack with its plan, on a dev server, payment service and worker that
 `harness eval` starts in a state folder of its own, on free ports, stopped at the end.
 
@@ -15,6 +15,7 @@ wheels linked, not downloaded): a second or two.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -34,6 +35,9 @@ EXAMPLE_CASES = "library_loans/eval_cases.yaml"
 """The example's case file, as installed (site-packages/...): read from the install, not the
 checkout, so a case file its wheel leaves out fails the eval."""
 EXAMPLE_PLAN = "library_loans/eval_plans/member-loans-and-fines.json"
+EXAMPLE_ORIGIN = "library-loans-pack 0.1.0"
+"""What `harness scenarios` says the example pack comes from: its distribution, found through
+its entry point only."""
 UV = Path(sys.executable).parent / "uv"
 COMMAND_SECONDS = 300
 """A generous ceiling per command: a loaded machine is slow, a hung one must still end."""
@@ -206,9 +210,10 @@ def use_installed(venv: Path, home: Path) -> None:
     if shown.strip() != f"harness {version}":
         raise SystemExit(f"package: `harness --version` says {shown.strip()!r}, not {version}")
     site = site_packages(venv)
-    tools = run([harness, "tools", "--scenario", "library"], cwd=home, env=env)
-    if "fines_owed" not in tools:
-        raise SystemExit("package: the example pack's catalogue has no fines_owed:\n" + tools)
+    listed = json.loads(run([harness, "scenarios", "--json"], cwd=home, env=env))
+    origins = {pack["name"]: pack["origin"] for pack in listed}
+    if origins.get("library") != EXAMPLE_ORIGIN or origins.get("cities") != "built-in":
+        raise SystemExit(f"package: `harness scenarios` lists {origins}")
     try:
         run(
             [
