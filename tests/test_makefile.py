@@ -54,11 +54,11 @@ def test_format_fixes_and_formats() -> None:
 
 def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() -> None:
     assert tools("test") == [
+        "python -m tests.package_check",
         "ruff check .",
         "ruff format --check .",
         "mypy",
         "pytest -q tests/harness --cov=harness --cov-fail-under=95",
-        "python -m tests.package_check",
         "pytest -q --ignore=tests/harness --durations=25",
     ]
 
@@ -69,7 +69,7 @@ def test_the_checks_and_the_domain_s_tests_run_at_once_before_the_other_tests() 
     commands = _dry_run("test")
     [at_once] = [c for c in commands if Path(c[0]).name == "make"]
     assert "-j4" in at_once and "--output-sync=target" in at_once
-    assert at_once[-6:] == ["lint", "typecheck", "docs", "test-domain", "package", "example"]
+    assert at_once[-6:] == ["package", "lint", "typecheck", "docs", "test-domain", "example"]
     assert commands[-1] == [".venv/bin/pytest", "-q", "--ignore=tests/harness", "--durations=25"]
 
 
