@@ -1,7 +1,7 @@
 # The two commands: `make demo` runs a cities goal on the embedded dev server, `make test` runs
-# the checks, the docs build and the tests. `lint`, `typecheck`, `docs`, `format`, `test-domain`
-# and `test-unit` are its parts (and a fixer); every target creates the virtual environment when
-# it is missing.
+# the checks, the docs build and the tests. `lint`, `typecheck`, `docs`, `format`, `test-domain`,
+# `test-unit`, `example` and `package` are its parts (and a fixer); every target creates the
+# virtual environment when it is missing.
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir())')
 GOAL ?= Compare Paris, Tokyo and New York
 
-.PHONY: demo test lint typecheck docs format test-domain test-unit screenshot stop clean clean-state
+.PHONY: demo test lint typecheck docs format test-domain test-unit example package screenshot stop clean clean-state
 
 # The environment is installed from uv.lock, the same versions on every machine and in CI. uv
 # itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
@@ -39,17 +39,36 @@ demo: $(STAMP)
 # are listed at the end, to keep CI's time in view.
 # The checks and the domain's tests run at once (-j): each is one process that needs no server,
 # so on CI's two cores mypy's minute passes beside the domain's tests instead of before them;
-# --output-sync keeps each one's output together. The other tests start once all four passed,
-# alone, because their real-time waits are what a loaded machine makes flaky.
+# --output-sync keeps each one's output together. Beside them, the example pack's tests and the
+# wheel's check (whose one eval waits with generous deadlines, on services of its own); the
+# wheel's check starts first, as the longest, so its waits for the services it starts overlap
+# the others (measured: 7 s less than starting it last). The other tests start once all these
+# passed, alone, because their real-time waits are what a loaded machine makes flaky.
 COVERAGE_FLOOR := 95
 
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck docs test-domain
+	$(MAKE) --no-print-directory -j4 --output-sync=target package lint typecheck docs test-domain example
 	$(BIN)/pytest -q --ignore=tests/harness --durations=25
 
 # The pure domain's tests under branch coverage of harness/, failing below the floor.
 test-domain: $(STAMP)
 	$(BIN)/pytest -q tests/harness --cov=harness --cov-fail-under=$(COVERAGE_FLOOR)
+
+# The pack outside the tree (examples/library_loans) installed as a user installs it, not -e,
+# into a folder of its own rather than this venv (its entry point would load in every test
+# process), then its own tests against that install: a missing entry point or data file fails.
+# What an earlier build left goes first: setuptools would take its old file list as the manifest.
+EXAMPLE_SITE := build/example-site
+
+example: $(STAMP)
+	rm -rf $(EXAMPLE_SITE) examples/library_loans/build examples/library_loans/src/*.egg-info
+	$(UV) pip install --quiet --no-deps --python $(BIN)/python --target $(EXAMPLE_SITE) ./examples/library_loans
+	PYTHONPATH=$(EXAMPLE_SITE) $(BIN)/pytest -q -p no:cacheprovider -p no:asyncio examples/library_loans/tests
+
+# The project as a wheel in a fresh venv outside the checkout, beside the example pack: the
+# wheel holds every data file, and `harness` runs and evals there (tests/package_check.py).
+package: $(STAMP)
+	$(BIN)/python -m tests.package_check
 
 # ruff check, then ruff format --check: fails on a lint error or an unformatted file.
 lint: $(STAMP)

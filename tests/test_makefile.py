@@ -54,6 +54,7 @@ def test_format_fixes_and_formats() -> None:
 
 def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() -> None:
     assert tools("test") == [
+        "python -m tests.package_check",
         "ruff check .",
         "ruff format --check .",
         "mypy",
@@ -68,8 +69,23 @@ def test_the_checks_and_the_domain_s_tests_run_at_once_before_the_other_tests() 
     commands = _dry_run("test")
     [at_once] = [c for c in commands if Path(c[0]).name == "make"]
     assert "-j4" in at_once and "--output-sync=target" in at_once
-    assert at_once[-4:] == ["lint", "typecheck", "docs", "test-domain"]
+    assert at_once[-6:] == ["package", "lint", "typecheck", "docs", "test-domain", "example"]
     assert commands[-1] == [".venv/bin/pytest", "-q", "--ignore=tests/harness", "--durations=25"]
+
+
+def test_example_installs_the_pack_not_editable_beside_the_venv_and_runs_its_tests() -> None:
+    """Not -e and not into .venv: its entry point would load in every test process there."""
+    commands = _dry_run("example")
+    [install] = [c for c in commands if c[1:3] == ["pip", "install"]]
+    assert "-e" not in install and "--editable" not in install
+    site = install[install.index("--target") + 1]
+    assert install[-1] == "./examples/library_loans"
+    assert [f"PYTHONPATH={site}", ".venv/bin/pytest"] == commands[-1][:2]
+    assert commands[-1][-1] == "examples/library_loans/tests"
+
+
+def test_package_checks_the_wheel_in_a_fresh_venv() -> None:
+    assert tools("package") == ["python -m tests.package_check"]
 
 
 def test_test_unit_deselects_the_tests_that_need_a_temporal_server() -> None:
