@@ -13,18 +13,21 @@ from pydantic import JsonValue
 
 from harness.catalog.tools import ToolCatalog
 from harness.core.errors import FailureContext
-from harness.core.plan import Plan
+from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from harness.governance.gates import GateInput
 
 __all__ = [
     "AcceptanceCheck",
     "AcceptanceFunction",
+    "ArgumentBinding",
     "CheckInput",
     "CheckVerdict",
     "Environment",
     "OfflinePlanner",
     "OutcomeCheck",
     "OutcomeInput",
+    "Plan",
+    "PlanNode",
     "PlanningError",
     "PlanningInput",
     "ReportCheck",

@@ -34,6 +34,8 @@ class ArgumentBinding(BaseModel):
 
 
 class PlanNode(BaseModel):
+    """One step of a plan: a call of `tool` with its arguments, after the nodes in `deps`."""
+
     id: str
     tool: str
     arguments: list[ArgumentBinding] = Field(default_factory=list)
@@ -41,6 +43,8 @@ class PlanNode(BaseModel):
 
 
 class Plan(BaseModel):
+    """What a planner returns: a DAG of tool calls, ending in one final-synthesis node."""
+
     nodes: list[PlanNode] = Field(default_factory=list)
 
     def node(self, node_id: str) -> PlanNode | None:
