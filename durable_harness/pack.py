@@ -12,9 +12,11 @@ A pack that cannot be used (a bad name, a reserved tool name, two tools with one
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from durable_harness.pack_types import (
@@ -73,6 +75,8 @@ class Pack:
       plan file or an LLM planner.
     - `services`, `mcp_servers`: built from the worker's environment, once per worker;
       `mcp_tools`: the only tools of those servers to keep (all when left out).
+    - `eval_cases`: the pack's eval case file, which `harness eval NAME` runs (ship it as
+      package data, e.g. `Path(__file__).parent / "eval_cases.yaml"`).
     - `rubric`, `facts`, `acceptance_checks`, `outcome_check`, `example_goal`: as the built-in
       scenarios use them.
     """
@@ -105,6 +109,8 @@ class Pack:
     mcp_tools: tuple[str, ...] | None = None
     """Only these of its MCP servers' tools join the catalog, by the names the servers list them
     under; none: all of them. A name none of its servers lists fails the catalog."""
+    eval_cases: Path | None = None
+    """The pack's eval case file; none: a built-in's `scenarios/NAME/eval_cases.yaml`, if any."""
     _by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
 
     def __init__(
@@ -125,6 +131,7 @@ class Pack:
         outcome_check: OutcomeCheck | None = None,
         mcp_servers: McpServersFunction = no_mcp_servers,
         mcp_tools: Iterable[str] | None = None,
+        eval_cases: str | os.PathLike[str] | None = None,
     ) -> None:
         _refuse_bad_name(name)
         given = [(_as_tool(name, each), _origin(each)) for each in tools]
@@ -148,6 +155,7 @@ class Pack:
             "outcome_check": outcome_check,
             "mcp_servers": mcp_servers,
             "mcp_tools": kept,
+            "eval_cases": None if eval_cases is None else Path(eval_cases),
             "_by_name": _by_name(name, [*given, *((t, _origin(t)) for t in shared)]),
         }
         for key, value in values.items():

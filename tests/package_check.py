@@ -31,9 +31,6 @@ from pathlib import Path
 ROOT = Path(__file__).parent.parent
 BUILD = ROOT / "build" / "wheel"
 EXAMPLE = ROOT / "examples" / "library_loans"
-EXAMPLE_CASES = "library_loans/eval_cases.yaml"
-"""The example's case file, as installed (site-packages/...): read from the install, not the
-checkout, so a case file its wheel leaves out fails the eval."""
 EXAMPLE_PLAN = "library_loans/eval_plans/member-loans-and-fines.json"
 EXAMPLE_ORIGIN = "library-loans-pack 0.1.0"
 """What `harness scenarios` says the example pack comes from: its distribution, found through
@@ -220,7 +217,7 @@ def use_installed(venv: Path, home: Path) -> None:
                 harness,
                 "eval",
                 "cities",
-                site / EXAMPLE_CASES,
+                "library",  # its case file, by the name: the installed pack names it
                 "--case",
                 "cities/two-cities",
                 "--case",

@@ -47,7 +47,10 @@ _FIELDS = sorted({name for model in _MODELS for name in model.model_fields})
 
 
 def scenario_case_file(name: str) -> Path:
-    return Path(scenarios.__file__).parent / name / CASE_FILE_NAME
+    """The case file of the pack this process has under `name`: the one the pack names
+    (`Pack(eval_cases=...)`), else a built-in's `scenarios/NAME/eval_cases.yaml`."""
+    own = scenarios.get_scenario(name).eval_cases
+    return own if own is not None else Path(scenarios.__file__).parent / name / CASE_FILE_NAME
 
 
 def scenarios_with_cases() -> list[str]:

@@ -3,14 +3,17 @@ plan file is read relative to its case file, and every scenario's own cases load
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from harness.engine.run import RunPhase
 from harness.evals.eval_case import EvalCase
+from scenarios.registry import registered
 from starter.cli.eval_files import load_cases, read_case_file, scenario_case_file
 from starter.errors import CliError
+from tests.scenarios.tides import TIDES
 
 SCENARIOS_WITH_CASES = ("cities", "games", "incidents", "refunds", "repo")
 CATEGORIES = {
@@ -157,3 +160,19 @@ def test_refund_cases_cover_approvals_granted_and_rejected() -> None:
         tag for case in read_case_file(scenario_case_file("refunds")).cases for tag in case.tags
     }
     assert {"approval-granted", "approval-rejected"} <= tags
+
+
+def test_harness_eval_by_a_packs_name_reads_the_case_file_the_pack_names(tmp_path: Path) -> None:
+    cases = tmp_path / "tides_cases.yaml"
+    cases.write_text(
+        "scenario: tides\ncases:\n"
+        "  - id: brest\n    goal: When is high water at Brest?\n"
+        "    expect: {status: SUCCEEDED}\n"
+    )
+    pack = dataclasses.replace(TIDES, eval_cases=cases)
+    with registered(pack):
+        assert scenario_case_file("tides") == cases
+        loaded = load_cases(["tides"])
+        every = load_cases([])  # no target: every pack with cases, this one among them
+    assert [case.key for case in loaded] == ["tides/brest"]
+    assert "tides/brest" in {case.key for case in every}

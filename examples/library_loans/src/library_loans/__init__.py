@@ -3,9 +3,12 @@ back, and what is owed for late ones. Installed, it is found through its entry p
 (`durable_harness.packs`: `library = "library_loans:PACK"`); `harness scenarios` lists it.
 
 It has no offline planner: its eval cases give their plans (eval_plans/), and a run of it takes
-`--plan FILE` or an LLM planner."""
+`--plan FILE` or an LLM planner. `harness eval library` runs its cases: the pack names its case
+file, shipped as package data."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from durable_harness import Pack
 from durable_harness.pack_types import CheckInput
@@ -37,4 +40,5 @@ PACK = Pack(
     ),
     check=check_report,
     example_goal="What does member M-1002 owe on 2026-03-01?",
+    eval_cases=Path(__file__).parent / "eval_cases.yaml",
 )
