@@ -118,7 +118,7 @@ pip install ./${name}                      # the worker's environment finds it b
 pytest ${name}                             # its tools in-process, and its plan end to end
 harness run "Greet Ada in English and Grace in French" --scenario ${name} \\
     --plan ${name}/${name}/plan.json
-harness eval ${name}/${name}/eval_cases.yaml
+harness eval ${name}
 ```
 
 Add tools in `${name}/tools.py` (a typed function with `@tool`, listed in `PACK`).
@@ -139,6 +139,7 @@ ToolError with one of the harness's error codes, which decides what the run does
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -176,6 +177,7 @@ PACK = Pack(
     [greet, write_card],
     instructions="Call greet once per person the goal names, then write_card from all of them.",
     example_goal="Greet Ada in English and Grace in French",
+    eval_cases=Path(__file__).parent / "eval_cases.yaml",  # what `harness eval ${name}` runs
 )
 '''
 
@@ -195,7 +197,7 @@ PLAN = """\
 """
 
 EVAL_CASES = """\
-# The pack's eval cases: `harness eval ${name}/${name}/eval_cases.yaml` runs each as a real run.
+# The pack's eval cases: `harness eval ${name}` runs each as a real run.
 # The pack has no offline planner, so a case runs a plan file (or pass --provider to plan with
 # a model).
 scenario: ${name}
