@@ -14,8 +14,10 @@ no visibility store (no search attributes, no listing runs) and skips ahead of r
 
 from __future__ import annotations
 
+import compileall
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -57,6 +59,24 @@ STARTS_ITS_OWN_SERVER = frozenset(
         "tests/starter/test_new_pack_installs.py",
     }
 )
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The checkout's bytecode, written once before the tests. With PYTHONDONTWRITEBYTECODE set
+    (as on the CI machine and in the image) nothing else writes it, so every process the tests
+    start (a `harness` command, `python -m worker`, the payment service) compiled the source of
+    what it imports, and every in-process worker compiled the workflow modules for each of its
+    five workflows' sandbox checks: 0.2 s of CPU per `harness` command and 0.3 s per worker
+    start on this machine. Up-to-date files are skipped; a folder that cannot be written is
+    left as it is (as worker.bytecode does)."""
+    for package in sorted(ROOT.glob("*/__init__.py")):
+        try:
+            compileall.compile_dir(package.parent, quiet=2)
+        except OSError:
+            continue
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
