@@ -110,7 +110,7 @@ class Pack:
     """Only these of its MCP servers' tools join the catalog, by the names the servers list them
     under; none: all of them. A name none of its servers lists fails the catalog."""
     eval_cases: Path | None = None
-    """The pack's eval case file; none: a built-in's `scenarios/NAME/eval_cases.yaml`, if any."""
+    """The pack's eval case file (`harness eval NAME` runs it); none: the pack has no cases."""
     _by_name: Mapping[str, Tool] = field(init=False, repr=False, compare=False)
 
     def __init__(

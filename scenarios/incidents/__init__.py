@@ -1,6 +1,8 @@
 """Scenario `incidents`: investigate a reported symptom in synthetic telemetry and name the most
 likely root cause, with its evidence and a confidence."""
 
+from pathlib import Path
+
 from scenarios.base import Pack
 from scenarios.incidents.check import check_incident_report, incidents_rubric
 from scenarios.incidents.data import DEPENDENCIES
@@ -10,6 +12,7 @@ from scenarios.incidents.tools import TOOLS
 
 SCENARIO = Pack(
     name="incidents",
+    eval_cases=Path(__file__).parent / "eval_cases.yaml",
     description="Investigate a symptom across metrics, logs, traces, deployments and config "
     "changes of five services, and name the most likely root cause with a confidence.",
     example_goal="checkout-service 5xx errors increased since 14:00, maybe payments dependency",

@@ -2,6 +2,8 @@
 own process, `python -m payments`), which reports the outcome by callback, and report what was
 refunded."""
 
+from pathlib import Path
+
 from payments.api import DEFAULT_URL, PaymentsClient
 from scenarios.base import Environment, Pack
 from scenarios.refunds.acceptance import ACCEPTANCE_CHECKS
@@ -21,6 +23,7 @@ def _services(environment: Environment) -> dict[str, object]:
 
 SCENARIO = Pack(
     name="refunds",
+    eval_cases=Path(__file__).parent / "eval_cases.yaml",
     description="Refund an order after policy and dispute checks and a person's approval; the "
     "payment service reports the outcome later, and a refund is never paid twice.",
     example_goal="Refund order A-1001, the customer received a damaged item",

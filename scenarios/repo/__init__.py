@@ -41,6 +41,7 @@ def git_server(environment: Environment) -> tuple[McpServer, ...]:
 
 SCENARIO = Pack(
     name="repo",
+    eval_cases=Path(__file__).parent / "eval_cases.yaml",
     description="Investigate a real git repository's history through the git MCP server: what "
     "changed and why, citing commit ids.",
     example_goal="What changed in the scheduler in the last 20 commits, and why?",

@@ -1,4 +1,4 @@
-"""Reading eval case files: a scenario's own (`scenarios/NAME/eval_cases.yaml`) or any file the
+"""Reading eval case files: the one a pack names (`Pack(eval_cases=...)`) or any file the
 user names, YAML or JSON. A file that cannot be used is one line that names the file, the case
 and the field, with the field it most likely meant; nothing is started."""
 
@@ -28,7 +28,6 @@ from harness.evals.eval_case import (
 from starter.errors import CliError
 from starter.plan_files import load_plan, load_scenario, pack_here
 
-CASE_FILE_NAME = "eval_cases.yaml"
 _LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
     yaml, "CSafeLoader", yaml.SafeLoader
 )
@@ -46,15 +45,14 @@ _MODELS: tuple[type[BaseModel], ...] = (
 _FIELDS = sorted({name for model in _MODELS for name in model.model_fields})
 
 
-def scenario_case_file(name: str) -> Path:
-    """The case file of the pack this process has under `name`: the one the pack names
-    (`Pack(eval_cases=...)`), else a built-in's `scenarios/NAME/eval_cases.yaml`."""
-    own = scenarios.get_scenario(name).eval_cases
-    return own if own is not None else Path(scenarios.__file__).parent / name / CASE_FILE_NAME
+def scenario_case_file(name: str) -> Path | None:
+    """The case file the pack this process has under `name` names (`Pack(eval_cases=...)`), as
+    the built-ins name theirs; none when it has none."""
+    return scenarios.get_scenario(name).eval_cases
 
 
 def scenarios_with_cases() -> list[str]:
-    return [name for name in scenarios.scenario_names() if scenario_case_file(name).is_file()]
+    return [name for name in scenarios.scenario_names() if scenario_case_file(name) is not None]
 
 
 def load_cases(targets: Sequence[str], only: Sequence[str] = ()) -> list[EvalCase]:
@@ -80,8 +78,8 @@ def _file_of(target: str) -> Path:
         return path
     load_scenario(target)  # an unknown name says so, with the closest one
     file = scenario_case_file(target)
-    if not file.is_file():
-        raise CliError(f"scenario '{target}' has no eval cases ({file} is missing)")
+    if file is None:
+        raise CliError(f"the pack {target} has no eval cases; give a case file's path instead")
     return file
 
 

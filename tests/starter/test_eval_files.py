@@ -140,14 +140,20 @@ def test_load_cases_keeps_only_the_cases_a_pattern_names() -> None:
         load_cases(["cities"], ["games/*"])
 
 
+def case_file(scenario: str) -> Path:
+    file = scenario_case_file(scenario)
+    assert file is not None, f"{scenario} names no case file"
+    return file
+
+
 def test_a_case_file_given_twice_is_refused() -> None:
     with pytest.raises(CliError, match="is given twice"):
-        load_cases(["cities", str(scenario_case_file("cities"))])
+        load_cases(["cities", str(case_file("cities"))])
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS_WITH_CASES)
 def test_each_scenario_has_twenty_cases_that_cover_the_categories(scenario: str) -> None:
-    cases = read_case_file(scenario_case_file(scenario)).cases
+    cases = read_case_file(case_file(scenario)).cases
     assert len(cases) >= 20
     tags = {tag for case in cases for tag in case.tags}
     assert tags >= CATEGORIES, f"{scenario} lacks {sorted(CATEGORIES - tags)}"
@@ -156,9 +162,7 @@ def test_each_scenario_has_twenty_cases_that_cover_the_categories(scenario: str)
 
 
 def test_refund_cases_cover_approvals_granted_and_rejected() -> None:
-    tags = {
-        tag for case in read_case_file(scenario_case_file("refunds")).cases for tag in case.tags
-    }
+    tags = {tag for case in read_case_file(case_file("refunds")).cases for tag in case.tags}
     assert {"approval-granted", "approval-rejected"} <= tags
 
 
@@ -176,3 +180,11 @@ def test_harness_eval_by_a_packs_name_reads_the_case_file_the_pack_names(tmp_pat
         every = load_cases([])  # no target: every pack with cases, this one among them
     assert [case.key for case in loaded] == ["tides/brest"]
     assert "tides/brest" in {case.key for case in every}
+
+
+def test_a_pack_without_eval_cases_is_refused_by_name_in_one_line() -> None:
+    with pytest.raises(CliError) as refused:
+        load_cases(["synthetic"])
+    assert refused.value.message == (
+        "the pack synthetic has no eval cases; give a case file's path instead"
+    )
