@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.engine.contracts import (
+    AGENT_TURN_ACTIVITY,
     CANCEL_OWN_RUN_ACTIVITY,
     CHECK_REPORT_ACTIVITY,
     EVAL_CASE_ACTIVITY,
@@ -94,7 +95,8 @@ QUEUES: dict[Queue, QueueSet] = {
         # no workflow is started there: a worker that polled it for workflow tasks would only
         # hold pollers and a sticky queue for nothing
         workflows=(),
-        activities=MODEL_CALLS,
+        # an agent's model turn is on this queue only: no run recorded before it schedules it
+        activities=MODEL_CALLS | {AGENT_TURN_ACTIVITY},
     ),
 }
 

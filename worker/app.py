@@ -24,6 +24,7 @@ from activities import (
     check_report,
     validate_plan,
 )
+from activities.agent_turn import AgentTurnActivities
 from activities.eval_cases import EvalActivities
 from activities.llm import ProviderRegistry
 from activities.mcp_hub import McpHub
@@ -165,6 +166,7 @@ def worker_activities(
     return activities_by_name(
         CatalogActivities(mcp),
         PlannerActivities(providers),
+        AgentTurnActivities(providers),
         ToolActivities(providers, {**services, TASK_LEDGER_SERVICE: task_ledger}, mcp),
         TaskLedgerActivities(task_ledger),
         TaskContractActivities(task_ledger, acceptance_checks(), services),

@@ -1,7 +1,9 @@
 """The `anthropic` provider: Claude through the Messages API, with the official async SDK.
 
 Plans and verdicts come back as structured outputs (`output_config.format` with a JSON schema),
-so the reply is constrained to the schema as it is decoded. The planner's system prompt (rules
+so the reply is constrained to the schema as it is decoded. An agent's turn offers its tools
+(`tools`), gets its calls as `tool_use` blocks and sends their results back as `tool_result`
+blocks (activities.llm.tool_use). The planner's system prompt (rules
 and catalog) is marked for prompt caching. SDK retries are off: Temporal retries the activity.
 """
 
@@ -10,10 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
-from anthropic.types import Message, MessageParam, OutputConfigParam, TextBlockParam
+from anthropic.types import (
+    Message,
+    MessageParam,
+    OutputConfigParam,
+    TextBlockParam,
+    ToolParam,
+)
+from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
 from activities.llm.config import (
+    AGENT_TURN_TIMEOUT_SECONDS,
     ANTHROPIC,
     JUDGE_TIMEOUT_SECONDS,
     PLAN_MAX_TOKENS,
@@ -25,6 +35,8 @@ from activities.llm.config import (
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
+from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
+from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.core.usage import TokenUsage
@@ -58,7 +70,7 @@ class AnthropicProvider:
         message = await self._create(
             model,
             system=[system],
-            prompt=planner_user(request),
+            messages=_asked(planner_user(request)),
             max_tokens=PLAN_MAX_TOKENS,
             timeout=PLANNER_TIMEOUT_SECONDS,
             schema=PLAN_SCHEMA,
@@ -72,7 +84,7 @@ class AnthropicProvider:
         message = await self._create(
             model,
             system=[{"type": "text", "text": request.system}],
-            prompt=request.prompt,
+            messages=_asked(request.prompt),
             max_tokens=request.max_output_tokens,
             timeout=WORKER_TIMEOUT_SECONDS,
         )
@@ -84,7 +96,7 @@ class AnthropicProvider:
         message = await self._create(
             model,
             system=[{"type": "text", "text": JUDGE_ROLE}],
-            prompt=judge_user(request),
+            messages=_asked(judge_user(request)),
             max_tokens=VERDICT_MAX_TOKENS,
             timeout=JUDGE_TIMEOUT_SECONDS,
             schema=VERDICT_SCHEMA,
@@ -98,17 +110,43 @@ class AnthropicProvider:
             usage=self._usage(message, model),
         )
 
+    async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
+        model = self._settings.agent_model(request.model, request.economy)
+        # The same system text and tools every turn: marked, they are read from the cache.
+        system: TextBlockParam = {
+            "type": "text",
+            "text": request.system,
+            "cache_control": {"type": "ephemeral"},
+        }
+        message = await self._create(
+            model,
+            system=[system],
+            messages=anthropic_messages(request.messages),
+            max_tokens=request.max_output_tokens,
+            timeout=AGENT_TURN_TIMEOUT_SECONDS,
+            tools=anthropic_tools(request.tools),
+        )
+        text = _said(message)
+        calls = [
+            ToolCall(id=block.id, tool=block.name, arguments=_arguments(block.input))
+            for block in message.content
+            if block.type == "tool_use"
+        ]
+        cut_off = message.stop_reason in _CUT_OFF
+        usage = self._usage(message, model)
+        return turn_reply(text, calls, cut_off=cut_off, model=message.model, usage=usage)
+
     async def _create(
         self,
         model: str,
         *,
         system: list[TextBlockParam],
-        prompt: str,
+        messages: list[MessageParam],
         max_tokens: int,
         timeout: float,
         schema: dict[str, Any] | None = None,
+        tools: list[ToolParam] | None = None,
     ) -> Message:
-        messages: list[MessageParam] = [{"role": "user", "content": prompt}]
         output: OutputConfigParam | anthropic.Omit = (
             {"format": {"type": "json_schema", "schema": schema}} if schema else anthropic.omit
         )
@@ -119,6 +157,7 @@ class AnthropicProvider:
                 system=system,
                 messages=messages,
                 output_config=output,
+                tools=tools if tools is not None else anthropic.omit,
                 timeout=timeout,
             )
         except anthropic.APIStatusError as error:
@@ -144,11 +183,30 @@ class AnthropicProvider:
         return self._settings.pricing.priced(usage, message.model, model)
 
 
-def _text(message: Message, *, whole: bool) -> str:
-    """The reply's text. `whole`: a reply cut off at the token limit is no answer at all."""
+def _asked(prompt: str) -> list[MessageParam]:
+    return [{"role": "user", "content": prompt}]
+
+
+def _arguments(given: object) -> dict[str, JsonValue]:
+    """A tool_use block's input: the API gives an object; anything else is no call at all."""
+    if not isinstance(given, dict):
+        raise ProviderError(
+            ErrorCode.INVALID_MODEL_OUTPUT, f"a tool call's input is not an object: {given!r:.120}"
+        )
+    return given
+
+
+def _said(message: Message) -> str:
+    """The reply's text blocks; a refusal is a POLICY_VIOLATION, whatever it says."""
     text = "".join(block.text for block in message.content if block.type == "text")
     if message.stop_reason == "refusal":
         raise ProviderError(ErrorCode.POLICY_VIOLATION, f"{message.model} refused: {text[:200]}")
+    return text
+
+
+def _text(message: Message, *, whole: bool) -> str:
+    """The reply's text. `whole`: a reply cut off at the token limit is no answer at all."""
+    text = _said(message)
     if whole and message.stop_reason in _CUT_OFF:
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,

@@ -1,9 +1,11 @@
-"""The provider seam: planner, writer and judge behind one interface, whatever model answers."""
+"""The provider seam: planner, writer, judge and agent behind one interface, whichever model
+answers."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.engine.messages import PlanRequest, PlanResponse
@@ -20,6 +22,10 @@ class LLMProvider(Protocol):
     async def write(self, request: TextRequest) -> TextReply: ...
 
     async def judge(self, request: JudgeRequest) -> JudgeReply: ...
+
+    async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
+        """One turn of an agent's tool-use loop: the calls the model asks for, or its answer."""
+        ...
 
 
 class ProviderConfigError(Exception):

@@ -24,14 +24,19 @@ class RoleModels:
     worker: str
     judge: str
     fallback: str = ""
-    """The cheaper model the planner and the writer switch to under budget pressure (from 0.7);
-    empty: the worker's model."""
+    """The cheaper model the planner, the writer and the agent switch to under budget pressure
+    (from 0.7); empty: the worker's model."""
+    agent: str = ""
+    """The model of agent nodes' tool-use turns; empty: the planner's (both reason over tools)."""
 
     def planning(self, economy: bool) -> str:
         return (self.fallback or self.worker) if economy else self.planner
 
     def writing(self, economy: bool) -> str:
         return (self.fallback or self.worker) if economy else self.worker
+
+    def acting(self, economy: bool) -> str:
+        return (self.fallback or self.worker) if economy else (self.agent or self.planner)
 
 
 @dataclass(frozen=True)
@@ -63,10 +68,12 @@ OPENAI = Vendor(
 )
 
 # Each call gives up before its activity's start-to-close timeout does, so that the failure names
-# the provider instead of a bare activity timeout: planning and judging 3 min, tools 2 min.
+# the provider instead of a bare activity timeout: planning and judging 3 min, tools 2 min
+# (an agent's turn gives up as the planner does, so its activity is to allow 3 min too).
 PLANNER_TIMEOUT_SECONDS = 150.0
 WORKER_TIMEOUT_SECONDS = 90.0
 JUDGE_TIMEOUT_SECONDS = 90.0
+AGENT_TURN_TIMEOUT_SECONDS = 150.0
 PLAN_MAX_TOKENS = 16_000
 VERDICT_MAX_TOKENS = 2_000
 
@@ -75,6 +82,7 @@ MODEL_VARIABLES = RoleModels(
     worker="HARNESS_WORKER_MODEL",
     judge="HARNESS_JUDGE_MODEL",
     fallback="HARNESS_FALLBACK_MODEL",
+    agent="HARNESS_AGENT_MODEL",
 )
 
 
@@ -111,6 +119,12 @@ class ProviderSettings:
         """The run's worker model if it names one (under pressure: the fallback, if set)."""
         chosen = self.served(asked) if asked else self.models.worker
         return (self.models.fallback or chosen) if economy else chosen
+
+    def agent_model(self, asked: str | None, economy: bool) -> str:
+        """The run's agent model if it names one (under pressure: the fallback)."""
+        if economy:
+            return self.models.acting(True)
+        return self.served(asked) if asked else self.models.acting(False)
 
     def judge_model(self, asked: str | None) -> str:
         return self.served(asked) if asked else self.models.judge
@@ -154,6 +168,7 @@ class ProviderSettings:
             worker=env.get(MODEL_VARIABLES.worker, "").strip() or defaults.worker,
             judge=env.get(MODEL_VARIABLES.judge, "").strip() or defaults.judge,
             fallback=env.get(MODEL_VARIABLES.fallback, "").strip() or defaults.fallback,
+            agent=env.get(MODEL_VARIABLES.agent, "").strip() or defaults.agent,
         )
         pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None)
         return cls(

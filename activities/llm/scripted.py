@@ -1,4 +1,5 @@
-"""The offline provider: plans with the scenario's rules, writes from the tool's own template.
+"""The offline provider: plans with the scenario's rules, writes from the tool's own template,
+and plays agents' tool-use loops by a fixed rule (activities.llm.offline_agent).
 
 Deterministic and free of network access, so every demo and test runs without keys. Token counts
 are estimates (about four characters a token) and marked as such.
@@ -7,6 +8,8 @@ are estimates (about four characters a token) and marked as such.
 from __future__ import annotations
 
 from activities.llm.base import ProviderConfigError
+from activities.llm.offline_agent import next_turn, stop_of
+from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
@@ -63,6 +66,21 @@ class ScriptedProvider:
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         return judge_offline(request)
+
+    async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
+        calls, answer = next_turn(request)
+        model = FALLBACK_MODEL_NAME if request.economy else served(request.model)
+        sent = request.system + request.model_dump_json(include={"messages", "tools"})
+        said = answer if answer is not None else "".join(c.model_dump_json() for c in calls)
+        usage = TokenUsage(
+            input_tokens=estimate_tokens(sent),
+            output_tokens=estimate_tokens(said),
+            estimated=True,
+            models=[model],
+        )
+        return AgentTurnReply(
+            tool_calls=calls, answer=answer, stop=stop_of(calls), model=model, usage=usage
+        )
 
 
 def _remembered(request: PlanRequest) -> tuple[str, ...]:

@@ -23,6 +23,8 @@ CHECK_REPORT_ACTIVITY: Final = "harness.check_report"
 VALIDATE_PLAN_ACTIVITY: Final = "harness.validate_plan"
 JUDGE_ACTIVITY: Final = "harness.judge"
 CANCEL_OWN_RUN_ACTIVITY: Final = "harness.cancel_own_run"
+AGENT_TURN_ACTIVITY: Final = "harness.agent_turn"
+"""One model turn of an agent node's tool-use loop (harness.catalog.agent_turns)."""
 
 APPROVE_SIGNAL: Final = "approve"
 ANSWER_SIGNAL: Final = "answer"

@@ -18,6 +18,24 @@ class Usage:
     cache_write: int = 0
 
 
+@dataclass(frozen=True)
+class FakeCall:
+    """A tool call a fake model asks for."""
+
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SentResult:
+    """A tool result as a request carried it: the call it answers, its text, if it failed."""
+
+    call_id: str
+    content: str
+    failed: bool
+
+
 class FakeApi(Protocol):
     """One API's wire format: the replies a test scripts and what it reads from a request."""
 
@@ -30,6 +48,18 @@ class FakeApi(Protocol):
 
     def text_reply(self, text: str, usage: Usage, *, cut_off: bool = False) -> Responder: ...
 
+    def tool_calls_reply(self, calls: list[FakeCall], usage: Usage, text: str = "") -> Responder:
+        """A turn that asks for `calls` (with `text` said alongside, if any)."""
+        ...
+
+    def offered_tools(self, request: Recorded) -> list[str]:
+        """The names of the tools a request offers."""
+        ...
+
+    def sent_results(self, request: Recorded) -> list[SentResult]:
+        """The tool results a request sends back, in order."""
+        ...
+
     def error_reply(
         self, status: int, message: str, headers: dict[str, str] | None = None
     ) -> Reply: ...
@@ -41,4 +71,13 @@ class FakeApi(Protocol):
     def output_schema(self, request: Recorded) -> dict[str, Any] | None: ...
 
 
-__all__ = ["FakeApi", "FakeServer", "Recorded", "Reply", "Responder", "Usage"]
+__all__ = [
+    "FakeApi",
+    "FakeCall",
+    "FakeServer",
+    "Recorded",
+    "Reply",
+    "Responder",
+    "SentResult",
+    "Usage",
+]

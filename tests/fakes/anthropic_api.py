@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakes import Recorded, Reply, Responder, Usage
+from tests.fakes import FakeCall, Recorded, Reply, Responder, SentResult, Usage
 
 
 class AnthropicApi:
@@ -16,28 +16,29 @@ class AnthropicApi:
 
     def text_reply(self, text: str, usage: Usage, *, cut_off: bool = False) -> Responder:
         """A message with one text block, from the model the request named."""
+        blocks = [{"type": "text", "text": text}]
+        return _message(blocks, "max_tokens" if cut_off else "end_turn", usage)
 
-        def reply(request: Recorded) -> Reply:
-            return Reply(
-                200,
-                {
-                    "id": f"msg_{len(text)}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": request.body["model"],
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "max_tokens" if cut_off else "end_turn",
-                    "stop_sequence": None,
-                    "usage": {
-                        "input_tokens": usage.input - usage.cache_read - usage.cache_write,
-                        "cache_read_input_tokens": usage.cache_read,
-                        "cache_creation_input_tokens": usage.cache_write,
-                        "output_tokens": usage.output,
-                    },
-                },
-            )
+    def tool_calls_reply(self, calls: list[FakeCall], usage: Usage, text: str = "") -> Responder:
+        """A message with `tool_use` blocks (after a text block, if `text`)."""
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        blocks.extend(
+            {"type": "tool_use", "id": call.id, "name": call.tool, "input": call.arguments}
+            for call in calls
+        )
+        return _message(blocks, "tool_use", usage)
 
-        return reply
+    def offered_tools(self, request: Recorded) -> list[str]:
+        return [tool["name"] for tool in request.body.get("tools", [])]
+
+    def sent_results(self, request: Recorded) -> list[SentResult]:
+        return [
+            SentResult(block["tool_use_id"], block["content"], bool(block.get("is_error")))
+            for message in request.body["messages"]
+            if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block["type"] == "tool_result"
+        ]
 
     def error_reply(
         self, status: int, message: str, headers: dict[str, str] | None = None
@@ -50,8 +51,36 @@ class AnthropicApi:
 
     def user_text(self, request: Recorded) -> str:
         content = request.body["messages"][-1]["content"]
-        return content if isinstance(content, str) else "".join(b["text"] for b in content)
+        if isinstance(content, str):
+            return content
+        return "".join(block["text"] for block in content if block["type"] == "text")
 
     def output_schema(self, request: Recorded) -> dict[str, Any] | None:
         output_format = request.body.get("output_config", {}).get("format")
         return output_format["schema"] if output_format else None
+
+
+def _message(blocks: list[dict[str, Any]], stop_reason: str, usage: Usage) -> Responder:
+    """A message of `blocks`, from the model the request named."""
+
+    def reply(request: Recorded) -> Reply:
+        return Reply(
+            200,
+            {
+                "id": f"msg_{len(request.body['messages'])}",
+                "type": "message",
+                "role": "assistant",
+                "model": request.body["model"],
+                "content": blocks,
+                "stop_reason": stop_reason,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": usage.input - usage.cache_read - usage.cache_write,
+                    "cache_read_input_tokens": usage.cache_read,
+                    "cache_creation_input_tokens": usage.cache_write,
+                    "output_tokens": usage.output,
+                },
+            },
+        )
+
+    return reply

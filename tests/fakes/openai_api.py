@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from tests.fakes import Recorded, Reply, Responder, Usage
+from tests.fakes import FakeCall, Recorded, Reply, Responder, SentResult, Usage
 
 
 class OpenAIApi:
@@ -16,36 +17,40 @@ class OpenAIApi:
 
     def text_reply(self, text: str, usage: Usage, *, cut_off: bool = False) -> Responder:
         """A completion with one choice, from the model the request named."""
+        message = {"role": "assistant", "content": text, "refusal": None}
+        return _completion(message, "length" if cut_off else "stop", usage)
 
-        def reply(request: Recorded) -> Reply:
-            return Reply(
-                200,
+    def tool_calls_reply(self, calls: list[FakeCall], usage: Usage, text: str = "") -> Responder:
+        """A completion whose assistant message has `tool_calls` (arguments as JSON text)."""
+        message = {
+            "role": "assistant",
+            "content": text or None,
+            "refusal": None,
+            "tool_calls": [
                 {
-                    "id": f"chatcmpl-{len(text)}",
-                    "object": "chat.completion",
-                    "created": 1_770_000_000,
-                    "model": request.body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text, "refusal": None},
-                            "finish_reason": "length" if cut_off else "stop",
-                            "logprobs": None,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": usage.input,
-                        "completion_tokens": usage.output,
-                        "total_tokens": usage.input + usage.output,
-                        "prompt_tokens_details": {
-                            "cached_tokens": usage.cache_read,
-                            "cache_write_tokens": usage.cache_write,
-                        },
-                    },
-                },
-            )
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.tool, "arguments": json.dumps(call.arguments)},
+                }
+                for call in calls
+            ],
+        }
+        return _completion(message, "tool_calls", usage)
 
-        return reply
+    def offered_tools(self, request: Recorded) -> list[str]:
+        return [tool["function"]["name"] for tool in request.body.get("tools", [])]
+
+    def sent_results(self, request: Recorded) -> list[SentResult]:
+        failed = "ERROR: "
+        return [
+            SentResult(
+                message["tool_call_id"],
+                message["content"].removeprefix(failed),
+                message["content"].startswith(failed),
+            )
+            for message in request.body["messages"]
+            if message["role"] == "tool"
+        ]
 
     def error_reply(
         self, status: int, message: str, headers: dict[str, str] | None = None
@@ -67,3 +72,37 @@ class OpenAIApi:
             return None
         schema: dict[str, Any] = response_format["json_schema"]["schema"]
         return schema
+
+
+def _completion(message: dict[str, Any], finish_reason: str, usage: Usage) -> Responder:
+    """A completion with one choice, from the model the request named."""
+
+    def reply(request: Recorded) -> Reply:
+        return Reply(
+            200,
+            {
+                "id": f"chatcmpl-{len(request.body['messages'])}",
+                "object": "chat.completion",
+                "created": 1_770_000_000,
+                "model": request.body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": finish_reason,
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": usage.input,
+                    "completion_tokens": usage.output,
+                    "total_tokens": usage.input + usage.output,
+                    "prompt_tokens_details": {
+                        "cached_tokens": usage.cache_read,
+                        "cache_write_tokens": usage.cache_write,
+                    },
+                },
+            },
+        )
+
+    return reply

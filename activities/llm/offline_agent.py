@@ -1,0 +1,150 @@
+"""The offline provider's agent: a deterministic tool-use loop, so agent nodes run with no keys.
+
+Each turn it reads the conversation and
+1. calls, in one turn (they run in parallel), every offered tool that is due, in the order the
+   tools are offered: a tool not called yet, or one whose only call failed (a failed call is
+   tried once more, never a third time);
+2. when no tool is due, answers with one line per tool: its result, its error, or why it was
+   not called.
+
+Arguments are filled by one rule, for each property of the tool's argument schema:
+- a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it: VALUE is taken as JSON
+  when it parses, else as the text it is (optional arguments are filled by this rule only);
+- else, for a required argument, the first of its `enum` values, then of its `examples`, that
+  the user's text names (case-insensitive, as a whole word);
+- else its `default`, else its first example, else its first enum value.
+A tool with a required argument that none of these fills is not called; the answer says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import JsonValue
+
+from harness.catalog.agent_turns import (
+    AgentMessage,
+    AgentTurnRequest,
+    AssistantMessage,
+    OfferedTool,
+    ToolCall,
+    ToolResultMessage,
+    TurnStop,
+    UserMessage,
+)
+
+MAX_CALLS_PER_TOOL = 2
+"""A tool's first call and, when it failed, one more."""
+RESULT_CHARS = 200
+"""How much of each result the answer repeats."""
+
+_NAMED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*(.+?)\s*$", re.MULTILINE)
+
+
+def next_turn(request: AgentTurnRequest) -> tuple[list[ToolCall], str | None]:
+    """The calls of this turn (none: the loop is done) and, when done, the answer."""
+    user_text = "\n".join(m.text for m in request.messages if isinstance(m, UserMessage))
+    history = _calls_by_tool(request.messages)
+    calls: list[ToolCall] = []
+    for tool in request.tools:
+        if not _due(history.get(tool.name, [])):
+            continue
+        arguments = fill_arguments(tool, user_text)
+        if arguments is None:
+            continue
+        calls.append(
+            ToolCall(id=f"call_t{request.turn}_{len(calls)}", tool=tool.name, arguments=arguments)
+        )
+    if calls:
+        return calls, None
+    return [], _answer(request, user_text, history)
+
+
+def _calls_by_tool(messages: list[AgentMessage]) -> dict[str, list[ToolResultMessage | None]]:
+    """Each tool's calls so far, in order, with their results (None: not answered yet)."""
+    results = {m.call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+    calls: dict[str, list[ToolResultMessage | None]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                calls.setdefault(call.tool, []).append(results.get(call.id))
+    return calls
+
+
+def _due(outcomes: list[ToolResultMessage | None]) -> bool:
+    if not outcomes:
+        return True
+    last = outcomes[-1]
+    return len(outcomes) < MAX_CALLS_PER_TOOL and last is not None and not last.ok
+
+
+def fill_arguments(tool: OfferedTool, user_text: str) -> dict[str, JsonValue] | None:
+    """The tool's arguments by the module's rule; None when a required one cannot be filled."""
+    properties: dict[str, Any] = tool.arguments_schema.get("properties", {})
+    required = set(tool.arguments_schema.get("required", []))
+    named = {name: value for name, value in _NAMED.findall(user_text)}
+    arguments: dict[str, JsonValue] = {}
+    for name, schema in properties.items():
+        if name in named:
+            arguments[name] = _value(named[name])
+        elif name in required:
+            value = _matched(schema, user_text)
+            if value is None:
+                return None
+            arguments[name] = value
+    return arguments
+
+
+def _value(text: str) -> JsonValue:
+    try:
+        value: JsonValue = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return value
+
+
+def _matched(schema: dict[str, Any], user_text: str) -> JsonValue:
+    """A required argument's value: named in the text, else the schema's default or example."""
+    enum: list[JsonValue] = list(schema.get("enum", []))
+    examples: list[JsonValue] = list(schema.get("examples", []))
+    for candidate in [*enum, *examples]:
+        if isinstance(candidate, str) and _names(user_text, candidate):
+            return candidate
+    if "default" in schema and schema["default"] is not None:
+        default: JsonValue = schema["default"]
+        return default
+    return next(iter([*examples, *enum]), None)
+
+
+def _names(text: str, value: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def _answer(
+    request: AgentTurnRequest,
+    user_text: str,
+    history: dict[str, list[ToolResultMessage | None]],
+) -> str:
+    goal = user_text.strip().splitlines()[0] if user_text.strip() else "the goal"
+    lines = [f"Findings for: {goal}"]
+    for tool in request.tools:
+        outcomes = history.get(tool.name, [])
+        last = outcomes[-1] if outcomes else None
+        if last is None:
+            lines.append(f"- {tool.name}: not called (a required argument has no value)")
+        elif last.ok:
+            lines.append(f"- {tool.name}: {_shown(last.result)}")
+        else:
+            lines.append(f"- {tool.name} failed after {len(outcomes)} calls: {last.error}")
+    return "\n".join(lines)
+
+
+def _shown(result: JsonValue) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, sort_keys=True)
+    return text if len(text) <= RESULT_CHARS else text[: RESULT_CHARS - 1] + "…"
+
+
+def stop_of(calls: list[ToolCall]) -> TurnStop:
+    return TurnStop.TOOL_USE if calls else TurnStop.ANSWERED
