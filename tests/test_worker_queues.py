@@ -107,9 +107,15 @@ def test_every_activity_a_recorded_run_scheduled_is_carried_by_the_queue_it_went
     assert stranded == []
 
 
+NOT_YET_RECORDED = {contracts.AGENT_TURN_ACTIVITY}
+"""Model calls no recorded run has scheduled yet: an agent's turn (the agent loop, issue 36,
+is to schedule it; its first recorded history takes it off this list)."""
+
+
 def test_the_model_queue_carries_what_the_recorded_runs_sent_there_and_nothing_else() -> None:
     sent_there = {name for name, queue in scheduled_in_histories() if queue is Queue.LLM}
-    assert QUEUES[Queue.LLM].activities == sent_there
+    assert not sent_there & NOT_YET_RECORDED
+    assert QUEUES[Queue.LLM].activities == sent_there | NOT_YET_RECORDED
 
 
 def test_no_workflow_is_on_the_model_queue_and_the_run_queue_has_every_recorded_one() -> None:

@@ -129,3 +129,18 @@ def test_the_providers_the_cli_knows_are_the_ones_a_worker_can_build() -> None:
     from harness.engine.contracts import PROVIDER_NAMES
 
     assert sorted(FACTORIES) == sorted(PROVIDER_NAMES)
+
+
+def test_the_agent_model_comes_from_the_environment_and_is_the_planners_by_default() -> None:
+    plain = ProviderSettings.from_env(ANTHROPIC, {"ANTHROPIC_API_KEY": "sk-test"})
+    assert plain.agent_model(None, economy=False) == ANTHROPIC.default_models.planner
+    env = {
+        "ANTHROPIC_API_KEY": "sk-test",
+        "HARNESS_AGENT_MODEL": "claude-haiku-4-5",
+        "HARNESS_FALLBACK_MODEL": "claude-haiku-4-5",
+    }
+    configured = ProviderSettings.from_env(ANTHROPIC, env)
+    assert configured.models.agent == "claude-haiku-4-5"
+    assert configured.agent_model(None, economy=False) == "claude-haiku-4-5"
+    assert configured.agent_model("claude-opus-4-7", economy=False) == "claude-opus-4-7"
+    assert configured.agent_model("claude-opus-4-7", economy=True) == "claude-haiku-4-5"

@@ -136,13 +136,14 @@ async def test_a_failed_call_is_tried_once_more_and_never_a_third_time() -> None
 
 
 async def test_a_tool_that_fails_once_and_then_works_is_answered_from_its_result() -> None:
-    outcomes = iter([Failing("flaky"), {"lines": 3}])
+    calls = 0
 
     def flaky(arguments: dict[str, JsonValue]) -> JsonValue:
-        outcome = next(outcomes)
-        if isinstance(outcome, Failing):
-            raise outcome
-        return outcome
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise Failing("flaky")
+        return {"lines": 3}
 
     replies = await play([LOGS], {"search_logs": flaky})
     assert len(replies) == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from activities.llm import ScriptedProvider
+from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.plan import PlanNode
 from harness.engine.dag import NodeStatus
@@ -49,6 +50,9 @@ class InvalidFirstPlan:
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         return await self._scripted.judge(request)
+
+    async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
+        return await self._scripted.agent_turn(request)
 
 
 async def test_cities_goal_succeeds_with_a_report_for_every_city(

@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from activities.llm import ScriptedProvider
 from durable_harness._client.run_results import result_of
+from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
 from harness.engine.contracts import CANCEL_SIGNAL
@@ -140,6 +141,9 @@ class StallingProvider:
         if self._stall_judge:
             await self._stall()
         return await self._scripted.judge(request)
+
+    async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
+        return await self._scripted.agent_turn(request)
 
 
 Handle = WorkflowHandle[Any, Any]
