@@ -381,6 +381,7 @@ def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> Non
         "HARNESS_WORKER_MODEL": "",
         "HARNESS_JUDGE_MODEL": "",
         "HARNESS_FALLBACK_MODEL": "",
+        "HARNESS_AGENT_MODEL": "",
         "HARNESS_SHUTDOWN_GRACE_SECONDS": "30",
     }
     raw = yaml.safe_load(COMPOSE_FILE.read_text(encoding="utf-8"))

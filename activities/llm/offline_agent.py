@@ -8,8 +8,9 @@ Each turn it reads the conversation and
    not called.
 
 Arguments are filled by one rule, for each property of the tool's argument schema:
-- a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it: VALUE is taken as JSON
-  when it parses, else as the text it is (optional arguments are filled by this rule only);
+- a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it (the first such line):
+  VALUE is taken as JSON when it parses, else as the text it is (optional arguments are filled
+  by this rule only);
 - else, for a required argument, the first of its `enum` values, then of its `examples`, that
   the user's text names (case-insensitive, as a whole word);
 - else its `default`, else its first example, else its first enum value.
@@ -84,7 +85,9 @@ def fill_arguments(tool: OfferedTool, user_text: str) -> dict[str, JsonValue] | 
     """The tool's arguments by the module's rule; None when a required one cannot be filled."""
     properties: dict[str, Any] = tool.arguments_schema.get("properties", {})
     required = set(tool.arguments_schema.get("required", []))
-    named = {name: value for name, value in _NAMED.findall(user_text)}
+    named: dict[str, str] = {}
+    for name, value in _NAMED.findall(user_text):
+        named.setdefault(name, value)
     arguments: dict[str, JsonValue] = {}
     for name, schema in properties.items():
         if name in named:

@@ -151,7 +151,7 @@ async def test_a_tool_that_fails_once_and_then_works_is_answered_from_its_result
 
 
 def test_a_named_line_fills_any_argument_and_is_read_as_json_when_it_parses() -> None:
-    text = "Look at checkout.\nservice: checkout\nlimit = 20"
+    text = "Look at checkout.\nservice: checkout\nlimit = 20\nservice: payments"
     assert fill_arguments(LOGS, text) == {"service": "checkout", "limit": 20}
 
 
