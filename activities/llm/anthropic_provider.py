@@ -124,7 +124,7 @@ class AnthropicProvider:
             messages=anthropic_messages(request.messages),
             max_tokens=request.max_output_tokens,
             timeout=AGENT_TURN_TIMEOUT_SECONDS,
-            tools=anthropic_tools(request.tools),
+            tools=anthropic_tools(request.tools) or None,
         )
         text = _said(message)
         calls = [
@@ -157,7 +157,7 @@ class AnthropicProvider:
                 system=system,
                 messages=messages,
                 output_config=output,
-                tools=tools if tools is not None else anthropic.omit,
+                tools=tools if tools else anthropic.omit,
                 timeout=timeout,
             )
         except anthropic.APIStatusError as error:

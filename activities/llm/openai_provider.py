@@ -120,7 +120,7 @@ class OpenAIProvider:
             messages=messages,
             max_tokens=request.max_output_tokens,
             timeout=AGENT_TURN_TIMEOUT_SECONDS,
-            tools=openai_tools(request.tools),
+            tools=openai_tools(request.tools) or None,
         )
         choice = _choice(completion)
         text = choice.message.content or ""
@@ -160,7 +160,8 @@ class OpenAIProvider:
                 messages=messages,
                 max_completion_tokens=max_tokens,
                 response_format=response_format,
-                tools=tools if tools is not None else openai.omit,
+                # no tools is no `tools` at all: the API refuses an empty list
+                tools=tools if tools else openai.omit,
                 timeout=timeout,
             )
         except openai.APIStatusError as error:

@@ -236,3 +236,12 @@ async def test_a_rate_limited_turn_is_a_provider_error_with_the_servers_retry_af
         await agent_provider.agent_turn(turn_request())
     assert (raised.value.code, raised.value.retry_after) == (ErrorCode.RATE_LIMITED, 2.0)
     assert len(server.requests) == 1, "the SDK must not retry on its own"
+
+
+async def test_a_turn_that_offers_no_tool_sends_no_tools_and_gets_the_answer(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+    server.enqueue(api.text_reply("Paris has 2,102,650 people.", TURN_USAGE))
+    reply = await agent_provider.agent_turn(turn_request(*answered_calls(), tools=[]))
+    assert "tools" not in server.requests[0].body
+    assert reply.answer == "Paris has 2,102,650 people."
