@@ -19,7 +19,7 @@ from harness.catalog.agent_turns import (
 )
 from harness.core.errors import ErrorCode
 from scenarios import get_scenario
-from tests.fakes import FakeApi, FakeCall, FakeServer, SentResult, Usage
+from tests.fakes import FakeApi, FakeCall, FakeServer, Recorded, Reply, Responder, SentResult, Usage
 from tests.providers.script import counted, expected_usage
 from tests.providers.support import MODELS, PRICE, PRICING, build_provider
 
@@ -245,3 +245,54 @@ async def test_a_turn_that_offers_no_tool_sends_no_tools_and_gets_the_answer(
     reply = await agent_provider.agent_turn(turn_request(*answered_calls(), tools=[]))
     assert "tools" not in server.requests[0].body
     assert reply.answer == "Paris has 2,102,650 people."
+
+
+def with_choice(api: FakeApi, changes: dict[str, object]) -> Responder:
+    """A Chat Completions turn asking for CALLS, its first choice changed by `changes`."""
+
+    def reply(request: Recorded) -> Reply:
+        made = api.tool_calls_reply(CALLS, TURN_USAGE)(request)
+        choice = {**made.body["choices"][0], **changes}
+        return Reply(made.status, {**made.body, "choices": [choice]})
+
+    return reply
+
+
+@pytest.mark.parametrize("api", ["openai"], indirect=True)
+async def test_calls_that_a_server_finishes_as_stop_are_still_run(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+    server.enqueue(with_choice(api, {"finish_reason": "stop"}))
+    reply = await agent_provider.agent_turn(turn_request())
+    assert reply.stop is TurnStop.TOOL_USE
+    assert [call.id for call in reply.tool_calls] == ["call_pop", "call_tz"]
+
+
+@pytest.mark.parametrize("api", ["openai"], indirect=True)
+async def test_call_arguments_that_are_not_a_json_object_are_invalid_model_output(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+    message = {"role": "assistant", "content": None, "refusal": None}
+    for arguments in ('{"city": "Par', '["Paris"]'):
+        function = {"name": "get_population", "arguments": arguments}
+        call = {"id": "call_x", "type": "function", "function": function}
+        server.enqueue(with_choice(api, {"message": {**message, "tool_calls": [call]}}))
+        with pytest.raises(ProviderError) as raised:
+            await agent_provider.agent_turn(turn_request())
+        assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
+        assert "get_population" in raised.value.message
+
+
+@pytest.mark.parametrize("api", ["anthropic"], indirect=True)
+async def test_a_refused_turn_is_a_policy_violation(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+
+    def refusal(request: Recorded) -> Reply:
+        made = api.text_reply("I can't help with that.", TURN_USAGE)(request)
+        return Reply(made.status, {**made.body, "stop_reason": "refusal"})
+
+    server.enqueue(refusal)
+    with pytest.raises(ProviderError) as raised:
+        await agent_provider.agent_turn(turn_request())
+    assert raised.value.code is ErrorCode.POLICY_VIOLATION
