@@ -9,6 +9,7 @@ from __future__ import annotations
 from activities.llm.base import ProviderConfigError
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.usage import TokenUsage
+from harness.core.usage import estimate_tokens as estimate_tokens  # the OpenAI provider's too
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run_models import family_problem
 from harness.engine.verification import VERIFICATION_FAILED
@@ -17,10 +18,6 @@ from scenarios.base import Pack, PlanningInput
 MODEL_NAME = "scripted-v1"
 FALLBACK_MODEL_NAME = "scripted-v1-fallback"
 """The same rules under budget pressure, named apart so that the switch shows."""
-
-
-def estimate_tokens(text: str) -> int:
-    return max(1, (len(text) + 3) // 4)
 
 
 class ScriptedProvider:
