@@ -217,10 +217,13 @@ def test_a_degraded_run_gives_its_agents_fewer_turns(
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("turn"), st.integers(0, 400), st.integers(0, 400)),
-        st.tuples(st.just("call"), st.integers(1, 4), st.integers(0, 4)),
+        st.tuples(st.just("start"), st.integers(1, 4), st.integers(0, 4)),
+        st.tuples(st.just("finish"), st.just(0), st.just(0)),
     ),
     max_size=30,
 )
+"""A turn (prompt tokens, tokens written), a call started (attempts wanted, attempts it will
+make) or the oldest running call finished: calls asked for in one turn run side by side."""
 
 
 @settings(max_examples=200, deadline=None)
@@ -230,16 +233,19 @@ steps = st.lists(
 def test_an_agent_that_asks_first_never_spends_past_its_allowance(
     tokens: int, calls: int, steps: list[tuple[str, int, int]], outputs: int
 ) -> None:
-    """Each turn asks for its prompt and the most it may write; it writes no more than that."""
+    """Each turn asks for its prompt and the most it may write, and writes no more than that."""
     spent = allowance(tokens=tokens, tool_calls=calls)
+    running: list[tuple[int, int]] = []
     for kind, first, second in steps:
-        if kind == "turn":
-            if spent.turn_refusal(tokens=first + outputs) is not None:
-                continue
+        if kind == "turn" and spent.turn_refusal(tokens=first + outputs) is None:
             spent = spent.spend_turn(turn(first, min(second, outputs)))
-        else:
+        elif kind == "start":
             spent, attempts = spent.reserve_tool_call(first)
-            spent = spent.settle_tool_call(reserved=attempts, used=min(second, attempts))
+            if attempts:
+                running.append((attempts, min(second, attempts)))
+        elif kind == "finish" and running:
+            reserved, used = running.pop(0)
+            spent = spent.settle_tool_call(reserved=reserved, used=used)
         assert spent.usage.tokens <= tokens
         assert spent.usage.tool_calls + spent.reserved_tool_calls <= calls
         assert spent.pressure() <= 1.0

@@ -124,7 +124,7 @@ texts = st.one_of(st.text(max_size=50), st.integers(0, 6000).map(lambda n: "é" 
 results = st.lists(st.tuples(st.sampled_from(["git_log", "metrics", "logs"]), texts), max_size=8)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(results=results, budget=st.integers(min_value=1, max_value=4000))
 def test_a_fitted_conversation_keeps_the_goal_and_latest_turn_and_fits_when_it_can(
     results: list[tuple[str, str]], budget: int
