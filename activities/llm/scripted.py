@@ -12,6 +12,7 @@ from activities.llm.offline_agent import next_turn, stop_of
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.usage import TokenUsage
+from harness.core.usage import estimate_tokens as estimate_tokens  # the OpenAI provider's too
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run_models import family_problem
 from harness.engine.verification import VERIFICATION_FAILED
@@ -20,10 +21,6 @@ from scenarios.base import Pack, PlanningInput
 MODEL_NAME = "scripted-v1"
 FALLBACK_MODEL_NAME = "scripted-v1-fallback"
 """The same rules under budget pressure, named apart so that the switch shows."""
-
-
-def estimate_tokens(text: str) -> int:
-    return max(1, (len(text) + 3) // 4)
 
 
 class ScriptedProvider:

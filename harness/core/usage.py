@@ -1,4 +1,5 @@
-"""Token usage of one model call (or a sum of them)."""
+"""Token usage of one model call (or a sum of them), and the estimate used where no provider
+counted."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ class TokenUsage(BaseModel):
             estimated=self.estimated or other.estimated,
             models=list(dict.fromkeys([*self.models, *other.models])),
         )
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token, at least one: what the offline provider reports, and what
+    a conversation is measured by before it is sent."""
+    return max(1, (len(text) + 3) // 4)

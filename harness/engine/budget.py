@@ -114,13 +114,13 @@ class Budget:
     def pressure(self, elapsed_seconds: float | None = None) -> float:
         """Pressure now, or with the time taken as `elapsed_seconds` when that is given."""
         seconds = self._elapsed_seconds() if elapsed_seconds is None else elapsed_seconds
-        pairs: list[tuple[float, float | None]] = [
-            (self._tokens, self.limits.max_tokens),
-            (self._tool_calls, self.limits.max_tool_calls),
-            (seconds, self.limits.max_seconds),
-            (self._cost_usd, self.limits.max_cost_usd),
-        ]
-        return max((used / limit for used, limit in pairs if limit), default=0.0)
+        return _utilisation(
+            self.limits,
+            tokens=self._tokens,
+            tool_calls=self._tool_calls,
+            seconds=seconds,
+            cost_usd=self._cost_usd,
+        )
 
     def degradation(self, elapsed_seconds: float | None = None) -> Degradation:
         return degradation(self.pressure(elapsed_seconds))
@@ -129,6 +129,31 @@ class Budget:
         return BudgetSnapshot(
             limits=self.limits, usage=self.usage, pressure=round(self.pressure(), 4)
         )
+
+
+def pressure_of(limits: BudgetLimits, usage: BudgetUsage) -> float:
+    """The pressure of `usage` against `limits`, as `Budget.pressure` measures a run's (an agent's
+    allowance is measured so)."""
+    return _utilisation(
+        limits,
+        tokens=usage.tokens,
+        tool_calls=usage.tool_calls,
+        seconds=usage.seconds,
+        cost_usd=usage.cost_usd,
+    )
+
+
+def _utilisation(
+    limits: BudgetLimits, *, tokens: int, tool_calls: int, seconds: float, cost_usd: float
+) -> float:
+    """The highest share of a limit used, across the limited dimensions (0.0: none limited)."""
+    pairs: list[tuple[float, float | None]] = [
+        (tokens, limits.max_tokens),
+        (tool_calls, limits.max_tool_calls),
+        (seconds, limits.max_seconds),
+        (cost_usd, limits.max_cost_usd),
+    ]
+    return max((used / limit for used, limit in pairs if limit), default=0.0)
 
 
 class Degradation(StrEnum):

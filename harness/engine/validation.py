@@ -3,51 +3,17 @@
 from __future__ import annotations
 
 import difflib
-from enum import StrEnum
-from typing import Any
 
-from pydantic import BaseModel, JsonValue
-
-from harness.catalog.schema_check import schema_problems
 from harness.catalog.tools import ToolCatalog, ToolRole, ToolSpec
 from harness.core.plan import ArgumentKind, Plan, PlanNode
-from harness.engine.binding import is_array_argument
+from harness.engine.agent_node import AGENT_TOOL, agent_node_issues
+from harness.engine.argument_rules import argument_issues
 from harness.engine.dag import find_cycles
+from harness.engine.validation_issues import IssueCode, ValidationIssue, ValidationReport
+
+__all__ = ["DEFAULT_MAX_NODES", "IssueCode", "ValidationIssue", "ValidationReport", "validate_plan"]
 
 DEFAULT_MAX_NODES = 1000
-
-
-class IssueCode(StrEnum):
-    EMPTY_PLAN = "EMPTY_PLAN"
-    TOO_MANY_NODES = "TOO_MANY_NODES"
-    DUPLICATE_NODE_ID = "DUPLICATE_NODE_ID"
-    UNKNOWN_TOOL = "UNKNOWN_TOOL"
-    UNKNOWN_ARGUMENT = "UNKNOWN_ARGUMENT"
-    DUPLICATE_ARGUMENT = "DUPLICATE_ARGUMENT"
-    MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
-    INVALID_ARGUMENT = "INVALID_ARGUMENT"
-    UNKNOWN_DEPENDENCY = "UNKNOWN_DEPENDENCY"
-    SELF_DEPENDENCY = "SELF_DEPENDENCY"
-    CYCLE = "CYCLE"
-    NODE_RESULT_UNKNOWN_NODE = "NODE_RESULT_UNKNOWN_NODE"
-    NODE_RESULT_NOT_IN_DEPS = "NODE_RESULT_NOT_IN_DEPS"
-    FINAL_SYNTHESIS_COUNT = "FINAL_SYNTHESIS_COUNT"
-    FINAL_SYNTHESIS_NOT_LAST = "FINAL_SYNTHESIS_NOT_LAST"
-    TASK_REQUIRED = "TASK_REQUIRED"
-
-
-class ValidationIssue(BaseModel):
-    code: IssueCode
-    node_id: str | None = None
-    message: str
-
-    def describe(self) -> str:
-        return f"{self.code} {self.node_id or '-'}: {self.message}"
-
-
-class ValidationReport(BaseModel):
-    valid: bool
-    issues: list[ValidationIssue]
 
 
 def validate_plan(
@@ -71,7 +37,7 @@ def validate_plan(
         if tool is None:
             issues.append(_unknown_tool(node, catalog))
         else:
-            issues += _argument_issues(node, tool)
+            issues += _node_argument_issues(node, tool, catalog)
             if tool.requires_task:
                 message = (
                     f"tool '{node.tool}' may only run in a run bound to a task (the scope's "
@@ -85,6 +51,18 @@ def validate_plan(
     issues += _cycle_issues(plan)
     issues += _final_synthesis_issues(plan, catalog)
     return issues
+
+
+def _node_argument_issues(
+    node: PlanNode, tool: ToolSpec, catalog: ToolCatalog
+) -> list[ValidationIssue]:
+    """An agent node meets the agent rules (its listed tools too), any other node its tool's
+    argument schema. The agent rules run only where the catalog has an `agent` tool: no catalog
+    has one yet (issue 36 adds it with the loop), so until then an `agent` node is an unknown
+    tool, as it always was, and every plan validates as before."""
+    if tool.name == AGENT_TOOL:
+        return agent_node_issues(node, catalog)
+    return argument_issues(node, tool)
 
 
 def _duplicate_ids(plan: Plan) -> list[ValidationIssue]:
@@ -111,73 +89,6 @@ def _unknown_tool(node: PlanNode, catalog: ToolCatalog) -> ValidationIssue:
     else:
         message += f"; available tools: {', '.join(catalog.names())}"
     return ValidationIssue(code=IssueCode.UNKNOWN_TOOL, node_id=node.id, message=message)
-
-
-def _argument_issues(node: PlanNode, tool: ToolSpec) -> list[ValidationIssue]:
-    issues: list[ValidationIssue] = []
-    allowed = tool.argument_names()
-    properties = tool.arguments_schema.get("properties", {})
-    seen: set[str] = set()
-    for binding in node.arguments:
-        if binding.name in seen and not is_array_argument(tool, binding.name):
-            issues.append(
-                ValidationIssue(
-                    code=IssueCode.DUPLICATE_ARGUMENT,
-                    node_id=node.id,
-                    message=f"argument '{binding.name}' is bound more than once",
-                )
-            )
-        seen.add(binding.name)
-        if binding.name not in allowed:
-            issues.append(_unknown_argument(node, tool, binding.name))
-        elif binding.kind is ArgumentKind.LITERAL:
-            for problem in _literal_problems(binding.value, tool, properties[binding.name]):
-                issues.append(
-                    ValidationIssue(
-                        code=IssueCode.INVALID_ARGUMENT,
-                        node_id=node.id,
-                        message=f"argument '{binding.name}' of {tool.name}: {problem}",
-                    )
-                )
-    for required in tool.required_arguments():
-        if required not in seen:
-            issues.append(
-                ValidationIssue(
-                    code=IssueCode.MISSING_REQUIRED_ARGUMENT,
-                    node_id=node.id,
-                    message=f"{tool.name} needs argument '{required}'",
-                )
-            )
-    return issues
-
-
-def _literal_problems(value: JsonValue, tool: ToolSpec, schema: dict[str, Any]) -> list[str]:
-    """Check a literal; a single item bound to an array argument is checked as an item."""
-    item_schema = _array_items(schema)
-    if item_schema is not None and not isinstance(value, list):
-        return schema_problems(value, item_schema, tool.arguments_schema)
-    return schema_problems(value, schema, tool.arguments_schema)
-
-
-def _array_items(schema: dict[str, Any]) -> dict[str, Any] | None:
-    for option in [schema, *schema.get("anyOf", [])]:
-        if isinstance(option, dict) and option.get("type") == "array":
-            items = option.get("items")
-            return items if isinstance(items, dict) else {}
-    return None
-
-
-def _unknown_argument(node: PlanNode, tool: ToolSpec, name: str) -> ValidationIssue:
-    allowed = tool.argument_names()
-    message = f"{tool.name} has no argument '{name}'"
-    close = difflib.get_close_matches(name, allowed, n=1)
-    if close:
-        message += f"; did you mean '{close[0]}'?"
-    elif allowed:
-        message += f"; it takes {', '.join(allowed)}"
-    else:
-        message += "; it takes no arguments"
-    return ValidationIssue(code=IssueCode.UNKNOWN_ARGUMENT, node_id=node.id, message=message)
 
 
 def _dependency_issues(node: PlanNode, known_ids: set[str]) -> list[ValidationIssue]:
