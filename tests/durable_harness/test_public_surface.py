@@ -11,23 +11,10 @@ import pkgutil
 import re
 
 import durable_harness
+from starter.cli.pack_template import PROJECT_PACKAGES
 from tests.docs_pages import blocks, markdown_files
 
-INTERNAL_PACKAGES = frozenset(
-    {
-        "activities",
-        "bench",
-        "harness",
-        "infra",
-        "payments",
-        "scenarios",
-        "starter",
-        "tests",
-        "tool_servers",
-        "worker",
-        "workflows",
-    }
-)
+INTERNAL_PACKAGES = PROJECT_PACKAGES - {"durable_harness"}
 """The project's own top-level packages other than `durable_harness`: internal, whatever they
 hold (docs/architecture.md)."""
 
