@@ -27,6 +27,7 @@ from typing import Protocol
 from durable_harness.exceptions import InvalidInput
 from durable_harness.pack import Pack
 from durable_harness.pack_types import AcceptanceCheck
+from scenarios.agent_tool import AGENT_TOOL
 from scenarios.management import MANAGEMENT_TOOLS
 from scenarios.report_writer import WRITE_REPORT_TOOL
 from scenarios.yaml_packs import PackFileError, is_pack_file, load_pack_file
@@ -152,9 +153,10 @@ def _add(found: dict[str, LoadedPack], loaded: LoadedPack) -> None:
         )
 
 
-SHARED_TOOLS = (WRITE_REPORT_TOOL, *MANAGEMENT_TOOLS)
+SHARED_TOOLS = (WRITE_REPORT_TOOL, AGENT_TOOL, *MANAGEMENT_TOOLS)
 """The tools every pack's catalog has after its own: the final report writer, so a pack of data
-tools alone can finish a run, and the agent's management tools."""
+tools alone can finish a run, agent nodes over the pack's tools, and the agent's management
+tools."""
 
 
 def _with_shared_tools(pack: Pack) -> Pack:

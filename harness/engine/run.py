@@ -169,6 +169,9 @@ class ExecutionOptions(BaseModel):
     max_concurrency: int = Field(ge=1)
     provider: str | None = None
     worker_model: str | None = None
+    agent_model: str | None = Field(
+        default=None, description="The model of the run's agent nodes; none: the worker's."
+    )
     faults: list[FaultSpec] = Field(default_factory=list)
     approve_side_effects: bool = True
     wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)

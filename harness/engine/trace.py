@@ -41,6 +41,7 @@ class AgentRole(StrEnum):
     PLANNER = "planner"
     WORKER = "worker"
     CRITIC = "critic"
+    AGENT = "agent"
 
 
 class TraceEvent(BaseModel):

@@ -26,10 +26,19 @@ from tests.factories import codes, lit, make_catalog, node, only, plan, ref, syn
 
 @cache
 def agent_catalog() -> ToolCatalog:
-    """The synthetic catalog with the built-in `agent` tool added (no shipped catalog has it
-    yet: these tests prove the rules the validator holds an agent node to once one does)."""
+    """The synthetic catalog, which has the built-in `agent` tool as every pack's does."""
+    catalog = synthetic_catalog()
+    assert catalog.get(AGENT_TOOL) is not None
+    return catalog
+
+
+@cache
+def catalog_without_agent() -> ToolCatalog:
+    """A catalog built by hand without the shared tools (as a test or an old run's has it)."""
     base = synthetic_catalog()
-    return make_catalog(*base.tools, agent_tool_spec(), scenario=base.scenario)
+    return make_catalog(
+        *(tool for tool in base.tools if tool.name != AGENT_TOOL), scenario=base.scenario
+    )
 
 
 def agent_plan(agent: PlanNode) -> Plan:
@@ -60,7 +69,7 @@ def test_a_well_formed_agent_node_has_no_issues() -> None:
 def test_without_an_agent_tool_in_the_catalog_an_agent_node_is_an_unknown_tool() -> None:
     agent = scout(goal="Why is db-1 slow?", tools=["delay"])
 
-    issues = validate_plan(agent_plan(agent), synthetic_catalog())
+    issues = validate_plan(agent_plan(agent), catalog_without_agent())
 
     assert codes(issues) == [IssueCode.UNKNOWN_TOOL]
     assert "'agent' is not in the catalog" in issues[0].message

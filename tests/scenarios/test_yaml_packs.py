@@ -75,7 +75,9 @@ def test_a_yaml_pack_file_in_harness_packs_is_a_pack_over_its_servers_with_its_p
         ["--local-timezone", "UTC"],
     )
     assert clock.pack.mcp_tools is None  # every tool the server lists
-    assert sorted(clock.pack.catalog().names()) == sorted({*MANAGEMENT_TOOL_NAMES, "write_report"})
+    assert sorted(clock.pack.catalog().names()) == sorted(
+        {*MANAGEMENT_TOOL_NAMES, "write_report", "agent"}
+    )
     assert clock.pack.offline_plan is None and clock.pack.check is None
 
 

@@ -224,13 +224,14 @@ async def test_tools_lists_the_catalog_with_argument_schemas() -> None:
         "summarize_city",
         "aggregate_report",
         "write_report",
+        "agent",
         "harness_context_get",
         "harness_task_manage",
         "harness_fact_record",
         "harness_evidence_record",
         "harness_decision_propose",
         "harness_relation_manage",
-    ]  # the scenario's, then the report writer and management tools every catalog has
+    ]  # the scenario's, then the report writer, agent and management tools every catalog has
     assert catalog["tools"][0]["arguments_schema"]["required"] == ["city"]
 
 
