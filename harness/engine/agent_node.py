@@ -144,6 +144,12 @@ class AgentToolCall(BaseModel):
     tool: str
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
     ok: bool = Field(description="The call returned a result (not an error).")
+    result: JsonValue = Field(
+        default=None,
+        description="What the call returned, when ok, as the loop gave it to the model (a "
+        "later node reads an agent's evidence here, not only in its answer).",
+    )
+    error: str | None = Field(default=None, description="Why the call failed, when not ok.")
 
 
 class AgentResult(BaseModel):
