@@ -34,6 +34,7 @@ from harness.engine.contracts import (
     llm_task_queue,
 )
 from workflows import (
+    AgentLoopWorkflow,
     AgentRunWorkflow,
     EvalSuiteWorkflow,
     NodeBatchWorkflow,
@@ -65,6 +66,7 @@ QUEUES: dict[Queue, QueueSet] = {
         workflows=(
             AgentRunWorkflow,
             NodeBatchWorkflow,
+            AgentLoopWorkflow,
             ScopeWorkflow,
             TaskWorkflow,
             EvalSuiteWorkflow,

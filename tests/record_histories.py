@@ -49,6 +49,7 @@ from infra.settings import Settings
 from infra.signing import public_key, sign
 from memory.sqlite_store import SqliteMemoryStore
 from starter.servers.dev_server import temporal_binary
+from tests.agents.plans import one_agent, two_agents
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
 from tests.memory.store_faults import corrupted, locked
@@ -1286,6 +1287,30 @@ def _check_checkout() -> None:
             f"workflows is imported from {imported}, not from {CHECKOUT}: run from {CHECKOUT} "
             f"or set PYTHONPATH={CHECKOUT}"
         )
+
+
+
+CASES = (
+    *CASES,
+    # 0.10: agent nodes: each one's loop is a child workflow (AgentLoop) of model turns and
+    # tool calls; one agent reads the other's answer
+    Case(
+        "agent_nodes",
+        RunPhase.SUCCEEDED,
+        _to_the_end(two_agents()),
+        children={
+            "agent_nodes_scout": "-attempt-1-agent-scout",
+            "agent_nodes_checker": "-attempt-1-agent-checker",
+        },
+    ),
+    # 0.10: an agent asks its run for more tool calls (a signal each way) and is refused
+    Case(
+        "agent_asks_for_more_and_stops_at_the_budget",
+        RunPhase.BUDGET_EXHAUSTED,
+        _to_the_end(one_agent(BudgetLimits(max_tool_calls=2))),
+        children={"agent_asks_for_more_and_stops_at_the_budget_scout": "-attempt-1-agent-scout"},
+    ),
+)
 
 
 async def main(argv: Sequence[str] | None = None) -> int:

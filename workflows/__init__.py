@@ -1,5 +1,6 @@
 """Temporal workflows: the orchestrator state machine and its handlers."""
 
+from workflows.agent_loop import AgentLoopWorkflow
 from workflows.agent_run import AgentRunWorkflow
 from workflows.eval_suite import EvalSuiteWorkflow
 from workflows.node_batch import NodeBatchWorkflow
@@ -7,6 +8,7 @@ from workflows.scope_graph import ScopeWorkflow
 from workflows.task_entity import TaskWorkflow
 
 __all__ = [
+    "AgentLoopWorkflow",
     "AgentRunWorkflow",
     "EvalSuiteWorkflow",
     "NodeBatchWorkflow",

@@ -15,8 +15,10 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RawValue
 
+from harness.engine.agent_loop import AllowanceAsk
 from harness.engine.budget import Budget
 from harness.engine.contracts import (
+    AGENT_ALLOWANCE_ASK_SIGNAL,
     ANSWER_UPDATE,
     APPROVE_UPDATE,
     DELIVER_UPDATE,
@@ -193,6 +195,16 @@ class AgentRunWorkflow:
         run cannot use is refused and traced, never a failed workflow task. One that comes
         before the run has decided its rules waits for them."""
         self._intake.signal(name, args)
+
+    @workflow.signal(
+        name=AGENT_ALLOWANCE_ASK_SIGNAL,
+        description="Sent by an agent node's loop (its child workflow): it asks for more of "
+        "the run's budget; the run answers it with what it can afford.",
+    )
+    async def agent_allowance_ask(self, ask: AllowanceAsk) -> None:
+        scheduler = self._ctx.scheduler
+        if scheduler is not None:
+            await scheduler.agents.ask(ask)
 
     def _cancel(self, request: CancelRequest) -> None:
         unsigned = self._intake.unsigned(request, None)

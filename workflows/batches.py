@@ -22,6 +22,7 @@ from temporalio.workflow import ChildWorkflowHandle
 
 from harness.catalog.tools import ToolCompletion
 from harness.core.errors import ErrorCode, parse_error_code
+from harness.engine.agent_node import AGENT_TOOL
 from harness.engine.contracts import BATCH_WORKFLOW
 from harness.engine.messages import BatchCall, NodeBatchRequest, NodeBatchResult
 from harness.engine.node_ledger import NodeLedger
@@ -131,7 +132,8 @@ class Batches:
     def _batchable(self, node_id: str) -> bool:
         spec = self._ledger.spec(node_id)
         return (
-            spec.native_wait is None
+            spec.name != AGENT_TOOL  # its loop is a child workflow of the run's own
+            and spec.native_wait is None
             and not spec.side_effects
             and not spec.requires_approval
             and spec.completion is ToolCompletion.SYNC

@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 from harness.catalog.tools import CallPolicy
 from harness.core.errors import parse_error_code
+from harness.engine.agent_node import AGENT_TOOL
 from harness.engine.budget import CONSERVE_AT
 from harness.engine.faults import FaultSpec
 from harness.engine.messages import BatchCall, ToolCallGroup, ToolCallRequest
@@ -32,6 +33,7 @@ from workflows.activity_calls.tools import (
     tool_call_summary,
     tool_retry,
 )
+from workflows.agent_nodes import AgentNodes
 from workflows.held_nodes import HeldNodes
 
 
@@ -42,13 +44,19 @@ class NodeRunner:
         held: HeldNodes,
         options: ExecutionOptions,
         stopping: Callable[[], bool],
+        agents: AgentNodes,
     ) -> None:
+        self._agents = agents
         self._ledger = ledger
         self._held = held
         self._options = options
         self._stopping = stopping
 
     async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
+        if self._ledger.node(node_id).tool == AGENT_TOOL:
+            self._ledger.call_started(node_id)
+            await self._agents.run(node_id, arguments)  # its loop, as a child workflow
+            return
         if not await self._held.before_call(node_id, arguments):
             return
         self._ledger.call_started(node_id)

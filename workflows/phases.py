@@ -253,6 +253,8 @@ class RunPhases:
         )
         state.reusable.update(ledger.fresh_results)
         state.charge(AgentRole.WORKER, ledger.usage)
+        if ledger.agent_usage.total_tokens:  # only runs with agent nodes have this role
+            state.charge(AgentRole.AGENT, ledger.agent_usage)
         if ledger.budget_skips:
             error = f"budget exhausted: {ledger.budget_skips} node(s) not run"
             state.failed(RunPhase.BUDGET_EXHAUSTED, error)

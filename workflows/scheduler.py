@@ -18,12 +18,14 @@ from temporalio import workflow
 
 from harness.catalog.tools import ToolCompletion
 from harness.core.errors import ErrorCode
+from harness.engine.agent_node import AGENT_TOOL
 from harness.engine.binding import BindingError, resolve_arguments
 from harness.engine.budget import Budget, Degradation
 from harness.engine.messages import ToolCallResult
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.reuse import call_key
 from harness.engine.run import ExecutionOptions
+from workflows.agent_nodes import AgentNodes
 from workflows.batches import Batches
 from workflows.held_nodes import HeldNodes
 from workflows.node_runner import NodeRunner
@@ -50,7 +52,8 @@ class Scheduler:
         self._options = options
         self._reusable = reusable
         self._held = HeldNodes(ledger, desk, options, self._calls_returned)
-        self._runner = NodeRunner(ledger, self._held, options, lambda: self.stopping)
+        self.agents = AgentNodes(ledger, budget, options)
+        self._runner = NodeRunner(ledger, self._held, options, lambda: self.stopping, self.agents)
         self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
         self._batches = Batches(ledger, options, self._runner, self)
         self._in_flight = 0
@@ -135,7 +138,9 @@ class Scheduler:
         if key in self._reusable and not spec.side_effects:
             ledger.complete(node_id, self._reusable[key], reused=True)
             return None
-        if self._options.reserve_attempts:
+        if node.tool == AGENT_TOOL:
+            pass  # its loop's calls are charged, each one, from the allowance it is granted
+        elif self._options.reserve_attempts:
             ledger.reserve_call(node_id)
         else:
             ledger.charge_call()

@@ -13,6 +13,8 @@ from typing import Final
 
 RUN_WORKFLOW: Final = "AgentRun"
 BATCH_WORKFLOW: Final = "AgentRunNodeBatch"
+AGENT_LOOP_WORKFLOW: Final = "AgentLoop"
+"""An agent node's tool-use loop, a child of its run (harness.engine.agent_loop)."""
 
 LIST_TOOLS_ACTIVITY: Final = "harness.list_tools"
 PLAN_ACTIVITY: Final = "harness.plan"
@@ -30,6 +32,10 @@ APPROVE_SIGNAL: Final = "approve"
 ANSWER_SIGNAL: Final = "answer"
 DELIVER_SIGNAL: Final = "deliver"
 CANCEL_SIGNAL: Final = "cancel"
+AGENT_ALLOWANCE_ASK_SIGNAL: Final = "agent_allowance_ask"
+"""An agent loop asks its run for more of the budget (sent by the child workflow)."""
+AGENT_ALLOWANCE_ANSWER_SIGNAL: Final = "agent_allowance_answer"
+"""The run's answer to an agent loop's ask (sent by the run to the child)."""
 
 APPROVE_UPDATE: Final = "approve_sync"
 ANSWER_UPDATE: Final = "answer_sync"

@@ -19,6 +19,7 @@ from harness.catalog.tools import ToolCatalog, ToolSpec
 from harness.core.errors import ErrorClass, ErrorCode, FailureContext, classify
 from harness.core.plan import Plan, PlanNode
 from harness.core.usage import TokenUsage
+from harness.engine.agent_loop import AgentStep, StepKind
 from harness.engine.budget import Budget
 from harness.engine.dag import DagState, NodeStatus
 from harness.engine.messages import AttemptTiming, ToolCallResult
@@ -52,6 +53,9 @@ class NodeLedger:
         self.failures: list[FailureContext] = []
         self.fresh_results: dict[str, ToolCallResult] = {}
         self.usage = TokenUsage()
+        self.agent_usage = TokenUsage()
+        """What agent nodes' loops spent (their own role): charged to the budget as they
+        report it (workflows.agent_nodes), not here."""
         self.budget_skips = 0
         self.halted_by: str | None = None
         self._reserved: dict[str, int] = {}
@@ -221,8 +225,10 @@ class NodeLedger:
         *,
         reused: bool = False,
         arguments: dict[str, JsonValue] | None = None,
+        agent_usage: TokenUsage | None = None,
     ) -> None:
-        """DONE with `call`'s result; `arguments` given keeps the result for later attempts."""
+        """DONE with `call`'s result; `arguments` given keeps the result for later attempts.
+        An agent node's `agent_usage` is its loop's, already charged to the budget."""
         self._settle(node_id, 1 if reused else call.attempt)
         outcome = self.outcomes[node_id]
         outcome.status = NodeStatus.DONE
@@ -240,6 +246,10 @@ class NodeLedger:
             self.usage = self.usage.plus(call.usage)
             self._budget.charge_tokens(call.usage.total_tokens, call.usage.cost_usd)
             tokens = call.usage.total_tokens
+        if agent_usage is not None:
+            outcome.usage = agent_usage
+            self.agent_usage = self.agent_usage.plus(agent_usage)
+            tokens = agent_usage.total_tokens
         self._dag.complete(node_id)
         timing = None if reused else call.timing
         self._trace.emit(
@@ -256,6 +266,26 @@ class NodeLedger:
             data={"attempts": outcome.attempts, "reused": reused, **_scheduling(timing, outcome)},
             at=timing.finished_at if timing else None,
         )
+
+    def agent_steps(self, node_id: str, steps: list[AgentStep]) -> None:
+        """The turns and calls of an agent node's loop, under the node in the trace."""
+        outcome = self.outcomes[node_id]
+        for step in steps:
+            turn = step.kind is StepKind.TURN
+            self._trace.emit(
+                TraceKind.AGENT_TURN if turn else TraceKind.AGENT_CALL,
+                role=AgentRole.AGENT,
+                tool_role=outcome.tool_role,
+                node_id=node_id,
+                tool=outcome.tool if turn else step.tool,
+                status="ok" if step.ok else "failed",
+                latency_ms=(step.finished_at - step.started_at).total_seconds() * 1000,
+                tokens=step.usage.total_tokens if step.usage else None,
+                cost_usd=step.usage.cost_usd if step.usage else None,
+                message=f"turn {step.turn}: {step.message}" if turn else step.message,
+                data={"turn": step.turn, "call_id": step.call_id, "attempts": step.attempts},
+                at=step.finished_at,
+            )
 
     def fail(
         self,

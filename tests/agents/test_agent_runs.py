@@ -1,0 +1,65 @@
+"""Agent nodes in real runs: each node's loop is a child workflow whose model turns and tool
+calls are activities of its own history, charged to the run's one budget."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.client import Client
+
+from harness.engine.agent_node import AgentResult, AgentStop
+from harness.engine.budget import BudgetLimits
+from harness.engine.run import RunPhase
+from harness.engine.trace import AgentRole, TraceKind
+from tests.agents.plans import one_agent, two_agents
+from tests.support import activity_timeline, execute_run, history_events, running_worker
+
+
+async def test_two_agent_nodes_run_their_loops_as_children_and_the_run_succeeds(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, two_agents())
+        child = await history_events(client, f"{result.run_id}-attempt-1-agent-scout")
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    nodes = {outcome.id: outcome for outcome in result.nodes}
+    scout = AgentResult.model_validate(nodes["scout"].result)
+    assert scout.stopped is AgentStop.ANSWERED
+    assert [(call.tool, call.ok) for call in scout.tool_calls] == [("delay", True), ("echo", True)]
+    assert scout.tool_calls[0].result == {"ms": 5, "value": "high tide at 06:10"}
+    assert "high tide at 06:10" in scout.answer
+    checker = AgentResult.model_validate(nodes["checker"].result)
+    assert checker.stopped is AgentStop.ANSWERED and checker.turns == 2
+    # the child's history holds its turns and calls, each an activity of its own
+    summaries = [summary for _, summary in activity_timeline(child)]
+    assert "scout agent turn 1" in summaries and "scout agent turn 2" in summaries
+    assert any(s.startswith("scout.t1.c1 delay(") for s in summaries)
+    # (echo, a cheap in-memory tool, ran as a local activity: a marker in that history)
+    # the run's trace shows the turns and calls under their nodes, and the agent's own usage
+    steps = [(e.kind, e.node_id, e.tool) for e in result.trace if e.role == AgentRole.AGENT]
+    assert (TraceKind.AGENT_CALL, "scout", "delay") in steps
+    assert (TraceKind.AGENT_TURN, "checker", "agent") in steps
+    assert result.usage_by_role["agent"].total_tokens > 0
+    assert result.counts.tool_calls == 3 + 1  # the agents' three calls and collect's
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [BudgetLimits(max_tool_calls=2), BudgetLimits(max_tokens=700)],
+    ids=["max_tool_calls", "max_tokens"],
+)
+async def test_a_spent_budget_stops_an_agent_loop_and_the_run_never_passes_its_limit(
+    client: Client, task_queue: str, limits: BudgetLimits
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, one_agent(limits))
+    scout = AgentResult.model_validate(next(n for n in result.nodes if n.id == "scout").result)
+    assert scout.stopped is AgentStop.BUDGET
+    assert "budget" in scout.answer
+    if limits.max_tool_calls is not None:  # collect has no call left: the run cannot finish
+        assert result.status is RunPhase.BUDGET_EXHAUSTED
+        assert result.counts.tool_calls == limits.max_tool_calls
+        assert sum(call.ok for call in scout.tool_calls) == limits.max_tool_calls
+    if limits.max_tokens is not None:  # a turn no longer fits; collect, no model call, runs
+        assert scout.turns == 1 and len(scout.tool_calls) == 3
+        assert result.usage_by_role["agent"].total_tokens <= limits.max_tokens
+        assert result.status is RunPhase.SUCCEEDED
