@@ -101,12 +101,15 @@ class Harness:
         planner_model: str | None = None,
         worker_model: str | None = None,
         judge_model: str | None = None,
+        agent_model: str | None = None,
         **options: Any,
     ) -> Run:
         """Start a run; `options` are RunRequest's fields (scenario, plan, session_id, limits,
         memory, provider, max_replans, ...), and the models per role those of `harness run`.
         Refused in one line when out of range."""
-        models = RunModels(planner=planner_model, worker=worker_model, judge=judge_model)
+        models = RunModels(
+            planner=planner_model, worker=worker_model, judge=judge_model, agent=agent_model
+        )
         try:
             request = RunRequest(goal=goal, models=models, **options)
         except ValidationError as error:

@@ -226,6 +226,7 @@ class ExecutionOptions(BaseModel):
             max_concurrency=request.max_concurrency,
             provider=request.provider,
             worker_model=request.models.worker,
+            agent_model=request.models.agent,
             faults=request.faults,
             approve_side_effects=request.approve_side_effects,
             wait_timeouts=request.wait_timeouts,

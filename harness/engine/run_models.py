@@ -1,6 +1,7 @@
 """The models a run asks for, per role, instead of its worker's: the planner plans, the worker
-writes inside tools, the judge gives the verdict. A role left unset uses the worker's model for
-it (HARNESS_PLANNER_MODEL, HARNESS_WORKER_MODEL, HARNESS_JUDGE_MODEL).
+writes inside tools, the judge gives the verdict, the agent takes agent nodes' tool-use turns. A
+role left unset uses the worker's model for it (HARNESS_PLANNER_MODEL, HARNESS_WORKER_MODEL,
+HARNESS_JUDGE_MODEL, HARNESS_AGENT_MODEL).
 
 Which models a provider serves is checked twice: here by family, before the run starts, when
 the run names its provider (a Claude model is not an OpenAI model), and by the worker, which
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 
 from pydantic import BaseModel, Field
+
+from harness.engine.compact import unless_none
 
 MAX_MODEL_CHARS = 100
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@-]*")
@@ -26,6 +29,11 @@ class RunModels(BaseModel):
     planner: str | None = Field(default=None, description="The model that plans this run.")
     worker: str | None = Field(default=None, description="The model tools write with.")
     judge: str | None = Field(default=None, description="The model that judges the report.")
+    agent: str | None = unless_none(
+        description="The model of the run's agent nodes (a node's own `model` argument wins)."
+    )
+    """Left out when unset, so a request that names no agent model is the one it was before
+    the role existed."""
 
     def named(self) -> dict[str, str]:
         """The roles given, with their models."""

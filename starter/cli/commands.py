@@ -76,7 +76,10 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
             plan=plan,
             provider=args.provider,
             models=RunModels(
-                planner=args.planner_model, worker=args.worker_model, judge=args.judge_model
+                planner=args.planner_model,
+                worker=args.worker_model,
+                judge=args.judge_model,
+                agent=args.agent_model,
             ),
             limits=limits,
             faults=args.fault,

@@ -114,6 +114,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
         ("planner", "plans"),
         ("worker", "writes inside tools"),
         ("judge", "judges"),
+        ("agent", "takes agent nodes' turns"),
     ):
         parser.add_argument(
             f"--{role}-model",

@@ -16,9 +16,11 @@ from harness.core.plan import Plan
 from harness.core.usage import TokenUsage
 from harness.engine.dag import NodeStatus
 from harness.engine.run import NodeOutcome
-from harness.engine.trace import TraceEvent, TraceKind
+from harness.engine.trace import AgentRole, TraceEvent, TraceKind
 
-ROLE_ORDER = ("planner", "worker", "critic")
+ROLE_ORDER: tuple[str, ...] = tuple(role.value for role in AgentRole)
+"""The run's roles (planner, worker, critic, agent) in the order charts and tables list them,
+before any other name usage or the trace may carry."""
 UNKNOWN_ROLE = "unknown"
 
 

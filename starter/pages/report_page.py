@@ -12,6 +12,7 @@ from html import escape
 
 from harness.core.usage import TokenUsage
 from harness.engine.run import AttemptRecord, NodeOutcome, RunResult, Verdict
+from starter.pages.chart_layout import ROLE_ORDER
 
 NODE_COLUMNS = (
     "id",
@@ -26,7 +27,6 @@ NODE_COLUMNS = (
 )
 """`tool ms` is the last attempt's own time (the trace's latency); `scheduled ms` the
 workflow's, from admission to settling, with queueing, retries and waits."""
-ROLE_ORDER = ("planner", "worker", "critic")
 
 
 def page_head(title: str) -> str:

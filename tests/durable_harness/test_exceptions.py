@@ -102,6 +102,14 @@ async def test_a_bad_start_request_is_invalid_input_before_anything_is_sent() ->
         await harness.start("Compare Paris and Tokyo", max_replans=-1)
 
 
+async def test_an_agent_model_the_provider_cannot_serve_is_invalid_input_naming_the_role() -> None:
+    harness = Harness(client=cast(Client, None), settings=Settings.from_env({}))
+    with pytest.raises(InvalidInput, match="agent_model: claude-sonnet-4-6 is a anthropic model"):
+        await harness.start(
+            "Compare Paris and Tokyo", provider="openai", agent_model="claude-sonnet-4-6"
+        )
+
+
 async def test_no_server_at_the_address_is_unavailable() -> None:
     with pytest.raises(Unavailable, match=f"cannot reach Temporal at {NOWHERE}"):
         await Harness.connect(address=NOWHERE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.llm import LLMProvider, ProviderError
+from activities.llm import LLMProvider, ProviderConfigError, ProviderError
 from activities.llm.pricing import PricingTable
 from harness.catalog.agent_turns import (
     AgentMessage,
@@ -209,6 +209,19 @@ async def test_a_runs_agent_model_answers_and_economy_falls_back_to_the_cheaper_
     economy = await provider.agent_turn(turn_request(model=agent, economy=True))
     assert [request.body["model"] for request in server.requests] == [agent, MODELS.worker]
     assert (named.model, economy.model) == (agent, MODELS.worker)
+
+
+async def test_an_agent_model_the_provider_cannot_serve_or_price_is_refused_before_any_call(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+    # the worker serves a run only models it can price, so that the run's cost budget holds
+    other = "gpt-4.1" if api.name == "anthropic" else "claude-sonnet-4-6"
+    with pytest.raises(ProviderConfigError, match=f"{other}"):
+        await agent_provider.agent_turn(turn_request(model=other))
+    unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
+    with pytest.raises(ProviderConfigError, match=f"add {unpriced} to .*HARNESS_PRICING_FILE"):
+        await agent_provider.agent_turn(turn_request(model=unpriced))
+    assert server.requests == []
 
 
 async def test_a_turn_cut_off_at_its_token_limit_is_the_text_it_had(

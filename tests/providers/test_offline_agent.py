@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from pydantic import JsonValue
 
-from activities.llm import ScriptedProvider
+from activities.llm import ProviderConfigError, ScriptedProvider
 from activities.llm.offline_agent import fill_arguments
 from activities.llm.scripted import FALLBACK_MODEL_NAME, MODEL_NAME
 from harness.catalog.agent_turns import (
@@ -210,3 +211,9 @@ async def test_a_turn_is_labelled_with_the_agent_model_and_estimated_usage() -> 
     )
     assert plain.usage.estimated and plain.usage.models == [MODEL_NAME]
     assert plain.usage.input_tokens > 0 and plain.usage.output_tokens > 0
+
+
+async def test_the_offline_provider_refuses_an_agent_model_outside_its_family() -> None:
+    request = turn_request([UserMessage(text=GOAL)], [METRICS], model="gpt-4.1")
+    with pytest.raises(ProviderConfigError, match=r"serves scripted-\* models, not gpt-4\.1"):
+        await ScriptedProvider().agent_turn(request)

@@ -358,6 +358,19 @@ def test_tokens_come_from_usage_by_role_in_planner_worker_critic_order() -> None
     ]
 
 
+def test_the_agent_role_is_listed_with_the_runs_roles_before_any_other_name() -> None:
+    usage = {
+        "FINAL_SYNTHESIS": TokenUsage(input_tokens=4),  # a name that is no role of the run
+        "agent": TokenUsage(input_tokens=3),
+        "critic": TokenUsage(input_tokens=2),
+        "planner": TokenUsage(input_tokens=1),
+    }
+
+    rows = tokens_by_role(usage, [])
+
+    assert [row.role for row in rows] == ["planner", "critic", "agent", "FINAL_SYNTHESIS"]
+
+
 def test_tokens_fall_back_to_trace_totals_by_role_without_usage_by_role() -> None:
     rows = tokens_by_role({}, four_node_trace())
 
