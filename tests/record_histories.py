@@ -1289,7 +1289,6 @@ def _check_checkout() -> None:
         )
 
 
-
 CASES = (
     *CASES,
     # 0.10: agent nodes: each one's loop is a child workflow (AgentLoop) of model turns and

@@ -32,7 +32,7 @@ class Workers:
         self,
         client: Client,
         task_queue: str,
-        service: PaymentService,
+        service: PaymentService | None,
         log: Path,
         environment: Mapping[str, str] | None = None,
     ):
@@ -49,7 +49,7 @@ class Workers:
             **temporal_environment(self._client),
             "HARNESS_TASK_QUEUE": self._task_queue,
             "HARNESS_LLM_PROVIDER": "scripted",
-            PAYMENTS_URL_VARIABLE: self._service.url,
+            **({PAYMENTS_URL_VARIABLE: self._service.url} if self._service else {}),
             **self._environment,
         }
         process = subprocess.Popen(
@@ -99,11 +99,12 @@ class Workers:
 async def workers(
     client: Client,
     task_queue: str,
-    service: PaymentService,
+    service: PaymentService | None,
     log: Path,
     environment: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Workers]:
-    """`environment`: more variables for each worker (the state directory, say)."""
+    """`environment`: more variables for each worker (the state directory, say); `service`:
+    the payment service the refunds tools call, if the test needs one."""
     pool = Workers(client, task_queue, service, log, environment)
     try:
         yield pool

@@ -14,7 +14,7 @@ from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.catalog.tools import ToolCatalog, ToolRole, ToolSpec
+from harness.catalog.tools import ToolCatalog, ToolCompletion, ToolRole, ToolSpec
 from harness.core.plan import ArgumentKind, PlanNode
 from harness.engine.argument_rules import argument_issues
 from harness.engine.validation_issues import IssueCode, ValidationIssue
@@ -109,6 +109,8 @@ def _tool_issue(node: PlanNode, catalog: ToolCatalog, name: str) -> ValidationIs
         reason = "an agent does not start agents; plan another agent node instead"
     elif tool.role is ToolRole.FINAL_SYNTHESIS:
         reason = "it writes the run's report, which only the plan's final node does"
+    elif (why := _held_reason(tool)) is not None:
+        reason = f"{why}, and an agent's loop does not open the run's waits yet: plan it as a node"
     else:
         return None
     return ValidationIssue(
@@ -116,6 +118,18 @@ def _tool_issue(node: PlanNode, catalog: ToolCatalog, name: str) -> ValidationIs
         node_id=node.id,
         message=f"an agent may not call '{name}': {reason}",
     )
+
+
+def _held_reason(tool: ToolSpec) -> str | None:
+    """Why a call of `tool` would be held on one of the run's waits (an approval, a native
+    wait, an async operation's result); None when it runs straight through."""
+    if tool.requires_approval or tool.side_effects:
+        return "it has side effects, which wait for an approval"
+    if tool.native_wait is not None:
+        return "it is a wait of the run's"
+    if tool.completion is not ToolCompletion.SYNC:
+        return "its result comes later, by a delivery to the run"
+    return None
 
 
 def _suggestion(name: str, catalog: ToolCatalog) -> str:
@@ -127,7 +141,11 @@ def _suggestion(name: str, catalog: ToolCatalog) -> str:
 
 
 def _agent_may_call(tool: ToolSpec) -> bool:
-    return tool.name != AGENT_TOOL and tool.role is not ToolRole.FINAL_SYNTHESIS
+    return (
+        tool.name != AGENT_TOOL
+        and tool.role is not ToolRole.FINAL_SYNTHESIS
+        and _held_reason(tool) is None
+    )
 
 
 class AgentStop(StrEnum):

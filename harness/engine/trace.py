@@ -55,7 +55,8 @@ class TraceEvent(BaseModel):
     kind: TraceKind
     attempt: int
     role: str | None = Field(
-        default=None, description="The agent role (planner, worker, critic) behind the event."
+        default=None,
+        description="The agent role (planner, worker, critic, agent) behind the event.",
     )
     tool_role: str | None = Field(
         default=None, description="A node event's tool role (DATA, FINAL_SYNTHESIS)."

@@ -32,8 +32,8 @@ def one_agent(limits: BudgetLimits) -> RunRequest:
     scout = node(
         "scout",
         "agent",
-        goal="Gather everything.\nms: 5\nvalue: kelp\ntarget: buoy-7",
-        tools=["delay", "echo", "side_effect"],
+        goal="Gather everything.\nms: 5\nvalue: kelp\ntopic: kelp forests",
+        tools=["delay", "echo", "write"],
         max_turns=6,
     )
     plan = synthetic_plan(scout, collect("end", ["scout"]))

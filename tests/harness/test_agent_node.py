@@ -129,6 +129,21 @@ def test_an_agent_may_not_list_a_final_synthesis_tool(final_tool: str) -> None:
     assert "report" in issue.message
 
 
+@pytest.mark.parametrize(
+    ("held_tool", "why"),
+    [
+        ("side_effect", "side effects"),
+        ("sleep", "a wait of the run's"),
+        ("start_job", "its result comes later"),
+    ],
+)
+def test_an_agent_may_not_list_a_tool_whose_call_waits_on_the_run(held_tool: str, why: str) -> None:
+    issue = only(check(scout(goal="look", tools=[held_tool])), IssueCode.AGENT_TOOL_REFUSED)
+
+    assert f"may not call '{held_tool}'" in issue.message and why in issue.message
+    assert "plan it as a node" in issue.message
+
+
 def test_tools_bound_one_name_at_a_time_are_each_checked() -> None:
     agent = scout(lit("tools", "delay"), lit("tools", "delya"), goal="look")
 
