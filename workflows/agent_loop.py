@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
@@ -29,19 +29,26 @@ from harness.catalog.agent_turns import (
     ToolResultMessage,
 )
 from harness.catalog.tools import ToolSpec
+from harness.core.errors import ErrorClass, classify
 from harness.engine.agent_allowance import AgentAllowance
 from harness.engine.agent_conversation import fit_conversation, opening_message
 from harness.engine.agent_loop import (
     AGENT_SYSTEM,
+    ASK_USER,
     CONTEXT_TOKENS,
     MIN_TURN_OUTPUT_TOKENS,
     TURNS_PER_RUN,
+    WAIT_TOOLS,
     AgentLoopRequest,
     AgentLoopResult,
     AgentLoopState,
     AgentStep,
+    AgentWaitAnswer,
+    AgentWaitAsk,
     AllowanceAnswer,
     AllowanceAsk,
+    AskUserArgs,
+    RequestApprovalArgs,
     StepKind,
     best_answer,
     call_node_id,
@@ -56,8 +63,11 @@ from harness.engine.contracts import (
     AGENT_ALLOWANCE_ASK_SIGNAL,
     AGENT_LOOP_WORKFLOW,
     AGENT_TURN_ACTIVITY,
+    AGENT_WAIT_ANSWER_SIGNAL,
+    AGENT_WAIT_ASK_SIGNAL,
 )
 from harness.engine.messages import ToolCallRequest
+from harness.waits.wait_book import WaitKind, WaitStatus
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT, PLAN_RETRY, PLAN_TIMEOUT
@@ -72,11 +82,17 @@ model, asked again for each turn after."""
 class AgentLoopWorkflow:
     def __init__(self) -> None:
         self._answers: dict[int, AllowanceAnswer] = {}
+        self._waits: dict[int, AgentWaitAnswer] = {}
 
     @workflow.signal(name=AGENT_ALLOWANCE_ANSWER_SIGNAL)
     def allowance_answer(self, answer: AllowanceAnswer) -> None:
         """The run's answer to an ask (kept until the loop reads it)."""
         self._answers[answer.ask_id] = answer
+
+    @workflow.signal(name=AGENT_WAIT_ANSWER_SIGNAL)
+    def wait_answer(self, answer: AgentWaitAnswer) -> None:
+        """How a wait the loop asked the run to open ended (kept until the loop reads it)."""
+        self._waits[answer.ask_id] = answer
 
     @workflow.run
     async def run(self, request: AgentLoopRequest) -> AgentLoopResult:
@@ -93,13 +109,26 @@ class AgentLoopWorkflow:
         )
         stopped = await self._loop()
         state = self._state
+        if state.fatal is not None:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            # the node fails as a node whose tool failed so would: the run halts on it
+            raise ApplicationError(
+                f"a call of the agent failed fatally: {state.fatal}",
+                self._result(stopped).model_dump(mode="json"),
+                type=state.fatal_code,
+                non_retryable=True,
+            )
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._result(stopped)
+
+    def _result(self, stopped: AgentStop) -> AgentLoopResult:
+        state = self._state
         answer = state.final_answer
         if answer is None:
             answer = best_answer(state.messages, stopped, state.turns)
         result = AgentResult(
             answer=answer, turns=state.turns, tool_calls=state.tool_calls, stopped=stopped
         )
-        await workflow.wait_condition(workflow.all_handlers_finished)
         return AgentLoopResult(
             result=result,
             usage=state.usage,
@@ -111,6 +140,8 @@ class AgentLoopWorkflow:
         state = self._state
         turns_here = 0
         while state.final_answer is None:
+            if state.fatal is not None:
+                return AgentStop.MAX_TURNS  # not reported as such: the loop fails (see run)
             if state.stopped is not None:
                 return state.stopped
             if state.turns >= min(self._turns_allowed, self._request.arguments.max_turns):
@@ -230,7 +261,7 @@ class AgentLoopWorkflow:
         """The attempts reserved for `call` (0: it is not made), asking the run for more calls
         when the allowance has none left."""
         spec = self._specs.get(call.tool)
-        if spec is None:
+        if spec is None:  # a wait of the loop's own, or a tool not offered: no call is made
             return 0
         wanted = spec.attempts_per_call()
         allowance, granted = self._state.allowance.reserve_tool_call(wanted)
@@ -246,8 +277,10 @@ class AgentLoopWorkflow:
     ) -> tuple[ToolResultMessage, int]:
         """One call as its own activity: the message the model reads, and the attempts made."""
         spec = self._specs.get(call.tool)
+        if spec is None and call.tool in WAIT_TOOLS:
+            return await self._wait(index, call), 0
         if spec is None:
-            offered = ", ".join(self._specs)
+            offered = ", ".join(tool.name for tool in self._offered)
             return self._refused(call, f"'{call.tool}' is not offered; the tools are {offered}")
         if attempts == 0:
             return self._refused(call, "not made: the tool-call budget is spent")
@@ -267,6 +300,9 @@ class AgentLoopWorkflow:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, attempts)
             text = f"{failure.code.value}: {failure.message}"
+            if classify(failure.code) is ErrorClass.FATAL and self._state.fatal is None:
+                self._state.fatal = f"{node_id} {call.tool}: {text}"
+                self._state.fatal_code = failure.code.value
             self._step(turn, node_id, call.tool, started, ok=False, attempts=failure.attempts)
             return self._refused(call, text)[0], failure.attempts
         self._step(turn, node_id, call.tool, started, ok=True, attempts=result.attempt)
@@ -319,6 +355,38 @@ class AgentLoopWorkflow:
             )
         )
 
+    # -- the loop's own waits, which the run opens ----------------------------------------
+
+    async def _wait(self, index: int, call: ToolCall) -> ToolResultMessage:
+        """`ask_user` or `request_approval`: the run opens the wait (it owns every wait) and
+        says how it ended; the model reads the answer, the approval, or why there is none."""
+        turn = self._state.turns
+        node_id = call_node_id(self._request.node_id, turn, index)
+        started = workflow.now()
+        try:
+            kind, prompt = _wait_of(call)
+        except ValidationError as error:
+            problem = "; ".join(str(e["msg"]) for e in error.errors())
+            return self._refused(call, f"INVALID_ARGUMENT: {problem}")[0]
+        state = self._state
+        state.asks += 1
+        ask = AgentWaitAsk(
+            node_id=self._request.node_id,
+            ask_id=state.asks,
+            call_id=node_id,
+            kind=kind,
+            prompt=prompt,
+        )
+        run = workflow.get_external_workflow_handle(self._request.run_id)
+        await run.signal(AGENT_WAIT_ASK_SIGNAL, ask)
+        await workflow.wait_condition(lambda: ask.ask_id in self._waits)
+        answer = self._waits.pop(ask.ask_id)
+        ok, result, why = _wait_outcome(kind, answer)
+        self._step(turn, node_id, call.tool, started, ok=ok, attempts=0)
+        if not ok:
+            return self._refused(call, why)[0]
+        return ToolResultMessage(call_id=call.id, tool=call.tool, ok=True, result=result)
+
     # -- asking the run for more -----------------------------------------------------------
 
     async def _ask(self, wanted: BudgetLimits) -> bool:
@@ -342,6 +410,26 @@ class AgentLoopWorkflow:
             return False
         state.allowance = state.allowance.with_grant(answer.granted)
         return True
+
+
+def _wait_of(call: ToolCall) -> tuple[WaitKind, str]:
+    """The wait a call of the loop's own tools asks for, and its prompt (ValidationError:
+    arguments the model got wrong)."""
+    if call.tool == ASK_USER:
+        return WaitKind.USER_INPUT, AskUserArgs.model_validate(call.arguments).question
+    approval = RequestApprovalArgs.model_validate(call.arguments)
+    return WaitKind.APPROVAL, f"approve {approval.action}? reason: {approval.reason}"
+
+
+def _wait_outcome(kind: WaitKind, answer: AgentWaitAnswer) -> tuple[bool, JsonValue, str]:
+    """What the model is told: ok and a result, or the error that says why not."""
+    if kind is WaitKind.APPROVAL:
+        if answer.refusal is None:
+            return True, {"approved": True, "wait": answer.wait_id}, ""
+        return False, None, f"POLICY_VIOLATION: not approved ({answer.refusal})"
+    if answer.status is WaitStatus.DELIVERED:
+        return True, {"answer": answer.payload, "wait": answer.wait_id}, ""
+    return False, None, f"no answer: wait {answer.wait_id} {answer.status.value.lower()}"
 
 
 def _tokens_left(allowance: AgentAllowance) -> int:

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio import workflow
-from temporalio.exceptions import CancelledError, ChildWorkflowError
+from temporalio.exceptions import (
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    FailureError,
+)
 
 from harness.core.errors import ErrorCode, parse_error_code
 from harness.core.usage import TokenUsage
@@ -23,16 +28,26 @@ from harness.engine.agent_allowance import AgentAllowance, affordable_grant, tur
 from harness.engine.agent_loop import (
     AgentLoopRequest,
     AgentLoopResult,
+    AgentWaitAnswer,
+    AgentWaitAsk,
     AllowanceAnswer,
     AllowanceAsk,
     best_answer,
 )
 from harness.engine.agent_node import AGENT_TOOL, AgentArguments, AgentResult, AgentStop
 from harness.engine.budget import CONSERVE_AT, Budget, BudgetLimits, BudgetUsage
-from harness.engine.contracts import AGENT_ALLOWANCE_ANSWER_SIGNAL, AGENT_LOOP_WORKFLOW
+from harness.engine.contracts import (
+    AGENT_ALLOWANCE_ANSWER_SIGNAL,
+    AGENT_LOOP_WORKFLOW,
+    AGENT_WAIT_ANSWER_SIGNAL,
+)
+from harness.engine.dag import NodeStatus
 from harness.engine.messages import ToolCallResult
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
+from harness.waits.approval_cover import approval_refusal
+from harness.waits.wait_book import WaitKind
+from workflows.wait_desk import WaitDesk
 
 SUMMARY_GOAL_CHARS = 80
 
@@ -51,7 +66,10 @@ class _Agent:
 class AgentNodes:
     """The agent nodes of one plan attempt."""
 
-    def __init__(self, ledger: NodeLedger, budget: Budget, options: ExecutionOptions) -> None:
+    def __init__(
+        self, ledger: NodeLedger, budget: Budget, options: ExecutionOptions, desk: WaitDesk
+    ) -> None:
+        self._desk = desk
         self._ledger = ledger
         self._budget = budget
         self._options = options
@@ -100,12 +118,19 @@ class AgentNodes:
                 static_summary=f"{node_id} agent: {_short(agent_arguments.goal)}",
             )
         except ChildWorkflowError as error:
-            self._release(node_id)
             if isinstance(error.cause, CancelledError):
+                self._release(node_id)
                 raise
-            code = parse_error_code(getattr(error.cause, "type", None))
-            message = str(error.cause or error)
-            ledger.fail(node_id, arguments, code, f"the agent's loop failed: {message}", 1)
+            cause = error.cause
+            code = parse_error_code(getattr(cause, "type", None))
+            ended = _loop_result(cause)
+            if ended is not None:  # a call failed FATAL: charge what the loop did, then fail
+                self._charge(node_id, ended.usage, ended.tool_calls_made)
+                ledger.agent_steps(node_id, ended.steps)
+                ledger.agent_usage = ledger.agent_usage.plus(ended.usage)
+            self._release(node_id)
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+            ledger.fail(node_id, arguments, code, message, 1)
             return
         self._charge(node_id, result.usage, result.tool_calls_made)
         self._release(node_id)
@@ -136,8 +161,45 @@ class AgentNodes:
             granted=granted,
             turns_allowed=turns_allowed(agent.max_turns, self._budget.degradation()),
         )
+        await self._tell(agent, AGENT_ALLOWANCE_ANSWER_SIGNAL, answer)
+
+    async def wait(self, ask: AgentWaitAsk) -> None:
+        """An agent's model called `ask_user` or `request_approval`: the run opens the wait, as
+        its own (so `harness waits`, `answer` and `approve` work on it), holds the node on it,
+        and tells the agent how it ended. An ask for no running agent is ignored."""
+        agent = self._agents.get(ask.node_id)
+        if agent is None:
+            return
+        timeouts = self._options.wait_timeouts
+        approval = ask.kind is WaitKind.APPROVAL
+        self._ledger.hold(ask.node_id, NodeStatus.WAITING)
+        wait = self._desk.open(
+            f"{'approve' if approval else 'ask'}-{ask.call_id}",
+            WaitKind.APPROVAL if approval else WaitKind.USER_INPUT,
+            ask.prompt,
+            timeouts.approval if approval else timeouts.user_input,
+            node_id=ask.node_id,
+        )
+        await self._desk.until_settled(wait)
+        if self._ledger.is_unsettled(ask.node_id):
+            self._ledger.hold(ask.node_id, NodeStatus.RUNNING)
+        answer = AgentWaitAnswer(
+            ask_id=ask.ask_id,
+            wait_id=wait.id,
+            status=wait.status,
+            payload=wait.payload,
+            refusal=approval_refusal(wait) if approval else None,
+        )
+        await self._tell(agent, AGENT_WAIT_ANSWER_SIGNAL, answer)
+
+    async def _tell(self, agent: _Agent, signal: str, answer: BaseModel) -> None:
+        """Signal the agent's loop; one that has ended meanwhile (cancelled with the run) is
+        past hearing, which is no failure of the run's."""
         child = workflow.get_external_workflow_handle(agent.child_id)
-        await child.signal(AGENT_ALLOWANCE_ANSWER_SIGNAL, answer)
+        try:
+            await child.signal(signal, answer)
+        except FailureError as error:
+            workflow.logger.warning("agent %s not told: %s", agent.child_id, error)
 
     # -- the budget ------------------------------------------------------------------------
 
@@ -257,6 +319,16 @@ class AgentNodes:
 
 def _added(limits: BudgetLimits, more: BudgetLimits) -> BudgetLimits:
     return AgentAllowance(limits=limits).with_grant(more).limits
+
+
+def _loop_result(cause: BaseException | None) -> AgentLoopResult | None:
+    """What a loop that failed on a FATAL call had done, as its failure carries it."""
+    if not isinstance(cause, ApplicationError) or not cause.details:
+        return None
+    try:
+        return AgentLoopResult.model_validate(cause.details[0])
+    except ValidationError:
+        return None
 
 
 def _short(text: str) -> str:

@@ -15,10 +15,11 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from harness.engine.agent_loop import AllowanceAsk
+from harness.engine.agent_loop import AgentWaitAsk, AllowanceAsk
 from harness.engine.budget import Budget
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ASK_SIGNAL,
+    AGENT_WAIT_ASK_SIGNAL,
     ANSWER_UPDATE,
     APPROVE_UPDATE,
     DELIVER_UPDATE,
@@ -205,6 +206,16 @@ class AgentRunWorkflow:
         scheduler = self._ctx.scheduler
         if scheduler is not None:
             await scheduler.agents.ask(ask)
+
+    @workflow.signal(
+        name=AGENT_WAIT_ASK_SIGNAL,
+        description="Sent by an agent node's loop: its model called ask_user or "
+        "request_approval; the run opens the wait and tells the loop how it ended.",
+    )
+    async def agent_wait_ask(self, ask: AgentWaitAsk) -> None:
+        scheduler = self._ctx.scheduler
+        if scheduler is not None:
+            await scheduler.agents.wait(ask)
 
     def _cancel(self, request: CancelRequest) -> None:
         unsigned = self._intake.unsigned(request, None)

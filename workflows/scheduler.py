@@ -52,7 +52,7 @@ class Scheduler:
         self._options = options
         self._reusable = reusable
         self._held = HeldNodes(ledger, desk, options, self._calls_returned)
-        self.agents = AgentNodes(ledger, budget, options)
+        self.agents = AgentNodes(ledger, budget, options, desk)
         self._runner = NodeRunner(ledger, self._held, options, lambda: self.stopping, self.agents)
         self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
         self._batches = Batches(ledger, options, self._runner, self)

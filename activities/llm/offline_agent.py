@@ -5,7 +5,7 @@ Each turn it reads the conversation and
    tools are offered: a tool not called yet, or one whose only call failed (a failed call is
    tried once more, never a third time);
 2. when no tool is due, answers with one line per tool: its result, its error, or why it was
-   not called.
+   not called (the loop's own `ask_user` and `request_approval` only when they were called).
 
 Arguments are filled by one rule, for each property of the tool's argument schema:
 - a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it (the first such line):
@@ -35,6 +35,7 @@ from harness.catalog.agent_turns import (
     TurnStop,
     UserMessage,
 )
+from harness.engine.agent_loop import WAIT_TOOLS
 
 MAX_CALLS_PER_TOOL = 2
 """A tool's first call and, when it failed, one more."""
@@ -135,6 +136,8 @@ def _answer(
     for tool in request.tools:
         outcomes = history.get(tool.name, [])
         last = outcomes[-1] if outcomes else None
+        if last is None and tool.name in WAIT_TOOLS:
+            continue  # the loop's own waits, offered to every agent: not asked for here
         if last is None:
             lines.append(f"- {tool.name}: not called (a required argument has no value)")
         elif last.ok:

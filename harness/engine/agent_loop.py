@@ -16,7 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
@@ -32,6 +32,7 @@ from harness.engine.agent_node import AgentArguments, AgentResult, AgentStop, Ag
 from harness.engine.budget import BudgetLimits, BudgetUsage
 from harness.engine.faults import FaultSpec
 from harness.governance.work import TaskBinding
+from harness.waits.wait_book import WaitKind, WaitStatus
 
 TURNS_PER_RUN: Final = 10
 """Turns one child workflow takes before it continues as new with its state: each turn and its
@@ -103,6 +104,10 @@ class AgentLoopState(BaseModel):
     stopped: AgentStop | None = Field(
         default=None, description="Set when a turn's calls found the allowance spent."
     )
+    fatal: str | None = Field(
+        default=None, description="A call that failed FATAL: the loop ends, and its node fails."
+    )
+    fatal_code: str | None = None
 
 
 class AgentLoopResult(BaseModel):
@@ -133,6 +138,55 @@ class AllowanceAnswer(BaseModel):
     )
 
 
+class AskUserArgs(BaseModel):
+    question: str = Field(min_length=1, description="What to ask the person running the run.")
+
+
+class RequestApprovalArgs(BaseModel):
+    action: str = Field(min_length=1, description="What the agent wants to do.")
+    reason: str = Field(min_length=1, description="Why it wants to do it.")
+
+
+ASK_USER: Final = "ask_user"
+REQUEST_APPROVAL: Final = "request_approval"
+WAIT_TOOLS: Final = {
+    ASK_USER: ToolSpec.from_model(
+        ASK_USER,
+        "Ask the person running this run a question and wait for the answer (use it when the "
+        "goal cannot be reached without something only they know).",
+        AskUserArgs,
+    ),
+    REQUEST_APPROVAL: ToolSpec.from_model(
+        REQUEST_APPROVAL,
+        "Ask a person to approve an action before you take it, saying why; wait for the "
+        "decision (approved, or rejected with their reason).",
+        RequestApprovalArgs,
+    ),
+}
+"""The loop's own tools, offered in every turn beside the node's: each opens one of the run's
+waits (the run owns every wait: `harness waits`, `answer` and `approve` work on them)."""
+
+
+class AgentWaitAsk(BaseModel):
+    """The child asks the run to open a wait for a call of its model, and to answer it."""
+
+    node_id: str
+    ask_id: int = Field(ge=1)
+    call_id: str = Field(description="The call's node id in the child: names the wait.")
+    kind: WaitKind
+    prompt: str
+
+
+class AgentWaitAnswer(BaseModel):
+    """How the wait ended: delivered (with its payload) or not; an approval's refusal."""
+
+    ask_id: int
+    wait_id: str
+    status: WaitStatus
+    payload: JsonValue = None
+    refusal: str | None = Field(default=None, description="An approval that was not given.")
+
+
 def call_node_id(node_id: str, turn: int, index: int) -> str:
     """The id of the `index`-th call of `turn` of agent node `node_id`: unique in the run and
     the same on every attempt, so a tool's idempotency key (run id and node id) makes a side
@@ -141,7 +195,10 @@ def call_node_id(node_id: str, turn: int, index: int) -> str:
 
 
 def offered_tools(specs: list[ToolSpec]) -> list[OfferedTool]:
-    return [OfferedTool.of(spec) for spec in specs]
+    """The node's tools, then the loop's own wait tools (a node's tool of the same name wins)."""
+    names = {spec.name for spec in specs}
+    own = [spec for name, spec in WAIT_TOOLS.items() if name not in names]
+    return [OfferedTool.of(spec) for spec in [*specs, *own]]
 
 
 def turn_need(messages: list[AgentMessage], tools: list[OfferedTool], output_tokens: int) -> int:
