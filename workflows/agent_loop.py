@@ -15,11 +15,10 @@ as new with its state (`AgentLoopState`), so a long loop never nears the history
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
@@ -28,13 +27,9 @@ from harness.catalog.agent_turns import (
     ToolCall,
     ToolResultMessage,
 )
-from harness.catalog.tools import ToolSpec
-from harness.core.errors import ErrorClass, classify
-from harness.engine.agent_allowance import AgentAllowance
 from harness.engine.agent_conversation import fit_conversation, opening_message
 from harness.engine.agent_loop import (
     AGENT_SYSTEM,
-    ASK_USER,
     CONTEXT_TOKENS,
     MIN_TURN_OUTPUT_TOKENS,
     TURNS_PER_RUN,
@@ -44,34 +39,30 @@ from harness.engine.agent_loop import (
     AgentLoopState,
     AgentStep,
     AgentWaitAnswer,
-    AgentWaitAsk,
     AllowanceAnswer,
-    AllowanceAsk,
-    AskUserArgs,
-    RequestApprovalArgs,
     StepKind,
     best_answer,
     call_node_id,
+    cost_spent,
     offered_tools,
     output_allowed,
+    tokens_left,
     turn_need,
+    wait_of,
+    wait_outcome,
 )
 from harness.engine.agent_node import AgentResult, AgentStop, AgentToolCall
 from harness.engine.budget import BudgetLimits
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ANSWER_SIGNAL,
-    AGENT_ALLOWANCE_ASK_SIGNAL,
     AGENT_LOOP_WORKFLOW,
     AGENT_TURN_ACTIVITY,
     AGENT_WAIT_ANSWER_SIGNAL,
-    AGENT_WAIT_ASK_SIGNAL,
 )
-from harness.engine.messages import ToolCallRequest
-from harness.waits.wait_book import WaitKind, WaitStatus
-from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT, PLAN_RETRY, PLAN_TIMEOUT
-from workflows.activity_calls.tools import policy_retry, run_tool_call, tool_call_summary
+from workflows.agent_asks import RunAsks
+from workflows.agent_calls import call_step, make_call
 
 COST_ASK_USD = 0.01
 """What the loop asks the run for when its cost allowance is spent: a turn's worth of a small
@@ -80,19 +71,19 @@ model, asked again for each turn after."""
 
 @workflow.defn(name=AGENT_LOOP_WORKFLOW)
 class AgentLoopWorkflow:
-    def __init__(self) -> None:
-        self._answers: dict[int, AllowanceAnswer] = {}
-        self._waits: dict[int, AgentWaitAnswer] = {}
+    @workflow.init
+    def __init__(self, request: AgentLoopRequest) -> None:
+        self._asks = RunAsks(request.run_id, request.node_id)
 
     @workflow.signal(name=AGENT_ALLOWANCE_ANSWER_SIGNAL)
     def allowance_answer(self, answer: AllowanceAnswer) -> None:
-        """The run's answer to an ask (kept until the loop reads it)."""
-        self._answers[answer.ask_id] = answer
+        """The run's answer to an ask for more (kept until the loop reads it)."""
+        self._asks.allowance_answered(answer)
 
     @workflow.signal(name=AGENT_WAIT_ANSWER_SIGNAL)
     def wait_answer(self, answer: AgentWaitAnswer) -> None:
         """How a wait the loop asked the run to open ended (kept until the loop reads it)."""
-        self._waits[answer.ask_id] = answer
+        self._asks.wait_answered(answer)
 
     @workflow.run
     async def run(self, request: AgentLoopRequest) -> AgentLoopResult:
@@ -219,16 +210,16 @@ class AgentLoopWorkflow:
         turn, and a small step of cost."""
         allowance = self._state.allowance
         if output_allowed(allowance, prompt) < MIN_TURN_OUTPUT_TOKENS:
-            short = prompt + DEFAULT_TURN_OUTPUT_TOKENS - _tokens_left(allowance)
+            short = prompt + DEFAULT_TURN_OUTPUT_TOKENS - tokens_left(allowance)
             if not await self._ask(BudgetLimits(max_tokens=max(short, 1))):
                 return False
             if output_allowed(self._state.allowance, prompt) < MIN_TURN_OUTPUT_TOKENS:
                 return False
-        if _cost_spent(self._state.allowance) and not await self._ask(
+        if cost_spent(self._state.allowance) and not await self._ask(
             BudgetLimits(max_cost_usd=COST_ASK_USD)
         ):
             return False
-        return not _cost_spent(self._state.allowance)
+        return not cost_spent(self._state.allowance)
 
     # -- the calls of a turn ---------------------------------------------------------------
 
@@ -284,76 +275,17 @@ class AgentLoopWorkflow:
             return self._refused(call, f"'{call.tool}' is not offered; the tools are {offered}")
         if attempts == 0:
             return self._refused(call, "not made: the tool-call budget is spent")
-        turn = self._state.turns
-        node_id = call_node_id(self._request.node_id, turn, index)
-        started = workflow.now()
-        try:
-            result = await run_tool_call(
-                self._tool_request(node_id, spec, call.arguments),
-                local=spec.local,
-                retry=policy_retry(spec.call_policy(attempts)),
-                uses_llm=spec.uses_llm,
-                summary=tool_call_summary(node_id, call.tool, call.arguments),
-                policy=spec.call_policy(attempts),
-            )
-        except ActivityError as error:
-            raise_if_cancelled(error)
-            failure = ActivityFailure(error, attempts)
-            text = f"{failure.code.value}: {failure.message}"
-            if classify(failure.code) is ErrorClass.FATAL and self._state.fatal is None:
-                self._state.fatal = f"{node_id} {call.tool}: {text}"
-                self._state.fatal_code = failure.code.value
-            self._step(turn, node_id, call.tool, started, ok=False, attempts=failure.attempts)
-            return self._refused(call, text)[0], failure.attempts
-        self._step(turn, node_id, call.tool, started, ok=True, attempts=result.attempt)
-        message = ToolResultMessage(call_id=call.id, tool=call.tool, ok=True, result=result.result)
-        return message, result.attempt
-
-    def _tool_request(
-        self, node_id: str, spec: ToolSpec, arguments: dict[str, JsonValue]
-    ) -> ToolCallRequest:
-        request = self._request
-        fault = next((f for f in request.faults if f.matches(spec.name, arguments)), None)
-        return ToolCallRequest(
-            run_id=request.run_id,
-            scenario=request.scenario,
-            node_id=node_id,
-            tool=spec.name,
-            arguments=arguments,
-            provider=request.provider,
-            fault=fault,
-            task=request.task,
-            plan_attempt=request.plan_attempt if request.task else None,
-            economy=spec.uses_llm and request.economy,
-            mcp=spec.mcp,
-        )
+        state = self._state
+        outcome = await make_call(self._request, spec, call, state.turns, index, attempts)
+        state.steps.append(outcome.step)
+        if outcome.fatal is not None and state.fatal is None:
+            state.fatal = f"{outcome.step.call_id} {call.tool}: {outcome.message.error}"
+            state.fatal_code = outcome.fatal.value
+        return outcome.message, outcome.attempts
 
     @staticmethod
     def _refused(call: ToolCall, error: str) -> tuple[ToolResultMessage, int]:
         return ToolResultMessage(call_id=call.id, tool=call.tool, ok=False, error=error), 0
-
-    def _step(
-        self,
-        turn: int,
-        node_id: str,
-        tool: str,
-        started: datetime,
-        *,
-        ok: bool,
-        attempts: int,
-    ) -> None:
-        self._state.steps.append(
-            AgentStep(
-                kind=StepKind.CALL,
-                turn=turn,
-                started_at=started,
-                finished_at=workflow.now(),
-                call_id=node_id,
-                tool=tool,
-                ok=ok,
-                attempts=attempts,
-            )
-        )
 
     # -- the loop's own waits, which the run opens ----------------------------------------
 
@@ -364,25 +296,14 @@ class AgentLoopWorkflow:
         node_id = call_node_id(self._request.node_id, turn, index)
         started = workflow.now()
         try:
-            kind, prompt = _wait_of(call)
+            kind, prompt = wait_of(call)
         except ValidationError as error:
             problem = "; ".join(str(e["msg"]) for e in error.errors())
             return self._refused(call, f"INVALID_ARGUMENT: {problem}")[0]
-        state = self._state
-        state.asks += 1
-        ask = AgentWaitAsk(
-            node_id=self._request.node_id,
-            ask_id=state.asks,
-            call_id=node_id,
-            kind=kind,
-            prompt=prompt,
-        )
-        run = workflow.get_external_workflow_handle(self._request.run_id)
-        await run.signal(AGENT_WAIT_ASK_SIGNAL, ask)
-        await workflow.wait_condition(lambda: ask.ask_id in self._waits)
-        answer = self._waits.pop(ask.ask_id)
-        ok, result, why = _wait_outcome(kind, answer)
-        self._step(turn, node_id, call.tool, started, ok=ok, attempts=0)
+        self._state.asks += 1
+        answer = await self._asks.wait(self._state.asks, node_id, kind, prompt)
+        ok, result, why = wait_outcome(kind, answer)
+        self._state.steps.append(call_step(turn, node_id, call.tool, started, ok=ok, attempts=0))
         if not ok:
             return self._refused(call, why)[0]
         return ToolResultMessage(call_id=call.id, tool=call.tool, ok=True, result=result)
@@ -394,49 +315,10 @@ class AgentLoopWorkflow:
         has nothing to give."""
         state = self._state
         state.asks += 1
-        ask = AllowanceAsk(
-            node_id=self._request.node_id,
-            ask_id=state.asks,
-            wanted=wanted,
-            spent=state.allowance.usage,
-        )
-        run = workflow.get_external_workflow_handle(self._request.run_id)
-        await run.signal(AGENT_ALLOWANCE_ASK_SIGNAL, ask)
-        await workflow.wait_condition(lambda: ask.ask_id in self._answers)
-        answer = self._answers.pop(ask.ask_id)
+        answer = await self._asks.more(state.asks, wanted, state.allowance.usage)
         if answer.turns_allowed is not None:
             self._turns_allowed = answer.turns_allowed
         if answer.granted is None:
             return False
         state.allowance = state.allowance.with_grant(answer.granted)
         return True
-
-
-def _wait_of(call: ToolCall) -> tuple[WaitKind, str]:
-    """The wait a call of the loop's own tools asks for, and its prompt (ValidationError:
-    arguments the model got wrong)."""
-    if call.tool == ASK_USER:
-        return WaitKind.USER_INPUT, AskUserArgs.model_validate(call.arguments).question
-    approval = RequestApprovalArgs.model_validate(call.arguments)
-    return WaitKind.APPROVAL, f"approve {approval.action}? reason: {approval.reason}"
-
-
-def _wait_outcome(kind: WaitKind, answer: AgentWaitAnswer) -> tuple[bool, JsonValue, str]:
-    """What the model is told: ok and a result, or the error that says why not."""
-    if kind is WaitKind.APPROVAL:
-        if answer.refusal is None:
-            return True, {"approved": True, "wait": answer.wait_id}, ""
-        return False, None, f"POLICY_VIOLATION: not approved ({answer.refusal})"
-    if answer.status is WaitStatus.DELIVERED:
-        return True, {"answer": answer.payload, "wait": answer.wait_id}, ""
-    return False, None, f"no answer: wait {answer.wait_id} {answer.status.value.lower()}"
-
-
-def _tokens_left(allowance: AgentAllowance) -> int:
-    limit = allowance.limits.max_tokens
-    return 0 if limit is None else max(limit - allowance.usage.tokens, 0)
-
-
-def _cost_spent(allowance: AgentAllowance) -> bool:
-    limit = allowance.limits.max_cost_usd
-    return limit is not None and allowance.usage.cost_usd >= limit

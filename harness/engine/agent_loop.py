@@ -23,6 +23,7 @@ from harness.catalog.agent_turns import (
     AgentMessage,
     AssistantMessage,
     OfferedTool,
+    ToolCall,
 )
 from harness.catalog.tools import ToolSpec
 from harness.core.usage import TokenUsage, estimate_tokens
@@ -233,6 +234,38 @@ def best_answer(messages: list[AgentMessage], stopped: AgentStop, turns: int) ->
         else f"stopped after {turns} turn(s), its most, without a final answer"
     )
     return f"{said[-1]}\n\n({why})" if said else f"({why})"
+
+
+def wait_of(call: ToolCall) -> tuple[WaitKind, str]:
+    """The wait a call of the loop's own tools asks for, and its prompt (ValidationError:
+    arguments the model got wrong)."""
+    if call.tool == ASK_USER:
+        return WaitKind.USER_INPUT, AskUserArgs.model_validate(call.arguments).question
+    approval = RequestApprovalArgs.model_validate(call.arguments)
+    return WaitKind.APPROVAL, f"approve {approval.action}? reason: {approval.reason}"
+
+
+def wait_outcome(kind: WaitKind, answer: AgentWaitAnswer) -> tuple[bool, JsonValue, str]:
+    """What the model is told: ok and a result, or the error that says why not."""
+    if kind is WaitKind.APPROVAL:
+        if answer.refusal is None:
+            return True, {"approved": True, "wait": answer.wait_id}, ""
+        return False, None, f"POLICY_VIOLATION: not approved ({answer.refusal})"
+    if answer.status is WaitStatus.DELIVERED:
+        return True, {"answer": answer.payload, "wait": answer.wait_id}, ""
+    return False, None, f"no answer: wait {answer.wait_id} {answer.status.value.lower()}"
+
+
+def tokens_left(allowance: AgentAllowance) -> int:
+    """The tokens the allowance has left (0 when it does not limit them: nothing to ask)."""
+    limit = allowance.limits.max_tokens
+    return 0 if limit is None else max(limit - allowance.usage.tokens, 0)
+
+
+def cost_spent(allowance: AgentAllowance) -> bool:
+    """The allowance limits cost and has none left."""
+    limit = allowance.limits.max_cost_usd
+    return limit is not None and allowance.usage.cost_usd >= limit
 
 
 AgentLoopRequest.model_rebuild()  # it names AgentLoopState, defined after it

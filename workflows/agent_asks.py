@@ -1,0 +1,47 @@
+"""How an agent's loop asks its run: for more of the budget, and to open a wait for its
+model (`ask_user`, `request_approval`). Each ask is a signal to the run; its answer comes back
+as a signal to the loop, whose handlers hand it here, and the ask waits for it durably."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+from harness.engine.agent_loop import AgentWaitAnswer, AgentWaitAsk, AllowanceAnswer, AllowanceAsk
+from harness.engine.budget import BudgetLimits, BudgetUsage
+from harness.engine.contracts import AGENT_ALLOWANCE_ASK_SIGNAL, AGENT_WAIT_ASK_SIGNAL
+from harness.waits.wait_book import WaitKind
+
+
+class RunAsks:
+    """The asks of one agent node's loop to its run (`run_id`), and their answers."""
+
+    def __init__(self, run_id: str, node_id: str) -> None:
+        self._run_id = run_id
+        self._node_id = node_id
+        self._allowances: dict[int, AllowanceAnswer] = {}
+        self._waits: dict[int, AgentWaitAnswer] = {}
+
+    def allowance_answered(self, answer: AllowanceAnswer) -> None:
+        self._allowances[answer.ask_id] = answer
+
+    def wait_answered(self, answer: AgentWaitAnswer) -> None:
+        self._waits[answer.ask_id] = answer
+
+    async def more(self, ask_id: int, wanted: BudgetLimits, spent: BudgetUsage) -> AllowanceAnswer:
+        """Ask for `wanted` on top of the allowance, saying what was `spent`; the answer."""
+        ask = AllowanceAsk(node_id=self._node_id, ask_id=ask_id, wanted=wanted, spent=spent)
+        await self._run().signal(AGENT_ALLOWANCE_ASK_SIGNAL, ask)
+        await workflow.wait_condition(lambda: ask_id in self._allowances)
+        return self._allowances.pop(ask_id)
+
+    async def wait(self, ask_id: int, call_id: str, kind: WaitKind, prompt: str) -> AgentWaitAnswer:
+        """Ask the run to open a wait for the call `call_id`; how it ended."""
+        ask = AgentWaitAsk(
+            node_id=self._node_id, ask_id=ask_id, call_id=call_id, kind=kind, prompt=prompt
+        )
+        await self._run().signal(AGENT_WAIT_ASK_SIGNAL, ask)
+        await workflow.wait_condition(lambda: ask_id in self._waits)
+        return self._waits.pop(ask_id)
+
+    def _run(self) -> workflow.ExternalWorkflowHandle[object]:
+        return workflow.get_external_workflow_handle(self._run_id)
