@@ -1,4 +1,5 @@
-# The two commands: `make demo` runs a cities goal on the embedded dev server, `make test` runs
+# The two commands: `make demo` runs a goal (SCENARIO, cities by default; GOAL, the scenario's
+# example goal by default) on the embedded dev server, `make test` runs
 # the checks, the docs build and the tests. `lint`, `typecheck`, `docs`, `format`, `test-domain`,
 # `test-unit`, `example` and `package` are its parts (and a fixer); every target creates the
 # virtual environment when it is missing.
@@ -11,7 +12,8 @@ STAMP := $(VENV)/.installed
 # starts are in one state directory, the same from any folder (infra/state.py): HARNESS_STATE_DIR,
 # else $XDG_STATE_HOME/durable-harness, else ~/.local/state/durable-harness.
 STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir())')
-GOAL ?= Compare Paris, Tokyo and New York
+SCENARIO ?= cities
+GOAL ?=
 
 .PHONY: demo test lint typecheck docs format test-domain test-unit example package screenshot stop clean clean-state
 
@@ -30,7 +32,7 @@ $(STAMP): pyproject.toml uv.lock
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m starter.cli.demo "$(GOAL)"
+	$(BIN)/python -m starter.cli.demo --scenario "$(SCENARIO)" "$(GOAL)"
 
 # The tests in two parts: the pure domain's own tests under branch coverage of harness/, failing
 # below the floor, then every other test without coverage (tracing the integration tests would

@@ -18,10 +18,10 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
-def recipe(target: str) -> list[list[str]]:
+def recipe(target: str, *variables: str) -> list[list[str]]:
     """The commands `make TARGET` would run (a dry run), without the venv's install steps."""
     finished = subprocess.run(
-        ["make", "--no-print-directory", "-n", target],
+        ["make", "--no-print-directory", "-n", target, *variables],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -38,6 +38,14 @@ def recipe(target: str) -> list[list[str]]:
 
 def tools(target: str) -> list[str]:
     return [" ".join([Path(c[0]).name, *c[1:]]) for c in recipe(target)]
+
+
+def test_demo_runs_the_scenario_and_goal_given_else_cities_and_its_example_goal() -> None:
+    demo = [".venv/bin/python", "-m", "starter.cli.demo", "--scenario"]
+    assert recipe("demo") == [[*demo, "cities", ""]]
+    assert recipe("demo", "SCENARIO=incidents", "GOAL=checkout is slow") == [
+        [*demo, "incidents", "checkout is slow"]
+    ]
 
 
 def test_lint_runs_ruff_check_and_the_format_check() -> None:

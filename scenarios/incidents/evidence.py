@@ -1,19 +1,21 @@
 """The five independent sources of evidence, and the pure steps that turn raw telemetry into them.
 
 Each evidence model carries its `source`, so the report check can find it among a run's results
-whatever the plan called its nodes.
+whatever the plan called its nodes, and whether a node returned it or an agent node's tool call
+did (an agent's result keeps each call's result).
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from harness.engine.agent_node import AgentResult
 from scenarios.incidents.data import (
     CPU,
     ERROR_RATE,
@@ -43,6 +45,18 @@ INVESTIGATION: dict[Source, str] = {
     Source.DEPLOYMENTS: "get_deployments",
     Source.CONFIG: "get_config_changes",
 }
+
+
+def source_tools(source: Source) -> list[str]:
+    """The tools that investigate `source`, the raw read first."""
+    return INVESTIGATION[source].split(" -> ")
+
+
+def branch_tool(source: Source) -> str:
+    """The one tool that gives `source`'s evidence by itself (an analysis step reads its own
+    telemetry when not given it): what an agent investigating `source` calls."""
+    return source_tools(source)[-1]
+
 
 # A shift is a rise to at least twice the baseline, and by at least this much.
 _MIN_RISE = {ERROR_RATE: 1.0, P99: 100.0, CPU: 20.0}
@@ -132,8 +146,14 @@ _MODELS: dict[str, type[BaseModel]] = {
 
 def evidence_in(results: Mapping[str, JsonValue]) -> Evidence:
     """The evidence among a run's node results, found by each result's `source`."""
+    return evidence_among(results.values())
+
+
+def evidence_among(values: Iterable[JsonValue]) -> Evidence:
+    """The evidence among `values` (node results: evidence, or agent results whose calls
+    returned it), found by `source`; of two for one source, the later one."""
     found: dict[str, BaseModel] = {}
-    for value in results.values():
+    for value in (piece for outer in values for piece in _pieces(outer)):
         source = value.get("source") if isinstance(value, dict) else None
         if not isinstance(source, str) or source not in _MODELS:
             continue
@@ -142,6 +162,17 @@ def evidence_in(results: Mapping[str, JsonValue]) -> Evidence:
         except ValidationError:
             continue
     return Evidence.model_validate({name: model.model_dump() for name, model in found.items()})
+
+
+def _pieces(value: JsonValue) -> list[JsonValue]:
+    """An agent result's ok calls' results, in the order made; any other value, itself."""
+    if not isinstance(value, dict) or "tool_calls" not in value:
+        return [value]
+    try:
+        agent = AgentResult.model_validate(value)
+    except ValidationError:
+        return [value]
+    return [call.result for call in agent.tool_calls if call.ok]
 
 
 def compare_series(

@@ -4,16 +4,24 @@ Metrics and logs of the affected service are always looked at. A stated onset ti
 or words about deploys or config add the change history; a suspected dependency adds traces. A
 vague goal ("checkout is slow") therefore starts with metrics and logs only. When the report check
 finds the confidence too low, it names the missing investigations, and the replan adds them.
+
+Each investigation is an agent node (tool `agent`): the original incident design's sub-agents,
+one per branch, in parallel, converging on `analyze_evidence`, which reads the evidence their
+tool calls returned. An agent's goal says what to find out and carries every argument its tools
+need as `NAME: VALUE` lines, so the offline agent fills them from the goal alone, and a model
+agent has them in front of it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from harness.core.plan import ArgumentBinding, Plan, PlanNode
+from harness.core.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
+from harness.engine.agent_node import AGENT_TOOL
 from harness.engine.verification import VERIFICATION_FAILED
 from scenarios.base import PlanningError, PlanningInput
 from scenarios.incidents.data import (
@@ -27,7 +35,7 @@ from scenarios.incidents.data import (
     dependencies_of,
     find_service,
 )
-from scenarios.incidents.evidence import INVESTIGATION, Source
+from scenarios.incidents.evidence import INVESTIGATION, Source, branch_tool, source_tools
 
 _TIME = re.compile(
     r"\b(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)\b|\b(?P<h12>1[0-2]|[1-9])\s*(?P<ampm>am|pm)\b", re.I
@@ -127,76 +135,67 @@ def plan_incidents(request: PlanningInput) -> Plan:
 
 
 def _branches_of(plan: Plan | None) -> set[Source]:
-    tools = {node.tool for node in plan.nodes} if plan else set()
-    return {s for s in Source if INVESTIGATION[s].split()[0] in tools}
+    """The sources a plan investigated: by its nodes' tools and the tools its agents list."""
+    tools = {tool for node in plan.nodes for tool in _tools_of(node)} if plan else set()
+    return {s for s in Source if tools & set(source_tools(s))}
+
+
+def _tools_of(node: PlanNode) -> list[str]:
+    if node.tool != AGENT_TOOL:
+        return [node.tool]
+    listed = [
+        b.value for b in node.arguments if b.name == "tools" and b.kind is ArgumentKind.LITERAL
+    ]
+    return [
+        name
+        for value in listed
+        for name in (value if isinstance(value, list) else [value])
+        if isinstance(name, str)
+    ]
+
+
+AGENT_MAX_TURNS = 3
+"""A turn to call the branch's tool, one to try a failed call once more, one to answer."""
+
+_ASKED: dict[Source, str] = {
+    Source.METRICS: "Find which metrics of which services rose after {split}, by how much and "
+    "since when.",
+    Source.LOGS: "Find the log signatures (WARN and ERROR templates) of {service} and the "
+    "services it calls that are new or tripled after {split}, and which service they implicate.",
+    Source.TRACES: "Find the spans of requests through {service} whose own time at least "
+    "doubled after {split}.",
+    Source.DEPLOYMENTS: "List the deployments of every service in the telemetry window.",
+    Source.CONFIG: "List the configuration changes of every service in the telemetry window.",
+}
 
 
 def _plan(symptom: Symptom, branches: list[Source]) -> Plan:
     literal, result = ArgumentBinding.literal, ArgumentBinding.node_result
-    window = [literal("start", clock(WINDOW_START)), literal("end", clock(WINDOW_END))]
-    split = literal("split_at", symptom.since or clock(DEFAULT_SPLIT))
-    path: list[JsonValue] = list(dependencies_of(symptom.service))
-    nodes: list[PlanNode] = []
-    inputs: list[ArgumentBinding] = []
-
-    def branch(source: Source, fetch: PlanNode, step: PlanNode | None = None) -> None:
-        nodes.append(fetch)
-        last = fetch
-        if step is not None:
-            nodes.append(step)
-            last = step
-        inputs.append(result(source.value, last.id))
-
-    if Source.METRICS in branches:
-        branch(
-            Source.METRICS,
-            PlanNode(
-                id="metrics",
-                tool="get_metrics",
-                arguments=[literal("services", list(SERVICES)), *window],
-            ),
-            PlanNode(
-                id="metric_shifts",
-                tool="compare_periods",
-                arguments=[result("metrics", "metrics"), split],
-                deps=["metrics"],
-            ),
+    split = symptom.since or clock(DEFAULT_SPLIT)
+    window: dict[str, JsonValue] = {"start": clock(WINDOW_START), "end": clock(WINDOW_END)}
+    reads: dict[Source, dict[str, JsonValue]] = {
+        Source.METRICS: {"services": list(SERVICES), **window, "split_at": split},
+        Source.LOGS: {
+            "services": list(dependencies_of(symptom.service)),
+            **window,
+            "split_at": split,
+        },
+        Source.TRACES: {"service": symptom.service, **window, "split_at": split},
+        Source.DEPLOYMENTS: window,
+        Source.CONFIG: window,
+    }
+    nodes = [
+        PlanNode(
+            id=source.value,
+            tool=AGENT_TOOL,
+            arguments=[
+                literal("goal", _agent_goal(symptom, source, split, reads[source])),
+                literal("tools", [branch_tool(source)]),
+                literal("max_turns", AGENT_MAX_TURNS),
+            ],
         )
-    if Source.LOGS in branches:
-        branch(
-            Source.LOGS,
-            PlanNode(id="logs", tool="get_logs", arguments=[literal("services", path), *window]),
-            PlanNode(
-                id="log_signatures",
-                tool="detect_signatures",
-                arguments=[result("logs", "logs"), split],
-                deps=["logs"],
-            ),
-        )
-    if Source.TRACES in branches:
-        branch(
-            Source.TRACES,
-            PlanNode(
-                id="traces",
-                tool="get_traces",
-                arguments=[literal("service", symptom.service), *window],
-            ),
-            PlanNode(
-                id="slow_spans",
-                tool="find_slow_spans",
-                arguments=[result("traces", "traces"), split],
-                deps=["traces"],
-            ),
-        )
-    if Source.DEPLOYMENTS in branches:
-        branch(
-            Source.DEPLOYMENTS, PlanNode(id="deployments", tool="get_deployments", arguments=window)
-        )
-    if Source.CONFIG in branches:
-        branch(
-            Source.CONFIG,
-            PlanNode(id="config_changes", tool="get_config_changes", arguments=window),
-        )
+        for source in branches
+    ]
     about = [literal("service", symptom.service), literal("symptom", symptom.kind)]
     if symptom.since:
         about.append(literal("since", symptom.since))
@@ -204,8 +203,30 @@ def _plan(symptom: Symptom, branches: list[Source]) -> Plan:
         PlanNode(
             id="analysis",
             tool="analyze_evidence",
-            arguments=[*about, *inputs],
-            deps=[binding.node_id for binding in inputs if binding.node_id],
+            arguments=[*about, *(result("investigations", node.id) for node in nodes)],
+            deps=[node.id for node in nodes],
         )
     )
     return Plan(nodes=nodes)
+
+
+def _agent_goal(
+    symptom: Symptom, source: Source, split: str, arguments: dict[str, JsonValue]
+) -> str:
+    """What the agent of `source` is to find out, then its tool's arguments as `NAME: VALUE`
+    lines (JSON values), which the offline agent reads and a model agent sees."""
+    onset = f"since {symptom.since}" if symptom.since else f"(no onset given; split at {split})"
+    path = ", ".join(dependencies_of(symptom.service)[1:]) or "no other service"
+    lines = [
+        f"Investigate the {source.value} of an incident: {symptom.service} shows "
+        f"{symptom.kind} {onset}; it depends, directly or not, on {path}.",
+        _ASKED[source].format(service=symptom.service, split=split),
+        f"Call {branch_tool(source)} with these arguments:",
+        *(f"{name}: {_as_text(value)}" for name, value in arguments.items()),
+    ]
+    return "\n".join(lines)
+
+
+def _as_text(value: JsonValue) -> str:
+    """A clock time as it is ('14:00' is not JSON); anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,5 +1,6 @@
-"""`make demo`: start what is missing (dev server, payment service, worker), run a cities goal,
-show the report.
+"""`make demo`: start what is missing (dev server, payment service, worker), run a goal of a
+scenario (cities unless `--scenario` names another; the scenario's example goal unless one is
+given), show the report.
 
 `--stop` ends the server, payment service and worker that the demo started (their pids, logs
 and data are in the state directory, infra.state).
@@ -13,17 +14,27 @@ import sys
 
 from durable_harness._client import runs
 from durable_harness.exceptions import HarnessError
+from durable_harness.pack import Pack
 from infra.process import exit_now
 from infra.settings import Settings, SettingsError
+from scenarios import UnknownScenarioError, get_scenario
+from scenarios.registry import PackLoadError
 from starter.cli.app import build_parser
 from starter.cli.cli_handlers import dispatch
 from starter.cli.local_services import ensure_services, stop
 from starter.errors import exit_code_of
 
+DEFAULT_SCENARIO = "cities"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m starter.cli.demo")
-    parser.add_argument("goal", nargs="?", default="Compare Paris, Tokyo and New York")
+    parser.add_argument(
+        "goal", nargs="?", default="", help="the goal (default: the scenario's example goal)"
+    )
+    parser.add_argument(
+        "--scenario", default=DEFAULT_SCENARIO, metavar="NAME", help="the scenario (pack) to run"
+    )
     parser.add_argument(
         "--stop", action="store_true", help="stop the server, payment service and worker"
     )
@@ -36,6 +47,8 @@ def main() -> None:
     if args.stop:
         stop(settings)
         return
+    pack = known_pack(args.scenario)
+    goal = args.goal or pack.example_goal or f"a task for {args.scenario}"
     try:
         asyncio.run(ensure_services(settings))
     except HarnessError as error:
@@ -44,7 +57,9 @@ def main() -> None:
     run_id = runs.new_run_id()
     code = 0
     try:
-        code = dispatch(build_parser().parse_args(["run", args.goal, "--id", run_id]))
+        code = dispatch(
+            build_parser().parse_args(["run", goal, "--scenario", args.scenario, "--id", run_id])
+        )
     except HarnessError as error:
         print(f"demo: {error.message}", file=sys.stderr)
         code = exit_code_of(error)
@@ -53,6 +68,16 @@ def main() -> None:
         "The server, payment service and worker keep running; `make stop` ends them."
     )
     exit_now(code)
+
+
+def known_pack(scenario: str) -> Pack:
+    """The scenario's pack (the demo's worker loads the same packs); an unknown scenario is one
+    line and exit 2, before anything starts."""
+    try:
+        return get_scenario(scenario)
+    except (UnknownScenarioError, PackLoadError) as error:
+        print(f"demo: {error}", file=sys.stderr)
+        exit_now(2)
 
 
 if __name__ == "__main__":

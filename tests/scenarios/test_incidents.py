@@ -41,13 +41,29 @@ ACCEPTANCE = "checkout-service 5xx errors increased since 14:00, maybe payments 
 VAGUE = "checkout is slow"
 HEALTHY = "inventory-service 5xx errors since 14:00"
 DATA_TOOLS = ("get_metrics", "get_logs", "get_traces", "get_deployments", "get_config_changes")
+BRANCH_TOOLS = (
+    "compare_periods",
+    "detect_signatures",
+    "find_slow_spans",
+    "get_deployments",
+    "get_config_changes",
+)
 ALL_SOURCES = list(Source)
 INCIDENTS = get_scenario("incidents")
 
 
 def tools_of(plan: Plan | None) -> list[str]:
+    """The tools a plan calls: its nodes' tools, and for an agent node the tools it lists."""
     assert plan is not None
-    return [node.tool for node in plan.nodes]
+    tools: list[str] = []
+    for node in plan.nodes:
+        if node.tool != "agent":
+            tools.append(node.tool)
+            continue
+        listed = next(b.value for b in node.arguments if b.name == "tools")
+        assert isinstance(listed, list)
+        tools += [str(name) for name in listed]
+    return tools
 
 
 def verification_failure(message: str) -> FailureContext:
@@ -118,20 +134,18 @@ def test_a_goal_about_a_deploy_adds_the_deployment_history() -> None:
 # --- planner ---------------------------------------------------------------------------------
 
 
-def test_the_full_plan_runs_five_independent_fetches_into_one_analysis() -> None:
+def test_the_full_plan_runs_five_independent_agent_nodes_into_one_analysis() -> None:
     plan = plan_incidents(planning_input("incidents", ACCEPTANCE))
     assert validate_plan(plan, INCIDENTS.catalog()) == []
-    assert sorted(node.tool for node in plan.nodes if not node.deps) == sorted(DATA_TOOLS)
+    agents = [node for node in plan.nodes if node.tool == "agent"]
+    assert [node.id for node in agents] == [source.value for source in ALL_SOURCES]
+    assert all(not node.deps for node in agents)
+    assert sorted(tools_of(plan)[:-1]) == sorted(BRANCH_TOOLS)
     analysis = plan.nodes[-1]
     assert analysis.tool == "analyze_evidence"
-    bound = {b.name: b.node_id for b in analysis.arguments if b.node_id is not None}
-    assert bound == {
-        "metrics": "metric_shifts",
-        "logs": "log_signatures",
-        "traces": "slow_spans",
-        "deployments": "deployments",
-        "config": "config_changes",
-    }
+    bound = [(b.name, b.node_id) for b in analysis.arguments if b.node_id is not None]
+    assert bound == [("investigations", node.id) for node in agents]
+    assert analysis.deps == [node.id for node in agents]
 
 
 def test_a_goal_naming_no_known_service_is_a_planning_error_listing_the_services() -> None:
@@ -148,11 +162,7 @@ def test_a_replan_adds_the_investigations_the_check_names_and_keeps_the_rest() -
     second = plan_incidents(planning_input("incidents", VAGUE, [failure], first))
     assert validate_plan(second, INCIDENTS.catalog()) == []
     assert set(tools_of(first)) < set(tools_of(second))
-    assert set(tools_of(second)) - set(tools_of(first)) == {
-        "get_traces",
-        "find_slow_spans",
-        "get_deployments",
-    }
+    assert set(tools_of(second)) - set(tools_of(first)) == {"find_slow_spans", "get_deployments"}
 
 
 def test_a_replan_with_nothing_left_to_investigate_is_a_planning_error() -> None:
@@ -349,8 +359,10 @@ async def test_a_vague_goal_is_replanned_with_the_missing_investigations_and_suc
     assert first.outcome is RunPhase.FAILED_VERIFICATION
     assert [failure.code for failure in first.failure] == ["VERIFICATION_FAILED"]
     assert "get_traces" in first.failure[0].message
-    assert "get_traces" not in tools_of(first.plan)
-    assert {"get_traces", "get_deployments", "get_config_changes"} <= set(tools_of(second.plan))
+    assert "find_slow_spans" not in tools_of(first.plan)
+    assert {"find_slow_spans", "get_deployments", "get_config_changes"} <= set(
+        tools_of(second.plan)
+    )
     assert result.report is not None and "db.pool.max_connections" in result.report
 
 
