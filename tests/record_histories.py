@@ -49,7 +49,7 @@ from infra.settings import Settings
 from infra.signing import public_key, sign
 from memory.sqlite_store import SqliteMemoryStore
 from starter.servers.dev_server import temporal_binary
-from tests.agents.plans import one_agent, two_agents
+from tests.agents.plans import asking_agent, one_agent, two_agents
 from tests.factories import approval_request, collect, delay, node
 from tests.factories import synthetic_plan as plan_of
 from tests.memory.store_faults import corrupted, locked
@@ -175,6 +175,14 @@ async def answer_by_update(start: Start) -> Handle:
     handle = await start(RunRequest(goal=NO_CITIES))
     await pending_wait(handle, "question-1")
     await _update(handle, "answer_sync", ANSWER_CITIES)
+    return handle
+
+
+async def agent_asks_the_user(start: Start) -> Handle:
+    """An agent node's model calls ask_user; the answer comes by the `answer` signal."""
+    handle = await start(asking_agent())
+    await pending_wait(handle, "ask-scout.t1.c2")
+    await handle.signal("answer", {"wait_id": "ask-scout.t1.c2", "text": "Brest"})
     return handle
 
 
@@ -1308,6 +1316,14 @@ CASES = (
         RunPhase.BUDGET_EXHAUSTED,
         _to_the_end(one_agent(BudgetLimits(max_tool_calls=2))),
         children={"agent_asks_for_more_and_stops_at_the_budget_scout": "-attempt-1-agent-scout"},
+    ),
+    # 0.10: an agent's model asks the user; the run opens the wait and the answer (a signal to
+    # the run) continues the loop
+    Case(
+        "agent_asks_the_user",
+        RunPhase.SUCCEEDED,
+        agent_asks_the_user,
+        children={"agent_asks_the_user_scout": "-attempt-1-agent-scout"},
     ),
 )
 

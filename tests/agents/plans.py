@@ -38,3 +38,14 @@ def one_agent(limits: BudgetLimits) -> RunRequest:
     )
     plan = synthetic_plan(scout, collect("end", ["scout"]))
     return RunRequest(goal="gather", scenario="synthetic", plan=plan, limits=limits)
+
+
+def asking_agent() -> RunRequest:
+    scout = node(
+        "scout",
+        "agent",
+        goal="Find which port to watch.\nquestion: Which port should I watch?\nvalue: noted",
+        tools=["echo"],
+    )
+    plan = synthetic_plan(scout, collect("end", ["scout"]))
+    return RunRequest(goal="ports", scenario="synthetic", plan=plan)

@@ -7,22 +7,11 @@ from temporalio.client import Client
 
 from durable_harness._client.run_results import result_of
 from harness.engine.agent_node import AgentResult, AgentStop
-from harness.engine.run import RunPhase, RunRequest
-from tests.factories import collect, node, synthetic_plan
+from harness.engine.run import RunPhase
+from tests.agents.plans import asking_agent
 from tests.starter.test_cli import harness
 from tests.support import pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
-
-
-def asking_agent() -> RunRequest:
-    scout = node(
-        "scout",
-        "agent",
-        goal="Find which port to watch.\nquestion: Which port should I watch?\nvalue: noted",
-        tools=["echo"],
-    )
-    plan = synthetic_plan(scout, collect("end", ["scout"]))
-    return RunRequest(goal="ports", scenario="synthetic", plan=plan)
 
 
 async def test_an_agent_that_asks_the_user_waits_and_harness_answer_continues_it(
@@ -32,7 +21,7 @@ async def test_an_agent_that_asks_the_user_waits_and_harness_answer_continues_it
         handle = await start_run(client, task_queue, asking_agent())
         wait = await pending_wait(handle, "ask-scout.t1.c2")
         status = await handle.query(AgentRunWorkflow.status)
-        code, out, err = await harness(
+        code, _, err = await harness(
             "answer", handle.id, wait.id, "Brest", client=client, task_queue=task_queue
         )
         result = await result_of(client, handle)

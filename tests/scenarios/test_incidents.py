@@ -4,6 +4,7 @@ scoring, the report check and its replan contract, and runs end to end on the de
 from __future__ import annotations
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from harness.core.errors import FailureContext
@@ -35,7 +36,7 @@ from scenarios.incidents.evidence import (
 )
 from scenarios.incidents.planning import branches_for, parse_symptom, plan_incidents
 from tests.scenarios.inprocess import LocalRun, judge, planning_input, run_plan
-from tests.support import activity_timeline, execute_run, history_events, node_of, running_worker
+from tests.support import execute_run, history_events, running_worker
 
 ACCEPTANCE = "checkout-service 5xx errors increased since 14:00, maybe payments dependency"
 VAGUE = "checkout is slow"
@@ -317,23 +318,22 @@ async def test_the_acceptance_goal_names_the_planted_cause_with_evidence_from_fi
     assert len(cited) == 5
 
 
-async def test_the_five_fetches_are_all_scheduled_before_any_completes(
+async def test_the_five_investigations_all_start_before_any_completes(
     client: Client, task_queue: str
 ) -> None:
     request = RunRequest(goal=ACCEPTANCE, scenario="incidents")
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
+        events = await history_events(client, result.run_id)
     plan = result.plan
     assert plan is not None
-    fetches = {node.id for node in plan.nodes if node.tool in DATA_TOOLS}
-    timeline = [
-        (kind, node_of(s))
-        for kind, s in activity_timeline(await history_events(client, result.run_id))
-    ]
-    first_completion = next(
-        i for i, (kind, node) in enumerate(timeline) if kind == "completed" and node in fetches
-    )
-    assert {node for kind, node in timeline[:first_completion] if kind == "scheduled"} >= fetches
+    agents = {node.id for node in plan.nodes if node.tool == "agent"}
+    assert len(agents) == 5  # one agent per investigated source, each a child workflow
+    kinds = [event.event_type for event in events]
+    started = kinds.count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
+    first_done = kinds.index(EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
+    before = kinds[:first_done].count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
+    assert started == before == 5
 
 
 async def test_a_vague_goal_without_replans_fails_verification_naming_the_missing_investigations(
