@@ -55,6 +55,8 @@ async def make_call(
         fatal = failure.code if classify(failure.code) is ErrorClass.FATAL else None
         message = ToolResultMessage(call_id=call.id, tool=call.tool, ok=False, error=text)
         step = call_step(turn, node_id, call.tool, started, ok=False, attempts=failure.attempts)
+        step.error_code = failure.code.value
+        step.message = text
         return CallOutcome(message, failure.attempts, step, fatal)
     message = ToolResultMessage(call_id=call.id, tool=call.tool, ok=True, result=result.result)
     step = call_step(turn, node_id, call.tool, started, ok=True, attempts=result.attempt)

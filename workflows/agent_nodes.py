@@ -143,6 +143,7 @@ class AgentNodes:
                 attempt=1,
                 latency_ms=latency_ms,
             ),
+            arguments=arguments,  # a replan's identical agent node reuses this answer
             agent_usage=result.usage,
         )
 

@@ -89,6 +89,7 @@ class AgentStep(BaseModel):
     attempts: int = 0
     usage: TokenUsage | None = None
     message: str | None = None
+    error_code: str | None = Field(default=None, description="A failed call's error code.")
 
 
 class AgentLoopState(BaseModel):

@@ -283,7 +283,12 @@ class NodeLedger:
                 tokens=step.usage.total_tokens if step.usage else None,
                 cost_usd=step.usage.cost_usd if step.usage else None,
                 message=f"turn {step.turn}: {step.message}" if turn else step.message,
-                data={"turn": step.turn, "call_id": step.call_id, "attempts": step.attempts},
+                data={
+                    "turn": step.turn,
+                    "call_id": step.call_id,
+                    "attempts": step.attempts,
+                    **({"error_code": step.error_code} if step.error_code else {}),
+                },
                 at=step.finished_at,
             )
 

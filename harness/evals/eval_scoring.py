@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from harness.engine.bounds import shown
 from harness.engine.run import RunPhase, RunResult
@@ -39,6 +39,15 @@ class CaseObservation(BaseModel):
     )
 
 
+_FAILURES = (TraceKind.NODE_FAIL, TraceKind.AGENT_CALL)
+"""Events whose `error_code` is a failure the run saw: a node's, or a call an agent made."""
+
+
+def _attempts(data: dict[str, JsonValue]) -> int:
+    attempts = data.get("attempts")
+    return attempts if isinstance(attempts, int) else 0
+
+
 def observe(
     result: RunResult, scenario_problems: list[str], driver_problems: list[str]
 ) -> CaseObservation:
@@ -50,10 +59,15 @@ def observe(
     errors |= {
         str(event.data["error_code"])
         for event in result.trace
-        if event.kind is TraceKind.NODE_FAIL and "error_code" in event.data
+        if event.kind in _FAILURES and "error_code" in event.data
     }
     retried = {
         event.tool for event in result.trace if event.kind is TraceKind.NODE_RETRY and event.tool
+    }
+    retried |= {  # an agent's call, retried inside its loop
+        event.tool
+        for event in result.trace
+        if event.kind is TraceKind.AGENT_CALL and event.tool and _attempts(event.data) > 1
     }
     return CaseObservation(
         status=result.status,
