@@ -102,11 +102,13 @@ SAYS_WHY = frozenset(
         TraceKind.MEMORY_RETRIEVE,
         TraceKind.MEMORY_RECORD,
         TraceKind.CONTRACT_LOAD,
+        TraceKind.AGENT_TURN,
+        TraceKind.AGENT_CALL,
     }
 )
 """Events whose message is the point: why a node failed or was skipped, why a delivery was
-refused, what recovery decided, what the planner remembered and what the run is held to. The
-table prints it after the pressure."""
+refused, what recovery decided, what the planner remembered and what the run is held to, and
+what an agent's turn asked for and why its call failed. The table prints it after the pressure."""
 
 
 def trace_table(events: Sequence[TraceEvent]) -> list[str]:
@@ -123,11 +125,18 @@ def trace_table(events: Sequence[TraceEvent]) -> list[str]:
         latency = f"{event.latency_ms:.0f}" if event.latency_ms is not None else ""
         why = event.message if event.kind in SAYS_WHY and event.message else ""
         line = (
-            f"{offset:>8.3f}  {event.kind.value:<20} {event.node_id or '':<22} "
+            f"{offset:>8.3f}  {event.kind.value:<20} {_node(event):<22} "
             f"{event.tool or '':<20} {event.status or '':<10} {latency:>8}  {event.pressure:.2f}"
         )
         lines.append(f"{line}      {_one_line(why)}".rstrip())
     return lines
+
+
+def _node(event: TraceEvent) -> str:
+    """The node an event is about; an agent's call under its node, as `scout.t1.c2` (the
+    call's own id in the agent's child workflow)."""
+    call_id = event.data.get("call_id") if event.kind is TraceKind.AGENT_CALL else None
+    return call_id if isinstance(call_id, str) else event.node_id or ""
 
 
 def _one_line(text: str) -> str:

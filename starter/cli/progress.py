@@ -34,6 +34,8 @@ SHOWN = frozenset(
         TraceKind.NODE_FAIL,
         TraceKind.NODE_RETRY,
         TraceKind.NODE_SKIP,
+        TraceKind.AGENT_TURN,
+        TraceKind.AGENT_CALL,
         TraceKind.WAIT_DELIVER,
         TraceKind.WAIT_EXPIRE,
         TraceKind.RECOVERY_DECIDE,

@@ -11,6 +11,7 @@ from harness.engine.budget import BudgetLimits
 from harness.engine.run import RunPhase
 from harness.engine.trace import AgentRole, TraceKind
 from tests.agents.plans import one_agent, two_agents
+from tests.starter.test_cli import harness
 from tests.support import activity_timeline, execute_run, history_events, running_worker
 
 
@@ -20,6 +21,7 @@ async def test_two_agent_nodes_run_their_loops_as_children_and_the_run_succeeds(
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, two_agents())
         child = await history_events(client, f"{result.run_id}-attempt-1-agent-scout")
+    code, table, err = await harness("trace", result.run_id, client=client, task_queue=task_queue)
     assert result.status is RunPhase.SUCCEEDED, result.error
     nodes = {outcome.id: outcome for outcome in result.nodes}
     scout = AgentResult.model_validate(nodes["scout"].result)
@@ -40,6 +42,12 @@ async def test_two_agent_nodes_run_their_loops_as_children_and_the_run_succeeds(
     assert (TraceKind.AGENT_TURN, "checker", "agent") in steps
     assert result.usage_by_role["agent"].total_tokens > 0
     assert result.counts.tool_calls == 3 + 1  # the agents' three calls and collect's
+    # `harness trace` lists each turn under its node and each call under it by its own id
+    assert code == 0, err
+    rows = [line.split()[1:4] for line in table.splitlines()[1:-1]]
+    assert ["agent.turn", "scout", "agent"] in rows
+    assert ["agent.call", "scout.t1.c1", "delay"] in rows
+    assert ["agent.call", "checker.t1.c1", "echo"] in rows
 
 
 @pytest.mark.parametrize(
