@@ -32,7 +32,6 @@ from harness.engine.agent_loop import (
     AGENT_SYSTEM,
     CONTEXT_TOKENS,
     MIN_TURN_OUTPUT_TOKENS,
-    TURNS_PER_RUN,
     WAIT_TOOLS,
     AgentLoopRequest,
     AgentLoopResult,
@@ -137,7 +136,8 @@ class AgentLoopWorkflow:
                 return state.stopped
             if state.turns >= min(self._turns_allowed, self._request.arguments.max_turns):
                 return AgentStop.MAX_TURNS
-            if turns_here >= TURNS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+            suggested = workflow.info().is_continue_as_new_suggested()
+            if turns_here >= self._request.turns_per_run or suggested:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 carried = self._request.model_copy(
                     update={"carried": state, "turns_allowed": self._turns_allowed}

@@ -26,6 +26,7 @@ from harness.core.errors import ErrorCode, parse_error_code
 from harness.core.usage import TokenUsage
 from harness.engine.agent_allowance import AgentAllowance, affordable_grant, turns_allowed
 from harness.engine.agent_loop import (
+    TURNS_PER_RUN,
     AgentLoopRequest,
     AgentLoopResult,
     AgentWaitAnswer,
@@ -105,6 +106,7 @@ class AgentNodes:
             model=agent_arguments.model or self._options.agent_model,
             economy=self._economy(),
             turns_allowed=turns_allowed(agent_arguments.max_turns, self._budget.degradation()),
+            turns_per_run=self._options.scale.agent_turns_per_run or TURNS_PER_RUN,
             task=self._options.task,
             faults=self._options.faults,
         )

@@ -64,6 +64,9 @@ class AgentLoopRequest(BaseModel):
     model: str | None = Field(default=None, description="The agent model; none: the worker's.")
     economy: bool = Field(default=False, description="The run asks for its economy model.")
     turns_allowed: int = Field(ge=0, description="Turns the run's degradation lets it take.")
+    turns_per_run: int = Field(
+        default=TURNS_PER_RUN, ge=1, description="Turns before it continues as new."
+    )
     task: TaskBinding | None = None
     faults: list[FaultSpec] = Field(default_factory=list)
     carried: AgentLoopState | None = Field(

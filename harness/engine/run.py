@@ -11,6 +11,7 @@ from harness.core.errors import FailureContext
 from harness.core.plan import Plan
 from harness.core.usage import TokenUsage
 from harness.engine.budget import BudgetLimits, BudgetSnapshot
+from harness.engine.compact import unless_none
 from harness.engine.dag import NodeStatus
 from harness.engine.faults import FaultSpec
 from harness.engine.run_models import RunModels
@@ -156,6 +157,12 @@ class ScaleOptions(BaseModel):
         le=500,
         description="Ready calls of cheap, in-memory tools made together in one local activity, "
         "up to this many (1: each in its own).",
+    )
+    agent_turns_per_run: int | None = unless_none(
+        ge=1,
+        le=50,
+        description="Turns an agent node's child workflow takes before it continues as new "
+        "(none: harness.engine.agent_loop.TURNS_PER_RUN).",
     )
 
 

@@ -8,7 +8,7 @@ from temporalio.client import Client
 
 from harness.engine.agent_node import AgentResult, AgentStop
 from harness.engine.budget import BudgetLimits
-from harness.engine.run import RunPhase
+from harness.engine.run import RunPhase, ScaleOptions
 from harness.engine.trace import AgentRole, TraceKind
 from tests.agents.plans import one_agent, two_agents
 from tests.starter.test_cli import harness
@@ -71,3 +71,29 @@ async def test_a_spent_budget_stops_an_agent_loop_and_the_run_never_passes_its_l
         assert scout.turns == 1 and len(scout.tool_calls) == 3
         assert result.usage_by_role["agent"].total_tokens <= limits.max_tokens
         assert result.status is RunPhase.SUCCEEDED
+
+
+async def test_an_agent_loop_continues_as_new_between_turns_and_ends_as_it_would_have(
+    client: Client, task_queue: str
+) -> None:
+    request = two_agents()
+    request.scale = ScaleOptions(agent_turns_per_run=1)  # every turn in a run of its own
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+        latest = await client.get_workflow_handle(
+            f"{result.run_id}-attempt-1-agent-scout"
+        ).describe()
+        events = await history_events(client, f"{result.run_id}-attempt-1-agent-scout")
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    scout = AgentResult.model_validate(next(n for n in result.nodes if n.id == "scout").result)
+    assert scout.stopped is AgentStop.ANSWERED and scout.turns == 2
+    assert [call.tool for call in scout.tool_calls] == ["delay", "echo"]
+    # the scout's second turn ran in the run its first continued as new into, with the
+    # conversation and calls carried over
+    started = events[0].workflow_execution_started_event_attributes
+    assert (
+        started.continued_execution_run_id and latest.run_id != started.continued_execution_run_id
+    )
+    scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
+    assert scheduled == ["scout agent turn 2"]
+    assert [e.kind for e in result.trace if e.node_id == "scout"].count(TraceKind.AGENT_TURN) == 2
