@@ -35,7 +35,13 @@ from harness.engine.agent_loop import (
     AllowanceAsk,
     best_answer,
 )
-from harness.engine.agent_node import AGENT_TOOL, AgentArguments, AgentResult, AgentStop
+from harness.engine.agent_node import (
+    AGENT_TOOL,
+    AgentArguments,
+    AgentResult,
+    AgentStop,
+    agent_tool_names,
+)
 from harness.engine.budget import CONSERVE_AT, Budget, BudgetLimits, BudgetUsage
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ANSWER_SIGNAL,
@@ -85,7 +91,10 @@ class AgentNodes:
             message = f"the agent's arguments: {error.errors()[0]['msg']}"
             ledger.fail(node_id, arguments, ErrorCode.INVALID_ARGUMENT, message, attempts=0)
             return
-        specs = [ledger.specs[name] for name in agent_arguments.tools if name in ledger.specs]
+        names = agent_tool_names(
+            agent_arguments.tools, ledger.catalog, bound_to_task=self._options.task is not None
+        )
+        specs = [ledger.specs[name] for name in names]
         child_id = f"{self._options.run_id}-attempt-{self._options.attempt}-agent-{node_id}"
         agent = _Agent(child_id=child_id, max_turns=agent_arguments.max_turns)
         initial = self._grant(agent, self._first_share(), first=True)

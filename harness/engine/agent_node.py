@@ -14,7 +14,13 @@ from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.catalog.tools import ToolCatalog, ToolCompletion, ToolRole, ToolSpec
+from harness.catalog.tools import (
+    RESERVED_TOOL_PREFIX,
+    ToolCatalog,
+    ToolCompletion,
+    ToolRole,
+    ToolSpec,
+)
 from harness.core.plan import ArgumentKind, PlanNode
 from harness.engine.argument_rules import argument_issues
 from harness.engine.validation_issues import IssueCode, ValidationIssue
@@ -146,6 +152,20 @@ def _agent_may_call(tool: ToolSpec) -> bool:
         and tool.role is not ToolRole.FINAL_SYNTHESIS
         and _held_reason(tool) is None
     )
+
+
+def agent_tool_names(listed: list[str], catalog: ToolCatalog, *, bound_to_task: bool) -> list[str]:
+    """The catalog tools an agent may call: those its node lists and, in a run bound to a task,
+    the harness's management tools too (`harness_*`: the gateway's actor rules hold for them,
+    so an agent proposes and records, and never approves or completes)."""
+    names = [name for name in listed if catalog.get(name) is not None]
+    if bound_to_task:
+        names += [
+            tool.name
+            for tool in catalog.tools
+            if tool.name.startswith(RESERVED_TOOL_PREFIX) and tool.name not in names
+        ]
+    return names
 
 
 class AgentStop(StrEnum):

@@ -44,6 +44,7 @@ class NodeLedger:
         self._trace = trace
         self._clock = clock
         self.nodes = {node.id: node for node in plan.nodes}
+        self.catalog = catalog
         self.specs = {spec.name: spec for spec in catalog.tools}
         self.outcomes = {
             node.id: NodeOutcome(id=node.id, tool=node.tool, tool_role=_role(catalog, node.tool))

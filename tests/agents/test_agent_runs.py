@@ -6,11 +6,15 @@ from __future__ import annotations
 import pytest
 from temporalio.client import Client
 
+from harness.core.plan import Plan
 from harness.engine.agent_node import AgentResult, AgentStop
 from harness.engine.budget import BudgetLimits
-from harness.engine.run import RunPhase, ScaleOptions
+from harness.engine.run import RunPhase, RunRequest, ScaleOptions
 from harness.engine.trace import AgentRole, TraceKind
+from harness.engine.validation import validate_plan
+from scenarios import get_scenario
 from tests.agents.plans import one_agent, two_agents
+from tests.docs_pages import block_after, page
 from tests.starter.test_cli import harness
 from tests.support import activity_timeline, execute_run, history_events, running_worker
 
@@ -97,3 +101,22 @@ async def test_an_agent_loop_continues_as_new_between_turns_and_ends_as_it_would
     scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
     assert scheduled == ["scout agent turn 2"]
     assert [e.kind for e in result.trace if e.node_id == "scout"].count(TraceKind.AGENT_TURN) == 2
+
+
+async def test_the_docs_plan_of_two_agents_runs_offline_and_succeeds(
+    client: Client, task_queue: str
+) -> None:
+    plan = Plan.model_validate_json(
+        block_after(page("agent-nodes"), "## A plan with two agents", "json")
+    )
+    assert validate_plan(plan, get_scenario("cities").catalog()) == []
+    request = RunRequest(goal="Compare Paris and Tokyo", plan=plan)
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    for city in ("paris", "tokyo"):
+        agent = AgentResult.model_validate(next(n for n in result.nodes if n.id == city).result)
+        assert [(call.tool, call.ok) for call in agent.tool_calls] == [
+            ("get_population", True),
+            ("get_timezone", True),
+        ]

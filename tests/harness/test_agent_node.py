@@ -17,6 +17,7 @@ from harness.engine.agent_node import (
     AgentResult,
     AgentStop,
     agent_node_issues,
+    agent_tool_names,
     agent_tool_spec,
 )
 from harness.engine.binding import resolve_arguments
@@ -247,3 +248,16 @@ def test_an_agent_result_says_why_its_loop_stopped_in_the_issues_words() -> None
     assert result.tool_calls[0].ok
     assert {stop.value for stop in AgentStop} == {"answered", "max_turns", "budget"}
     assert AgentResult.model_validate_json(result.model_dump_json()) == result
+
+
+def test_an_agent_in_a_run_bound_to_a_task_may_also_call_the_management_tools() -> None:
+    catalog = agent_catalog()
+    management = [tool.name for tool in catalog.tools if tool.name.startswith("harness_")]
+    assert management  # every pack's catalog has them
+
+    alone = agent_tool_names(["delay", "echo"], catalog, bound_to_task=False)
+    on_a_task = agent_tool_names(["delay", "harness_fact_record"], catalog, bound_to_task=True)
+
+    assert alone == ["delay", "echo"]
+    assert on_a_task[:2] == ["delay", "harness_fact_record"]
+    assert sorted(on_a_task[1:]) == sorted(management)  # each once, the listed one first
