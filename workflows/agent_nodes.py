@@ -11,6 +11,7 @@ other agent is granted them. What an agent has spent is charged to the run as it
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, JsonValue, ValidationError
@@ -128,10 +129,13 @@ class AgentNodes:
                 result_type=AgentLoopResult,
                 static_summary=f"{node_id} agent: {_short(agent_arguments.goal)}",
             )
+        except asyncio.CancelledError:
+            self._release(node_id)
+            raise
         except ChildWorkflowError as error:
-            if isinstance(error.cause, CancelledError):
+            if isinstance(error.cause, CancelledError):  # the run stopped it: not a failure
                 self._release(node_id)
-                raise
+                raise asyncio.CancelledError from error
             cause = error.cause
             code = parse_error_code(getattr(cause, "type", None))
             ended = _loop_result(cause)
