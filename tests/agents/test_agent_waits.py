@@ -7,11 +7,14 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from durable_harness._client.run_results import result_of
 from harness.engine.agent_node import AgentResult, AgentStop
-from harness.engine.run import RunPhase
-from harness.waits.wait_book import WaitStatus
+from harness.engine.contracts import APPROVE_UPDATE
+from harness.engine.run import RunPhase, RunRequest
+from harness.waits.deliveries import ApprovalRequest
+from harness.waits.wait_book import WaitKind, WaitStatus
 from tests.agents.plans import asking_agent
+from tests.factories import collect, node, synthetic_plan
 from tests.starter.test_cli import harness
-from tests.support import pending_wait, running_worker, start_run
+from tests.support import deliver_update, pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
 
 
@@ -50,3 +53,34 @@ async def test_a_run_cancelled_while_its_agent_waits_for_the_user_ends_cancelled
     assert result.status is RunPhase.CANCELLED
     assert child.status == WorkflowExecutionStatus.CANCELED
     assert [wait.status for wait in waits] == [WaitStatus.CANCELLED]
+
+
+async def test_an_agent_that_requests_approval_is_told_the_decision_and_no_agent_may_give_it(
+    client: Client, task_queue: str
+) -> None:
+    scout = node(
+        "scout",
+        "agent",
+        goal="Restart the stuck consumer.\naction: restart consumer-7\nreason: lag over 1h",
+        tools=["echo"],
+    )
+    request = RunRequest(
+        goal="restart", scenario="synthetic", plan=synthetic_plan(scout, collect("end", ["scout"]))
+    )
+    async with running_worker(client, task_queue):
+        handle = await start_run(client, task_queue, request)
+        wait = await pending_wait(handle, "approve-scout.t1.c2")
+        by_an_agent = await deliver_update(
+            handle, APPROVE_UPDATE, ApprovalRequest(wait_id=wait.id, actor="agent:scout")
+        )
+        by_a_person = await deliver_update(
+            handle, APPROVE_UPDATE, ApprovalRequest(wait_id=wait.id, actor="human:ops")
+        )
+        result = await result_of(client, handle)
+    assert wait.kind is WaitKind.APPROVAL
+    assert wait.prompt == "approve restart consumer-7? reason: lag over 1h"
+    assert not by_an_agent.accepted and by_a_person.accepted
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    outcome = AgentResult.model_validate(next(n for n in result.nodes if n.id == "scout").result)
+    asked = next(call for call in outcome.tool_calls if call.tool == "request_approval")
+    assert asked.ok and asked.result == {"approved": True, "wait": wait.id}
