@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
+    AgentMessage,
     AssistantMessage,
     ToolCall,
     UserMessage,
@@ -55,7 +56,7 @@ def test_the_nodes_tools_are_offered_first_then_the_loops_own_waits() -> None:
 
 
 def test_a_turn_needs_its_prompt_and_what_it_may_write() -> None:
-    messages = [UserMessage(text="find it")]
+    messages: list[AgentMessage] = [UserMessage(text="find it")]
     tools = offered_tools([])
     assert turn_need(messages, tools, 100) == turn_need(messages, tools, 0) + 100
     assert turn_need([*messages, UserMessage(text="x" * 400)], tools, 0) > turn_need(
@@ -78,7 +79,7 @@ def test_what_is_left_counts_only_limited_parts() -> None:
 
 
 def test_a_loop_that_stopped_early_answers_with_the_last_thing_said_and_why() -> None:
-    said = [
+    said: list[AgentMessage] = [
         UserMessage(text="g"),
         AssistantMessage(text="first look", tool_calls=[ToolCall(id="1", tool="echo")]),
         AssistantMessage(text="  "),
