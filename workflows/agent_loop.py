@@ -18,7 +18,7 @@ import asyncio
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
@@ -58,6 +58,7 @@ from harness.engine.contracts import (
     AGENT_TURN_ACTIVITY,
     AGENT_WAIT_ANSWER_SIGNAL,
 )
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT, PLAN_RETRY, PLAN_TIMEOUT
 from workflows.agent_asks import RunAsks
@@ -92,6 +93,7 @@ class AgentLoopWorkflow:
         self._specs = {spec.name: spec for spec in request.tools}
         self._offered = offered_tools(request.tools)
         self._turns_allowed = request.turns_allowed
+        self._economy = request.economy
         arguments = request.arguments
         self._state = request.carried or AgentLoopState(
             messages=[opening_message(arguments.goal, arguments.context)],
@@ -140,7 +142,11 @@ class AgentLoopWorkflow:
             if turns_here >= self._request.turns_per_run or suggested:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 carried = self._request.model_copy(
-                    update={"carried": state, "turns_allowed": self._turns_allowed}
+                    update={
+                        "carried": state,
+                        "turns_allowed": self._turns_allowed,
+                        "economy": self._economy,
+                    }
                 )
                 workflow.continue_as_new(carried)
             reply = await self._turn()
@@ -166,27 +172,18 @@ class AgentLoopWorkflow:
             return None
         turn = state.turns + 1
         started = workflow.now()
-        reply: AgentTurnReply = await workflow.execute_activity(
-            AGENT_TURN_ACTIVITY,
-            AgentTurnRequest(
-                run_id=self._request.run_id,
-                node_id=self._request.node_id,
-                turn=turn,
-                system=AGENT_SYSTEM,
-                messages=state.messages,
-                tools=self._offered,
-                provider=self._request.provider,
-                model=self._request.model,
-                economy=self._request.economy,
-                max_output_tokens=output_allowed(state.allowance, prompt),
-            ),
-            task_queue=llm_queue(),
-            result_type=AgentTurnReply,
-            start_to_close_timeout=PLAN_TIMEOUT,
-            heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
-            retry_policy=PLAN_RETRY,
-            summary=f"{self._request.node_id} agent turn {turn}",
-        )
+        try:
+            reply = await self._model_turn(turn, prompt)
+        except ActivityError as error:
+            raise_if_cancelled(error)
+            failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+            # the node fails as a node whose model call failed so would, with what it spent
+            raise ApplicationError(
+                f"turn {turn} of the agent failed: {failure.code.value}: {failure.message}",
+                self._result(AgentStop.MAX_TURNS).model_dump(mode="json"),
+                type=failure.code.value,
+                non_retryable=True,
+            ) from error
         state.turns = turn
         state.allowance = state.allowance.spend_turn(reply.usage)
         state.usage = state.usage.plus(reply.usage)
@@ -201,6 +198,31 @@ class AgentLoopWorkflow:
                 usage=reply.usage,
                 message=f"calls {calls}" if calls else "answered",
             )
+        )
+        return reply
+
+    async def _model_turn(self, turn: int, prompt: int) -> AgentTurnReply:
+        state = self._state
+        reply: AgentTurnReply = await workflow.execute_activity(
+            AGENT_TURN_ACTIVITY,
+            AgentTurnRequest(
+                run_id=self._request.run_id,
+                node_id=self._request.node_id,
+                turn=turn,
+                system=AGENT_SYSTEM,
+                messages=state.messages,
+                tools=self._offered,
+                provider=self._request.provider,
+                model=self._request.model,
+                economy=self._economy,
+                max_output_tokens=output_allowed(state.allowance, prompt),
+            ),
+            task_queue=llm_queue(),
+            result_type=AgentTurnReply,
+            start_to_close_timeout=PLAN_TIMEOUT,
+            heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
+            retry_policy=PLAN_RETRY,
+            summary=f"{self._request.node_id} agent turn {turn}",
         )
         return reply
 
@@ -318,6 +340,8 @@ class AgentLoopWorkflow:
         answer = await self._asks.more(state.asks, wanted, state.allowance.usage)
         if answer.turns_allowed is not None:
             self._turns_allowed = answer.turns_allowed
+        if answer.economy is not None:
+            self._economy = answer.economy
         if answer.granted is None:
             return False
         state.allowance = state.allowance.with_grant(answer.granted)

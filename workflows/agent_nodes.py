@@ -176,6 +176,7 @@ class AgentNodes:
             ask_id=ask.ask_id,
             granted=granted,
             turns_allowed=turns_allowed(agent.max_turns, self._budget.degradation()),
+            economy=self._economy(),
         )
         await self._tell(agent, AGENT_ALLOWANCE_ANSWER_SIGNAL, answer)
 

@@ -141,6 +141,9 @@ class AllowanceAnswer(BaseModel):
     turns_allowed: int | None = Field(
         default=None, description="The turns the run's degradation allows now, if it changed."
     )
+    economy: bool | None = Field(
+        default=None, description="Whether the run's pressure now asks for the economy model."
+    )
 
 
 class AskUserArgs(BaseModel):

@@ -15,6 +15,7 @@ from harness.engine.validation import validate_plan
 from scenarios import get_scenario
 from tests.agents.plans import one_agent, two_agents
 from tests.docs_pages import block_after, page
+from tests.factories import lit
 from tests.starter.test_cli import harness
 from tests.support import activity_timeline, execute_run, history_events, running_worker
 
@@ -120,3 +121,19 @@ async def test_the_docs_plan_of_two_agents_runs_offline_and_succeeds(
             ("get_population", True),
             ("get_timezone", True),
         ]
+
+
+async def test_an_agent_whose_model_turn_fails_fails_its_node_with_the_turns_error(
+    client: Client, task_queue: str
+) -> None:
+    request = two_agents()
+    assert request.plan is not None
+    scout = request.plan.nodes[0]
+    scout.arguments.append(lit("model", "gpt-4.1"))  # not a model the offline provider serves
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.FAILED_EXECUTION
+    failed = next(n for n in result.nodes if n.id == "scout")
+    assert failed.error_code == "CONFIG_INVALID"
+    assert failed.error_message is not None and "turn 1 of the agent failed" in failed.error_message
+    assert "gpt-4.1" in failed.error_message
