@@ -1,10 +1,8 @@
 """AgentLoopWorkflow: an agent node's bounded tool-use loop, as a child workflow of its run.
 
 Each model turn is an activity on the LLM queue; each call the model asks for is an activity of
-its own, with its tool's retries and timeout, all the calls of one turn at once. A call's node
-id (`call_node_id`) is the same on every attempt, so a tool's idempotency key makes a side
-effect in flight when a worker dies apply once; a turn or call that completed is in this
-history and never runs again.
+its own (`workflows.agent_calls`), all the calls of one turn at once. A turn or call that
+completed is in this history and never runs again.
 
 The budget is the run's: the loop spends only its allowance, and before a turn or call it cannot
 pay for, it asks the run for more (a signal to the run, answered by a signal here). Refused, it
@@ -136,8 +134,10 @@ class AgentLoopWorkflow:
                 return AgentStop.MAX_TURNS  # not reported as such: the loop fails (see run)
             if state.stopped is not None:
                 return state.stopped
-            if state.turns >= min(self._turns_allowed, self._request.arguments.max_turns):
-                return AgentStop.MAX_TURNS
+            max_turns = self._request.arguments.max_turns
+            if state.turns >= min(self._turns_allowed, max_turns):
+                # fewer turns than the node's most: the run's budget allowed no more
+                return AgentStop.MAX_TURNS if state.turns >= max_turns else AgentStop.BUDGET
             suggested = workflow.info().is_continue_as_new_suggested()
             if turns_here >= self._request.turns_per_run or suggested:
                 await workflow.wait_condition(workflow.all_handlers_finished)

@@ -1,18 +1,18 @@
 """The run's agent nodes, from the run's side: each one's loop is a child workflow
 (`workflows.agent_loop`) that spends an allowance of the run's budget.
 
-The run grants each agent, when it starts, a share of what the run has left and has not
-promised elsewhere, and more when the agent asks (`ask`, a signal from the child, answered by a
-signal to it) and the run can still afford it. Tool calls granted are reserved in the run's own
-budget, so no other node can take them meanwhile; tokens and cost granted are promised, so no
-other agent is granted them. What an agent has spent is charged to the run as it reports it
-(with each ask, and at its end), so the run's usage and degradation show every turn and call.
+The run grants each agent a share of its budget when it starts, and more when the agent asks
+(`ask`, a signal from the child, answered by a signal to it) and the run can still afford it
+(`harness.engine.agent_grants`). What an agent has spent is charged to the run as it reports it
+(with each ask, and at its end), so the run's usage and degradation show its turns and calls.
+An agent's model may ask a person (`wait`): the run opens the wait, as every wait is the run's.
+Once the run stops or halts, every ask is refused at once, so no loop outlives its run.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from pydantic import BaseModel, JsonValue, ValidationError
 from temporalio import workflow
@@ -24,8 +24,8 @@ from temporalio.exceptions import (
 )
 
 from harness.core.errors import ErrorCode, parse_error_code
-from harness.core.usage import TokenUsage
-from harness.engine.agent_allowance import AgentAllowance, affordable_grant, turns_allowed
+from harness.engine.agent_allowance import AgentAllowance, turns_allowed
+from harness.engine.agent_grants import AgentGrants
 from harness.engine.agent_loop import (
     TURNS_PER_RUN,
     AgentLoopRequest,
@@ -43,7 +43,7 @@ from harness.engine.agent_node import (
     AgentStop,
     agent_tool_names,
 )
-from harness.engine.budget import CONSERVE_AT, Budget, BudgetLimits, BudgetUsage
+from harness.engine.budget import CONSERVE_AT, Budget, BudgetUsage
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ANSWER_SIGNAL,
     AGENT_LOOP_WORKFLOW,
@@ -54,34 +54,32 @@ from harness.engine.messages import ToolCallResult
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
 from harness.waits.approval_cover import approval_refusal
-from harness.waits.wait_book import WaitKind
+from harness.waits.wait_book import WaitKind, WaitStatus
 from workflows.wait_desk import WaitDesk
 
 SUMMARY_GOAL_CHARS = 80
-
-
-@dataclass
-class _Agent:
-    """One running agent: its child's id, what it was granted and what of it is charged."""
-
-    child_id: str
-    max_turns: int
-    granted: BudgetLimits = field(default_factory=BudgetLimits)
-    charged: BudgetUsage = field(default_factory=BudgetUsage)
-    reserved_calls: int = 0
+STOPPED_REASON = "the run stopped"
 
 
 class AgentNodes:
     """The agent nodes of one plan attempt."""
 
     def __init__(
-        self, ledger: NodeLedger, budget: Budget, options: ExecutionOptions, desk: WaitDesk
+        self,
+        ledger: NodeLedger,
+        budget: Budget,
+        options: ExecutionOptions,
+        desk: WaitDesk,
+        stopping: Callable[[], bool],
     ) -> None:
         self._desk = desk
         self._ledger = ledger
         self._budget = budget
         self._options = options
-        self._agents: dict[str, _Agent] = {}
+        self._stopping = stopping
+        self._grants = AgentGrants(budget)
+        self._children: dict[str, tuple[str, int]] = {}
+        """Each running agent's child workflow id and max_turns, by node id."""
 
     async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         """The node's loop as a child workflow, to its result or its failure."""
@@ -92,107 +90,152 @@ class AgentNodes:
             message = f"the agent's arguments: {error.errors()[0]['msg']}"
             ledger.fail(node_id, arguments, ErrorCode.INVALID_ARGUMENT, message, attempts=0)
             return
-        names = agent_tool_names(
-            agent_arguments.tools, ledger.catalog, bound_to_task=self._options.task is not None
-        )
-        specs = [ledger.specs[name] for name in names]
-        child_id = f"{self._options.run_id}-attempt-{self._options.attempt}-agent-{node_id}"
-        agent = _Agent(child_id=child_id, max_turns=agent_arguments.max_turns)
-        initial = self._grant(agent, self._first_share(), first=True)
+        initial = self._grants.first_grant(node_id, self._sharers())
         if initial is None:  # a limited part of the budget has nothing left to grant
-            self._budget_spent(node_id, agent_arguments)
+            self._budget_spent(node_id)
             return
-        agent.granted = initial
-        self._agents[node_id] = agent
-        request = AgentLoopRequest(
-            run_id=self._options.run_id,
-            scenario=self._options.scenario,
-            node_id=node_id,
-            plan_attempt=self._options.attempt,
-            arguments=agent_arguments,
-            tools=specs,
-            allowance=AgentAllowance(limits=initial),
-            provider=self._options.provider,
-            model=agent_arguments.model or self._options.agent_model,
-            economy=self._economy(),
-            turns_allowed=turns_allowed(agent_arguments.max_turns, self._budget.degradation()),
-            turns_per_run=self._options.scale.agent_turns_per_run or TURNS_PER_RUN,
-            task=self._options.task,
-            faults=self._options.faults,
-        )
+        child_id = f"{self._options.run_id}-attempt-{self._options.attempt}-agent-{node_id}"
+        self._children[node_id] = (child_id, agent_arguments.max_turns)
         started = workflow.now()
         try:
             result: AgentLoopResult = await workflow.execute_child_workflow(
                 AGENT_LOOP_WORKFLOW,
-                request,
+                self._request(node_id, agent_arguments, AgentAllowance(limits=initial)),
                 id=child_id,
                 result_type=AgentLoopResult,
                 static_summary=f"{node_id} agent: {_short(agent_arguments.goal)}",
             )
         except asyncio.CancelledError:
-            self._release(node_id)
+            self._ended(node_id, calls_known=False)
             raise
         except ChildWorkflowError as error:
-            if isinstance(error.cause, CancelledError):  # the run stopped it: not a failure
-                self._release(node_id)
-                raise asyncio.CancelledError from error
-            cause = error.cause
-            code = parse_error_code(getattr(cause, "type", None))
-            ended = _loop_result(cause)
-            if ended is not None:  # a call failed FATAL: charge what the loop did, then fail
-                self._charge(node_id, ended.usage, ended.tool_calls_made)
-                ledger.agent_steps(node_id, ended.steps)
-                ledger.agent_usage = ledger.agent_usage.plus(ended.usage)
-            self._release(node_id)
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-            ledger.fail(node_id, arguments, code, message, 1)
+            if isinstance(error.cause, CancelledError) and self._stopping():
+                self._ended(node_id, calls_known=False)
+                raise asyncio.CancelledError from error  # the run stopped it: not a failure
+            self._failed(node_id, arguments, error)
             return
-        self._charge(node_id, result.usage, result.tool_calls_made)
-        self._release(node_id)
-        ledger.agent_steps(node_id, result.steps)
-        latency_ms = (workflow.now() - started).total_seconds() * 1000
+        self._settle(node_id, result)
         ledger.complete(
             node_id,
             ToolCallResult(
                 result=result.result.model_dump(mode="json"),
                 attempt=1,
-                latency_ms=latency_ms,
+                latency_ms=(workflow.now() - started).total_seconds() * 1000,
             ),
-            arguments=arguments,  # a replan's identical agent node reuses this answer
+            # a replan's identical agent node reuses an answer, never a loop cut short
+            arguments=arguments if result.result.stopped is AgentStop.ANSWERED else None,
             agent_usage=result.usage,
         )
 
+    def _request(
+        self, node_id: str, arguments: AgentArguments, allowance: AgentAllowance
+    ) -> AgentLoopRequest:
+        options, ledger = self._options, self._ledger
+        names = agent_tool_names(arguments.tools, ledger.catalog, bound_to_task=bool(options.task))
+        return AgentLoopRequest(
+            run_id=options.run_id,
+            scenario=options.scenario,
+            node_id=node_id,
+            plan_attempt=options.attempt,
+            arguments=arguments,
+            tools=[ledger.specs[name] for name in names],
+            allowance=allowance,
+            provider=options.provider,
+            model=arguments.model or options.agent_model,
+            economy=self._economy(),
+            turns_allowed=turns_allowed(arguments.max_turns, self._budget.degradation()),
+            turns_per_run=options.scale.agent_turns_per_run or TURNS_PER_RUN,
+            task=options.task,
+            faults=options.faults,
+        )
+
+    def _failed(
+        self, node_id: str, arguments: dict[str, JsonValue], error: ChildWorkflowError
+    ) -> None:
+        """The loop failed (a FATAL call, a model turn that failed, or its child ended by
+        someone else): charge what it says it did, then fail the node with its cause's code."""
+        cause = error.cause
+        ended = _loop_result(cause)
+        if ended is not None:
+            self._settle(node_id, ended)
+            self._ledger.agent_usage = self._ledger.agent_usage.plus(ended.usage)
+        else:
+            self._ended(node_id, calls_known=False)
+        code = parse_error_code(getattr(cause, "type", None))
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        self._ledger.fail(node_id, arguments, code, f"the agent's loop ended: {message}", 1)
+
+    def _settle(self, node_id: str, result: AgentLoopResult) -> None:
+        """Charge all the loop spent, free what it did not use, and trace its steps."""
+        usage = result.usage
+        spent = BudgetUsage(
+            tokens=usage.total_tokens, tool_calls=result.tool_calls_made, cost_usd=usage.cost_usd
+        )
+        self._grants.charge(node_id, spent)
+        self._ended(node_id, calls_known=True)
+        self._ledger.agent_steps(node_id, result.steps)
+
+    def _ended(self, node_id: str, *, calls_known: bool) -> None:
+        self._grants.release(node_id, calls_known=calls_known)
+        self._children.pop(node_id, None)
+        self._desk.cancel_pending("the agent's loop ended", node_id=node_id)
+
+    def _budget_spent(self, node_id: str) -> None:
+        """An agent the run can grant nothing: it ends at once, stopped by the budget."""
+        stopped = AgentResult(
+            answer=best_answer([], AgentStop.BUDGET, 0), turns=0, stopped=AgentStop.BUDGET
+        )
+        call = ToolCallResult(result=stopped.model_dump(mode="json"), attempt=1, latency_ms=0.0)
+        self._ledger.complete(node_id, call)
+
+    def _sharers(self) -> int:
+        """The agents running or ready (this one among them), and one share for other nodes."""
+        ledger = self._ledger
+        running = ledger.unsettled() + ledger.ready()
+        return 1 + sum(1 for node_id in running if ledger.node(node_id).tool == AGENT_TOOL)
+
+    # -- what the agents ask ---------------------------------------------------------------
+
     async def ask(self, ask: AllowanceAsk) -> None:
         """An agent asks for more: charge what it reports spent, grant what the run can afford
-        of what it wants, and answer it. An ask for no running agent is ignored."""
-        agent = self._agents.get(ask.node_id)
-        if agent is None:
-            return
-        self._charge(ask.node_id, None, ask.spent.tool_calls, spent=ask.spent)
-        granted = self._grant(agent, ask.wanted, first=False)
-        if granted is not None:
-            agent.granted = _added(agent.granted, granted)
+        of what it wants (nothing once the run stops or halts), and answer it."""
+        child = self._children.get(ask.node_id)
+        if child is None or not self._grants.running(ask.node_id):
+            return  # no such agent runs: its loop has ended, and no one waits for an answer
+        self._grants.charge(ask.node_id, ask.spent)
+        ending = self._stopping() or self._ledger.halted_by is not None
+        granted = None if ending else self._grants.more(ask.node_id, ask.wanted)
         answer = AllowanceAnswer(
             ask_id=ask.ask_id,
             granted=granted,
-            turns_allowed=turns_allowed(agent.max_turns, self._budget.degradation()),
+            turns_allowed=0 if ending else turns_allowed(child[1], self._budget.degradation()),
             economy=self._economy(),
         )
-        await self._tell(agent, AGENT_ALLOWANCE_ANSWER_SIGNAL, answer)
+        await self._tell(child[0], AGENT_ALLOWANCE_ANSWER_SIGNAL, answer)
 
     async def wait(self, ask: AgentWaitAsk) -> None:
         """An agent's model called `ask_user` or `request_approval`: the run opens the wait, as
         its own (so `harness waits`, `answer` and `approve` work on it), holds the node on it,
-        and tells the agent how it ended. An ask for no running agent is ignored."""
-        agent = self._agents.get(ask.node_id)
-        if agent is None:
+        and tells the agent how it ended. Once the run stops or halts, none is opened."""
+        child = self._children.get(ask.node_id)
+        if child is None:
+            return  # no such agent runs: its loop has ended, and no one waits for an answer
+        approval = ask.kind is WaitKind.APPROVAL
+        wait_id = f"{'approve' if approval else 'ask'}-{ask.call_id}"
+        if self._stopping() or self._ledger.halted_by is not None:
+            refused = AgentWaitAnswer(
+                ask_id=ask.ask_id,
+                wait_id=wait_id,
+                status=WaitStatus.CANCELLED,
+                refusal=STOPPED_REASON,
+            )
+            await self._tell(child[0], AGENT_WAIT_ANSWER_SIGNAL, refused)
             return
         timeouts = self._options.wait_timeouts
-        approval = ask.kind is WaitKind.APPROVAL
         self._ledger.hold(ask.node_id, NodeStatus.WAITING)
         wait = self._desk.open(
-            f"{'approve' if approval else 'ask'}-{ask.call_id}",
-            WaitKind.APPROVAL if approval else WaitKind.USER_INPUT,
+            wait_id,
+            ask.kind,
             ask.prompt,
             timeouts.approval if approval else timeouts.user_input,
             node_id=ask.node_id,
@@ -207,139 +250,22 @@ class AgentNodes:
             payload=wait.payload,
             refusal=approval_refusal(wait) if approval else None,
         )
-        await self._tell(agent, AGENT_WAIT_ANSWER_SIGNAL, answer)
+        await self._tell(child[0], AGENT_WAIT_ANSWER_SIGNAL, answer)
 
-    async def _tell(self, agent: _Agent, signal: str, answer: BaseModel) -> None:
+    async def _tell(self, child_id: str, signal: str, answer: BaseModel) -> None:
         """Signal the agent's loop; one that has ended meanwhile (cancelled with the run) is
         past hearing, which is no failure of the run's."""
-        child = workflow.get_external_workflow_handle(agent.child_id)
         try:
-            await child.signal(signal, answer)
+            await workflow.get_external_workflow_handle(child_id).signal(signal, answer)
         except FailureError as error:
-            workflow.logger.warning("agent %s not told: %s", agent.child_id, error)
-
-    # -- the budget ------------------------------------------------------------------------
-
-    def _first_share(self) -> BudgetLimits:
-        """What an agent starting now is granted at most: of each limited dimension, what is
-        available split between the agents not yet finished and the run's other nodes."""
-        ledger = self._ledger
-        sharers = 1 + sum(
-            1
-            for node_id in ledger.unsettled() + ledger.ready()
-            if ledger.node(node_id).tool == AGENT_TOOL
-        )
-        available = self._available()
-        limits = self._budget.limits
-        return BudgetLimits(
-            max_tokens=None if limits.max_tokens is None else max(available.tokens // sharers, 1),
-            max_tool_calls=None
-            if limits.max_tool_calls is None
-            else max(available.tool_calls // sharers, 1),
-            max_cost_usd=None
-            if limits.max_cost_usd is None
-            else max(available.cost_usd / sharers, 1e-6),
-        )
-
-    def _promised(self) -> BudgetUsage:
-        """What running agents were granted and have not spent (as far as they reported), and
-        the tool calls every running call has reserved."""
-        tokens = cost = 0.0
-        for agent in self._agents.values():
-            tokens += max((agent.granted.max_tokens or 0) - agent.charged.tokens, 0)
-            cost += max((agent.granted.max_cost_usd or 0.0) - agent.charged.cost_usd, 0.0)
-        return BudgetUsage(
-            tokens=int(tokens), tool_calls=self._budget.reserved_tool_calls, cost_usd=cost
-        )
-
-    def _available(self) -> BudgetUsage:
-        limits, usage, promised = self._budget.limits, self._budget.usage, self._promised()
-        return BudgetUsage(
-            tokens=max((limits.max_tokens or 0) - usage.tokens - promised.tokens, 0),
-            tool_calls=max(
-                (limits.max_tool_calls or 0) - usage.tool_calls - promised.tool_calls, 0
-            ),
-            cost_usd=max((limits.max_cost_usd or 0.0) - usage.cost_usd - promised.cost_usd, 0.0),
-        )
-
-    def _grant(self, agent: _Agent, wanted: BudgetLimits, *, first: bool) -> BudgetLimits | None:
-        """What the run grants of `wanted`, its tool calls reserved; None: nothing is left.
-        The `first` grant is the agent's allowance (a dimension left out: unlimited, as the
-        run has it); a later one is added to it (a dimension left out: nothing added)."""
-        granted = affordable_grant(self._budget.snapshot(), self._promised(), wanted)
-        if granted is None:
-            return None
-        if not first:  # only what was asked for is added
-            granted = BudgetLimits(
-                max_tokens=granted.max_tokens if wanted.max_tokens else None,
-                max_tool_calls=granted.max_tool_calls if wanted.max_tool_calls else None,
-                max_cost_usd=granted.max_cost_usd if wanted.max_cost_usd else None,
-            )
-        calls = granted.max_tool_calls
-        if self._budget.limits.max_tool_calls is not None and calls:
-            reserved = self._budget.reserve_tool_calls(calls)
-            agent.reserved_calls += reserved
-            if not reserved:
-                return None
-            granted = granted.model_copy(update={"max_tool_calls": reserved})
-        return granted
-
-    def _budget_spent(self, node_id: str, arguments: AgentArguments) -> None:
-        """An agent the run can grant nothing: it ends at once, stopped by the budget."""
-        stopped = AgentResult(
-            answer=best_answer([], AgentStop.BUDGET, 0), turns=0, stopped=AgentStop.BUDGET
-        )
-        call = ToolCallResult(result=stopped.model_dump(mode="json"), attempt=1, latency_ms=0.0)
-        self._ledger.complete(node_id, call)
-
-    def _charge(
-        self,
-        node_id: str,
-        usage: TokenUsage | None,
-        tool_calls: int,
-        *,
-        spent: BudgetUsage | None = None,
-    ) -> None:
-        """Charge the run what the agent spent beyond what it was charged already: its tokens
-        and cost (from `usage` at its end, or `spent` as it reported it) and its tool calls,
-        which move from reserved to made."""
-        agent = self._agents[node_id]
-        tokens = usage.total_tokens if usage is not None else (spent.tokens if spent else 0)
-        cost = usage.cost_usd if usage is not None else (spent.cost_usd if spent else 0.0)
-        more_tokens = max(tokens - agent.charged.tokens, 0)
-        more_cost = max(cost - agent.charged.cost_usd, 0.0)
-        more_calls = max(tool_calls - agent.charged.tool_calls, 0)
-        if more_tokens or more_cost:
-            self._budget.charge_tokens(more_tokens, more_cost)
-        if more_calls:
-            settled = min(more_calls, agent.reserved_calls)
-            if settled:
-                self._budget.settle_tool_calls(settled, settled)
-                agent.reserved_calls -= settled
-            for _ in range(more_calls - settled):
-                self._budget.charge_tool_call()
-        agent.charged = BudgetUsage(
-            tokens=max(tokens, agent.charged.tokens),
-            tool_calls=max(tool_calls, agent.charged.tool_calls),
-            cost_usd=max(cost, agent.charged.cost_usd),
-        )
-
-    def _release(self, node_id: str) -> None:
-        """The agent has ended: the tool calls it reserved and did not make are free again."""
-        agent = self._agents.pop(node_id)
-        if agent.reserved_calls:
-            self._budget.settle_tool_calls(agent.reserved_calls, 0)
+            workflow.logger.warning("agent %s not told: %s", child_id, error)
 
     def _economy(self) -> bool:
         return self._options.economy_under_pressure and self._budget.pressure() >= CONSERVE_AT
 
 
-def _added(limits: BudgetLimits, more: BudgetLimits) -> BudgetLimits:
-    return AgentAllowance(limits=limits).with_grant(more).limits
-
-
 def _loop_result(cause: BaseException | None) -> AgentLoopResult | None:
-    """What a loop that failed on a FATAL call had done, as its failure carries it."""
+    """What a loop that failed (a FATAL call, a failed turn) had done, as its failure says."""
     if not isinstance(cause, ApplicationError) or not cause.details:
         return None
     try:

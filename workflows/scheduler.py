@@ -52,7 +52,7 @@ class Scheduler:
         self._options = options
         self._reusable = reusable
         self._held = HeldNodes(ledger, desk, options, self._calls_returned)
-        self.agents = AgentNodes(ledger, budget, options, desk)
+        self.agents = AgentNodes(ledger, budget, options, desk, lambda: self.stopping)
         self._runner = NodeRunner(ledger, self._held, options, lambda: self.stopping, self.agents)
         self._batching = len(ledger.nodes) > options.scale.batch_plan_nodes
         self._batches = Batches(ledger, options, self._runner, self)
@@ -175,12 +175,19 @@ class Scheduler:
 
     def _apply_halt(self) -> None:
         """After a HALT, nodes held on a wait would only keep the run open until their
-        deadlines; cancel them now (running activities are left to finish)."""
+        deadlines, and agents would go on taking turns; cancel them now (running activities
+        are left to finish)."""
         halted_by = self._ledger.halted_by
         if halted_by is None or self._halt_applied:
             return
         self._halt_applied = True
         held = self._ledger.held()
+        # an agent's loop is no single activity to be left to finish: it would take turns on
+        held += [
+            node_id
+            for node_id in self._ledger.unsettled()
+            if self._ledger.node(node_id).tool == AGENT_TOOL and node_id not in held
+        ]
         if held:
             self._stop_reason = self._stop_reason or f"run halted: {halted_by}"
         for node_id in held:

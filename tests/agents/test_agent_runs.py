@@ -4,18 +4,19 @@ calls are activities of its own history, charged to the run's one budget."""
 from __future__ import annotations
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 
 from harness.core.plan import Plan
 from harness.engine.agent_node import AgentResult, AgentStop
 from harness.engine.budget import BudgetLimits
+from harness.engine.dag import NodeStatus
 from harness.engine.run import RunPhase, RunRequest, ScaleOptions
 from harness.engine.trace import AgentRole, TraceKind
 from harness.engine.validation import validate_plan
 from scenarios import get_scenario
 from tests.agents.plans import one_agent, two_agents
 from tests.docs_pages import block_after, page
-from tests.factories import lit
+from tests.factories import collect, lit, node, synthetic_plan
 from tests.starter.test_cli import harness
 from tests.support import activity_timeline, execute_run, history_events, running_worker
 
@@ -137,3 +138,20 @@ async def test_an_agent_whose_model_turn_fails_fails_its_node_with_the_turns_err
     assert failed.error_code == "CONFIG_INVALID"
     assert failed.error_message is not None and "turn 1 of the agent failed" in failed.error_message
     assert "gpt-4.1" in failed.error_message
+
+
+async def test_a_run_that_halts_stops_its_running_agent_instead_of_letting_it_take_turns(
+    client: Client, task_queue: str
+) -> None:
+    slow = node("slow", "agent", goal="Wait and see.\nms: 600000", tools=["delay"])
+    boom = node("boom", "fail", code="TOOL_EXECUTION_FAILED", times=5)
+    plan = synthetic_plan(slow, boom, collect("end", ["slow", "boom"]))
+    request = RunRequest(goal="halt", scenario="synthetic", plan=plan)
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+        child = await client.get_workflow_handle(f"{result.run_id}-attempt-1-agent-slow").describe()
+    assert result.status is RunPhase.FAILED_EXECUTION
+    agent = next(n for n in result.nodes if n.id == "slow")
+    assert agent.status is NodeStatus.SKIPPED and agent.error_message is not None
+    assert "run halted" in agent.error_message
+    assert child.status == WorkflowExecutionStatus.CANCELED
