@@ -178,7 +178,8 @@ class AgentNodes:
     def _ended(self, node_id: str, *, calls_known: bool) -> None:
         self._grants.release(node_id, calls_known=calls_known)
         self._children.pop(node_id, None)
-        self._desk.cancel_pending("the agent's loop ended", node_id=node_id)
+        if any(wait.node_id == node_id for wait in self._desk.book.pending()):
+            self._desk.cancel_pending("the agent's loop ended", node_id=node_id)
 
     def _budget_spent(self, node_id: str) -> None:
         """An agent the run can grant nothing: it ends at once, stopped by the budget."""
