@@ -4,10 +4,9 @@ Each model turn is an activity on the LLM queue; each call the model asks for is
 its own (`workflows.agent_calls`), all the calls of one turn at once. A turn or call that
 completed is in this history and never runs again.
 
-The budget is the run's: the loop spends only its allowance, and before a turn or call it cannot
-pay for, it asks the run for more (a signal to the run, answered by a signal here). Refused, it
-stops with `stopped: budget` and the best answer it has. Past `TURNS_PER_RUN` turns it continues
-as new with its state (`AgentLoopState`), so a long loop never nears the history limits.
+The loop spends only its allowance of the run's budget, asking the run for more when it must
+(`workflows.agent_asks`); refused, it stops with `stopped: budget`. Every `turns_per_run` turns
+it continues as new with its state, so a long loop never nears the history limits.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ from harness.engine.agent_loop import (
     AllowanceAnswer,
     StepKind,
     best_answer,
+    bounded_calls,
     call_node_id,
     cost_spent,
     offered_tools,
@@ -269,6 +269,7 @@ class AgentLoopWorkflow:
                     error=message.error,
                 )
             )
+        state.tool_calls = bounded_calls(state.tool_calls)  # one payload, far below 2 MB
 
     async def _reserve(self, call: ToolCall) -> int:
         """The attempts reserved for `call` (0: it is not made), asking the run for more calls

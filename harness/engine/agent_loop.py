@@ -28,7 +28,7 @@ from harness.catalog.agent_turns import (
 from harness.catalog.tools import ToolSpec
 from harness.core.usage import TokenUsage, estimate_tokens
 from harness.engine.agent_allowance import AgentAllowance
-from harness.engine.agent_conversation import conversation_tokens
+from harness.engine.agent_conversation import conversation_tokens, cut_line, result_text
 from harness.engine.agent_node import AgentArguments, AgentResult, AgentStop, AgentToolCall
 from harness.engine.budget import BudgetLimits, BudgetUsage
 from harness.engine.faults import FaultSpec
@@ -40,6 +40,11 @@ TURNS_PER_RUN: Final = 10
 calls add about 10 to 40 events, so a 50-turn loop stays far below the history limits."""
 CONTEXT_TOKENS: Final = 24_000
 """The conversation a turn sends is fitted into this many tokens (old tool results cut first)."""
+CALL_RESULT_CHARS: Final = 16_000
+"""The most of one call's result (as JSON) an agent's result keeps; more is cut to a head."""
+CALL_RESULTS_CHARS: Final = 256_000
+"""The most of all its calls' results an agent's result keeps: the newest in full, older ones
+cut to a mark. Its result travels in one payload (and over continue-as-new), far below 2 MB."""
 MIN_TURN_OUTPUT_TOKENS: Final = 256
 """The least a turn may write: a turn the allowance cannot give this much is not started."""
 AGENT_SYSTEM: Final = (
@@ -193,6 +198,25 @@ class AgentWaitAnswer(BaseModel):
     status: WaitStatus
     payload: JsonValue = None
     refusal: str | None = Field(default=None, description="An approval that was not given.")
+
+
+def bounded_calls(calls: list[AgentToolCall]) -> list[AgentToolCall]:
+    """`calls` with their results kept within CALL_RESULT_CHARS each and CALL_RESULTS_CHARS in
+    all, the newest first: a result over its part is cut to a head and the cut's mark (as the
+    conversation marks it), so a later node still sees what was left out."""
+    kept: list[AgentToolCall] = []
+    left = CALL_RESULTS_CHARS
+    for call in reversed(calls):
+        text = result_text(call.result) if call.ok else ""
+        room = max(min(CALL_RESULT_CHARS, left), 0)
+        if len(text) > room:
+            head = text[: max(room - 100, 0)]
+            cut = f"{head}\n{cut_line(call.tool, len(text) - len(head))}" if head else None
+            call = call.model_copy(update={"result": cut or cut_line(call.tool, len(text))})
+            text = result_text(call.result)
+        left -= len(text)
+        kept.append(call)
+    return list(reversed(kept))
 
 
 def call_node_id(node_id: str, turn: int, index: int) -> str:

@@ -17,9 +17,12 @@ from harness.catalog.agent_turns import (
 from harness.engine.agent_allowance import AgentAllowance
 from harness.engine.agent_loop import (
     ASK_USER,
+    CALL_RESULT_CHARS,
+    CALL_RESULTS_CHARS,
     REQUEST_APPROVAL,
     AgentWaitAnswer,
     best_answer,
+    bounded_calls,
     call_node_id,
     cost_spent,
     offered_tools,
@@ -29,7 +32,7 @@ from harness.engine.agent_loop import (
     wait_of,
     wait_outcome,
 )
-from harness.engine.agent_node import AgentStop
+from harness.engine.agent_node import AgentStop, AgentToolCall
 from harness.engine.budget import BudgetLimits, BudgetUsage
 from harness.waits.wait_book import WaitKind, WaitStatus
 from tests.factories import synthetic_catalog
@@ -121,3 +124,18 @@ def test_the_model_is_told_the_answer_the_approval_or_why_there_is_none(
     kind: WaitKind, answer: AgentWaitAnswer, told: tuple[bool, object, str]
 ) -> None:
     assert wait_outcome(kind, answer) == told
+
+
+def test_an_agents_call_results_are_kept_within_their_bounds_the_newest_in_full() -> None:
+    small = AgentToolCall(tool="echo", ok=True, result={"value": "x"})
+    big = AgentToolCall(tool="git_log", ok=True, result="y" * (CALL_RESULT_CHARS + 5_000))
+    failed = AgentToolCall(tool="echo", ok=False, error="RATE_LIMITED: slow down")
+
+    kept = bounded_calls([big, small, failed])
+
+    assert kept[1:] == [small, failed]
+    assert isinstance(kept[0].result, str) and len(kept[0].result) <= CALL_RESULT_CHARS
+    assert kept[0].result.endswith("characters of git_log's result]")
+    many = bounded_calls([big] * (CALL_RESULTS_CHARS // CALL_RESULT_CHARS + 3))
+    assert sum(len(str(call.result)) for call in many) <= CALL_RESULTS_CHARS + 200
+    assert many[0].result == "[cut: 21,000 characters of git_log's result]"  # the oldest
