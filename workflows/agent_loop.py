@@ -40,7 +40,7 @@ from harness.engine.agent_loop import (
     best_answer,
     bounded_calls,
     call_node_id,
-    cost_spent,
+    cost_short,
     offered_tools,
     output_allowed,
     tokens_left,
@@ -63,8 +63,7 @@ from workflows.agent_asks import RunAsks
 from workflows.agent_calls import call_step, make_call
 
 COST_ASK_USD = 0.01
-"""What the loop asks the run for when its cost allowance is spent: a turn's worth of a small
-model, asked again for each turn after."""
+"""What a turn is taken to cost before one has: a turn of a small model (then: the dearest)."""
 
 
 @workflow.defn(name=AGENT_LOOP_WORKFLOW)
@@ -187,6 +186,7 @@ class AgentLoopWorkflow:
         state.turns = turn
         state.allowance = state.allowance.spend_turn(reply.usage)
         state.usage = state.usage.plus(reply.usage)
+        state.dearest_turn_usd = max(state.dearest_turn_usd, reply.usage.cost_usd)
         state.messages.append(reply.message())
         calls = ", ".join(call.tool for call in reply.tool_calls)
         state.steps.append(
@@ -237,11 +237,11 @@ class AgentLoopWorkflow:
                 return False
             if output_allowed(self._state.allowance, prompt) < MIN_TURN_OUTPUT_TOKENS:
                 return False
-        if cost_spent(self._state.allowance) and not await self._ask(
-            BudgetLimits(max_cost_usd=COST_ASK_USD)
-        ):
+        turn_usd = max(self._state.dearest_turn_usd, COST_ASK_USD)  # what a turn costs here
+        more_usd = cost_short(self._state.allowance, turn_usd)
+        if more_usd and not await self._ask(BudgetLimits(max_cost_usd=more_usd)):
             return False
-        return not cost_spent(self._state.allowance)
+        return not cost_short(self._state.allowance, turn_usd)
 
     # -- the calls of a turn ---------------------------------------------------------------
 

@@ -46,6 +46,7 @@ CALL_RESULTS_CHARS: Final = 256_000
 """The most of all its calls' results an agent's result keeps: the newest in full, older ones
 cut to a mark. Its result travels in one payload (and over continue-as-new), far below 2 MB."""
 MIN_TURN_OUTPUT_TOKENS: Final = 256
+PROMPT_MARGIN_PERCENT: Final = 125
 """The least a turn may write: a turn the allowance cannot give this much is not started."""
 AGENT_SYSTEM: Final = (
     "You are an agent node of a durable harness run. Work towards the user's goal with the "
@@ -111,6 +112,7 @@ class AgentLoopState(BaseModel):
     steps: list[AgentStep] = Field(default_factory=list)
     asks: int = Field(default=0, description="Asks for more allowance made so far.")
     final_answer: str | None = None
+    dearest_turn_usd: float = Field(default=0.0, description="What its dearest turn cost.")
     stopped: AgentStop | None = Field(
         default=None, description="Set when a turn's calls found the allowance spent."
     )
@@ -234,15 +236,14 @@ def offered_tools(specs: list[ToolSpec]) -> list[OfferedTool]:
 
 
 def turn_need(messages: list[AgentMessage], tools: list[OfferedTool], output_tokens: int) -> int:
-    """The most tokens a turn may take: its prompt (system, conversation, tool schemas) and the
-    most it may write."""
+    """The most tokens a turn may take: its prompt (system, conversation, tool schemas), with
+    PROMPT_MARGIN over the estimate (a model's tokenizer counts JSON and logs denser than four
+    characters a token), and the most it may write."""
     schemas = json.dumps([tool.model_dump() for tool in tools])
-    return (
-        estimate_tokens(AGENT_SYSTEM)
-        + conversation_tokens(messages)
-        + estimate_tokens(schemas)
-        + output_tokens
+    prompt = (
+        estimate_tokens(AGENT_SYSTEM) + conversation_tokens(messages) + estimate_tokens(schemas)
     )
+    return prompt * PROMPT_MARGIN_PERCENT // 100 + output_tokens
 
 
 def output_allowed(allowance: AgentAllowance, prompt_tokens: int) -> int:
@@ -293,10 +294,13 @@ def tokens_left(allowance: AgentAllowance) -> int:
     return 0 if limit is None else max(limit - allowance.usage.tokens, 0)
 
 
-def cost_spent(allowance: AgentAllowance) -> bool:
-    """The allowance limits cost and has none left."""
+def cost_short(allowance: AgentAllowance, turn_usd: float) -> float:
+    """How much more cost the allowance needs for a turn that may cost `turn_usd` (0: none,
+    or it does not limit cost)."""
     limit = allowance.limits.max_cost_usd
-    return limit is not None and allowance.usage.cost_usd >= limit
+    if limit is None:
+        return 0.0
+    return max(turn_usd - (limit - allowance.usage.cost_usd), 0.0)
 
 
 AgentLoopRequest.model_rebuild()  # it names AgentLoopState, defined after it

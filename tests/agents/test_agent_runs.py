@@ -58,7 +58,7 @@ async def test_two_agent_nodes_run_their_loops_as_children_and_the_run_succeeds(
 
 @pytest.mark.parametrize(
     "limits",
-    [BudgetLimits(max_tool_calls=2), BudgetLimits(max_tokens=900)],
+    [BudgetLimits(max_tool_calls=2), BudgetLimits(max_tokens=1_000)],
     ids=["max_tool_calls", "max_tokens"],
 )
 async def test_a_spent_budget_stops_an_agent_loop_and_the_run_never_passes_its_limit(

@@ -24,7 +24,7 @@ from harness.engine.agent_loop import (
     best_answer,
     bounded_calls,
     call_node_id,
-    cost_spent,
+    cost_short,
     offered_tools,
     output_allowed,
     tokens_left,
@@ -77,8 +77,10 @@ def test_a_turn_writes_the_usual_most_or_what_the_allowance_has_left_after_its_p
 def test_what_is_left_counts_only_limited_parts() -> None:
     assert tokens_left(allowance()) == 0
     assert tokens_left(allowance(tokens=100, used=30)) == 70
-    assert not cost_spent(allowance())
-    assert cost_spent(allowance(cost=0.5))  # used as much as granted
+    assert cost_short(allowance(), 1.0) == 0.0  # cost not limited
+    assert cost_short(allowance(cost=0.5), 0.01) == 0.01  # used as much as granted
+    fresh = AgentAllowance(limits=BudgetLimits(max_cost_usd=0.5))
+    assert cost_short(fresh, 0.2) == 0.0 and cost_short(fresh, 0.7) == pytest.approx(0.2)
 
 
 def test_a_loop_that_stopped_early_answers_with_the_last_thing_said_and_why() -> None:
