@@ -1,14 +1,26 @@
 """How an agent's loop asks its run: for more of the budget, and to open a wait for its
-model (`ask_user`, `request_approval`). Each ask is a signal to the run; its answer comes back
-as a signal to the loop, whose handlers hand it here, and the ask waits for it durably."""
+model (`ask_user`, `request_approval`); and how it tells the run its progress. Each ask is a
+signal to the run; its answer comes back as a signal to the loop, whose handlers hand it here,
+and the ask waits for it durably."""
 
 from __future__ import annotations
 
 from temporalio import workflow
 
-from harness.engine.agent_loop import AgentWaitAnswer, AgentWaitAsk, AllowanceAnswer, AllowanceAsk
+from harness.engine.agent_loop import (
+    AgentProgress,
+    AgentStep,
+    AgentWaitAnswer,
+    AgentWaitAsk,
+    AllowanceAnswer,
+    AllowanceAsk,
+)
 from harness.engine.budget import BudgetLimits, BudgetUsage
-from harness.engine.contracts import AGENT_ALLOWANCE_ASK_SIGNAL, AGENT_WAIT_ASK_SIGNAL
+from harness.engine.contracts import (
+    AGENT_ALLOWANCE_ASK_SIGNAL,
+    AGENT_PROGRESS_SIGNAL,
+    AGENT_WAIT_ASK_SIGNAL,
+)
 from harness.waits.wait_book import WaitKind
 
 
@@ -33,6 +45,11 @@ class RunAsks:
         await self._run().signal(AGENT_ALLOWANCE_ASK_SIGNAL, ask)
         await workflow.wait_condition(lambda: ask_id in self._allowances)
         return self._allowances.pop(ask_id)
+
+    async def report(self, spent: BudgetUsage, steps: list[AgentStep]) -> None:
+        """Tell the run what the loop has spent in all and its new steps (no answer comes)."""
+        progress = AgentProgress(node_id=self._node_id, spent=spent, steps=steps)
+        await self._run().signal(AGENT_PROGRESS_SIGNAL, progress)
 
     async def wait(self, ask_id: int, call_id: str, kind: WaitKind, prompt: str) -> AgentWaitAnswer:
         """Ask the run to open a wait for the call `call_id`; how it ended."""

@@ -1,7 +1,8 @@
-"""One call an agent's model asked for, made as the node's own calls are: an activity (a local
-one for a cheap in-memory tool, on the model queue for a tool that writes) with the tool's
-retries and timeout, limited to the attempts the loop reserved for it. Its node id
-(`call_node_id`) is the same on every attempt, so the tool's idempotency key is too."""
+"""An agent's model turn, an activity on the model queue; and each call the model asks for,
+made as the node's own calls are: an activity (a local one for a cheap in-memory tool, on the
+model queue for a tool that writes) with the tool's retries and timeout, limited to the attempts
+the loop reserved for it. A call's node id (`call_node_id`) is the same on every attempt, so the
+tool's idempotency key is too."""
 
 from __future__ import annotations
 
@@ -12,13 +13,62 @@ from pydantic import JsonValue
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from harness.catalog.agent_turns import ToolCall, ToolResultMessage
+from harness.catalog.agent_turns import (
+    AgentTurnReply,
+    AgentTurnRequest,
+    OfferedTool,
+    ToolCall,
+    ToolResultMessage,
+)
 from harness.catalog.tools import ToolSpec
 from harness.core.errors import ErrorClass, ErrorCode, classify
-from harness.engine.agent_loop import AgentLoopRequest, AgentStep, StepKind, call_node_id
+from harness.engine.agent_loop import (
+    AGENT_SYSTEM,
+    AgentLoopRequest,
+    AgentLoopState,
+    AgentStep,
+    StepKind,
+    call_node_id,
+    output_allowed,
+)
+from harness.engine.contracts import AGENT_TURN_ACTIVITY
 from harness.engine.messages import ToolCallRequest
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.placement import llm_queue
+from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT, PLAN_RETRY, PLAN_TIMEOUT
 from workflows.activity_calls.tools import policy_retry, run_tool_call, tool_call_summary
+
+
+async def model_turn(
+    request: AgentLoopRequest,
+    state: AgentLoopState,
+    offered: list[OfferedTool],
+    turn: int,
+    prompt: int,
+) -> AgentTurnReply:
+    """Turn `turn` of the loop, whose prompt takes up to `prompt` tokens."""
+    reply: AgentTurnReply = await workflow.execute_activity(
+        AGENT_TURN_ACTIVITY,
+        AgentTurnRequest(
+            run_id=request.run_id,
+            node_id=request.node_id,
+            turn=turn,
+            system=AGENT_SYSTEM,
+            messages=state.messages,
+            tools=offered,
+            provider=request.provider,
+            model=request.model,
+            economy=request.economy,
+            max_output_tokens=output_allowed(state.allowance, prompt),
+        ),
+        task_queue=llm_queue(),
+        result_type=AgentTurnReply,
+        start_to_close_timeout=PLAN_TIMEOUT,
+        heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
+        retry_policy=PLAN_RETRY,
+        summary=f"{request.node_id} agent turn {turn}",
+    )
+    return reply
 
 
 @dataclass(frozen=True)

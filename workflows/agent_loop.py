@@ -20,13 +20,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from harness.catalog.agent_turns import (
     DEFAULT_TURN_OUTPUT_TOKENS,
     AgentTurnReply,
-    AgentTurnRequest,
     ToolCall,
     ToolResultMessage,
 )
 from harness.engine.agent_conversation import fit_conversation, opening_message
 from harness.engine.agent_loop import (
-    AGENT_SYSTEM,
     CONTEXT_TOKENS,
     MIN_TURN_OUTPUT_TOKENS,
     WAIT_TOOLS,
@@ -53,14 +51,13 @@ from harness.engine.budget import BudgetLimits
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ANSWER_SIGNAL,
     AGENT_LOOP_WORKFLOW,
-    AGENT_TURN_ACTIVITY,
     AGENT_WAIT_ANSWER_SIGNAL,
 )
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
-from workflows.activity_calls.steps import LLM_HEARTBEAT_TIMEOUT, PLAN_RETRY, PLAN_TIMEOUT
+from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.agent_asks import RunAsks
-from workflows.agent_calls import call_step, make_call
+from workflows.agent_calls import call_step, make_call, model_turn
 
 COST_ASK_USD = 0.01
 """What a turn is taken to cost before one has: a turn of a small model (then: the dearest)."""
@@ -156,6 +153,7 @@ class AgentLoopWorkflow:
                 state.final_answer = reply.answer
                 return AgentStop.ANSWERED
             await self._calls(reply.tool_calls)
+            await self._report()
         return AgentStop.ANSWERED
 
     # -- a model turn ----------------------------------------------------------------------
@@ -172,7 +170,8 @@ class AgentLoopWorkflow:
         turn = state.turns + 1
         started = workflow.now()
         try:
-            reply = await self._model_turn(turn, prompt)
+            request = self._request.model_copy(update={"economy": self._economy})
+            reply = await model_turn(request, state, self._offered, turn, prompt)
         except ActivityError as error:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
@@ -198,31 +197,6 @@ class AgentLoopWorkflow:
                 usage=reply.usage,
                 message=f"calls {calls}" if calls else "answered",
             )
-        )
-        return reply
-
-    async def _model_turn(self, turn: int, prompt: int) -> AgentTurnReply:
-        state = self._state
-        reply: AgentTurnReply = await workflow.execute_activity(
-            AGENT_TURN_ACTIVITY,
-            AgentTurnRequest(
-                run_id=self._request.run_id,
-                node_id=self._request.node_id,
-                turn=turn,
-                system=AGENT_SYSTEM,
-                messages=state.messages,
-                tools=self._offered,
-                provider=self._request.provider,
-                model=self._request.model,
-                economy=self._economy,
-                max_output_tokens=output_allowed(state.allowance, prompt),
-            ),
-            task_queue=llm_queue(),
-            result_type=AgentTurnReply,
-            start_to_close_timeout=PLAN_TIMEOUT,
-            heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
-            retry_policy=PLAN_RETRY,
-            summary=f"{self._request.node_id} agent turn {turn}",
         )
         return reply
 
@@ -309,6 +283,12 @@ class AgentLoopWorkflow:
     @staticmethod
     def _refused(call: ToolCall, error: str) -> tuple[ToolResultMessage, int]:
         return ToolResultMessage(call_id=call.id, tool=call.tool, ok=False, error=error), 0
+
+    async def _report(self) -> None:
+        """Tell the run what the loop has spent and its steps since it last told it."""
+        state = self._state
+        steps, state.reported_steps = state.steps[state.reported_steps :], len(state.steps)
+        await self._asks.report(state.allowance.usage, steps)
 
     # -- the loop's own waits, which the run opens ----------------------------------------
 

@@ -30,6 +30,7 @@ from harness.engine.agent_loop import (
     TURNS_PER_RUN,
     AgentLoopRequest,
     AgentLoopResult,
+    AgentProgress,
     AgentWaitAnswer,
     AgentWaitAsk,
     AllowanceAnswer,
@@ -80,6 +81,8 @@ class AgentNodes:
         self._grants = AgentGrants(budget)
         self._children: dict[str, tuple[str, int]] = {}
         """Each running agent's child workflow id and max_turns, by node id."""
+        self._traced: dict[str, int] = {}
+        """Each running agent's steps already in the run's trace."""
 
     async def run(self, node_id: str, arguments: dict[str, JsonValue]) -> None:
         """The node's loop as a child workflow, to its result or its failure."""
@@ -166,18 +169,28 @@ class AgentNodes:
         self._ledger.fail(node_id, arguments, code, f"the agent's loop ended: {message}", 1)
 
     def _settle(self, node_id: str, result: AgentLoopResult) -> None:
-        """Charge all the loop spent, free what it did not use, and trace its steps."""
+        """Charge all the loop spent, free what it did not use, and trace the steps the run
+        was not told of yet."""
         usage = result.usage
         spent = BudgetUsage(
             tokens=usage.total_tokens, tool_calls=result.tool_calls_made, cost_usd=usage.cost_usd
         )
         self._grants.charge(node_id, spent)
+        self._ledger.agent_steps(node_id, result.steps[self._traced.get(node_id, 0) :])
         self._ended(node_id, calls_known=True)
-        self._ledger.agent_steps(node_id, result.steps)
+
+    def progress(self, report: AgentProgress) -> None:
+        """A running agent's progress: charge what it spent, trace its new steps."""
+        if not self._grants.running(report.node_id):
+            return  # it has ended: its result said it all
+        self._grants.charge(report.node_id, report.spent)
+        self._ledger.agent_steps(report.node_id, report.steps)
+        self._traced[report.node_id] = self._traced.get(report.node_id, 0) + len(report.steps)
 
     def _ended(self, node_id: str, *, calls_known: bool) -> None:
         self._grants.release(node_id, calls_known=calls_known)
         self._children.pop(node_id, None)
+        self._traced.pop(node_id, None)
         if any(wait.node_id == node_id for wait in self._desk.book.pending()):
             self._desk.cancel_pending("the agent's loop ended", node_id=node_id)
 

@@ -15,10 +15,11 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from harness.engine.agent_loop import AgentWaitAsk, AllowanceAsk
+from harness.engine.agent_loop import AgentProgress, AgentWaitAsk, AllowanceAsk
 from harness.engine.budget import Budget
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ASK_SIGNAL,
+    AGENT_PROGRESS_SIGNAL,
     AGENT_WAIT_ASK_SIGNAL,
     ANSWER_UPDATE,
     APPROVE_UPDATE,
@@ -206,6 +207,16 @@ class AgentRunWorkflow:
         scheduler = self._ctx.scheduler
         if scheduler is not None:
             await scheduler.agents.ask(ask)
+
+    @workflow.signal(
+        name=AGENT_PROGRESS_SIGNAL,
+        description="Sent by an agent node's loop after each turn's calls: what it has spent "
+        "and its new steps, charged to the run and traced under the node.",
+    )
+    def agent_progress(self, report: AgentProgress) -> None:
+        scheduler = self._ctx.scheduler
+        if scheduler is not None:
+            scheduler.agents.progress(report)
 
     @workflow.signal(
         name=AGENT_WAIT_ASK_SIGNAL,

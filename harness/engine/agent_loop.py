@@ -113,6 +113,7 @@ class AgentLoopState(BaseModel):
     asks: int = Field(default=0, description="Asks for more allowance made so far.")
     final_answer: str | None = None
     dearest_turn_usd: float = Field(default=0.0, description="What its dearest turn cost.")
+    reported_steps: int = Field(default=0, description="Steps the run has been told of.")
     stopped: AgentStop | None = Field(
         default=None, description="Set when a turn's calls found the allowance spent."
     )
@@ -138,6 +139,15 @@ class AllowanceAsk(BaseModel):
     ask_id: int = Field(ge=1, description="Counts the child's asks: the answer names it.")
     wanted: BudgetLimits
     spent: BudgetUsage
+
+
+class AgentProgress(BaseModel):
+    """After each turn's calls, the child tells the run what it has spent in all and the steps
+    since it last said, so the run's usage, pressure and trace show a running agent."""
+
+    node_id: str
+    spent: BudgetUsage
+    steps: list[AgentStep] = Field(default_factory=list)
 
 
 class AllowanceAnswer(BaseModel):
