@@ -53,9 +53,11 @@ from harness.engine.contracts import (
     AGENT_LOOP_WORKFLOW,
     AGENT_WAIT_ANSWER_SIGNAL,
 )
+from harness.waits.wait_book import WaitKind
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import PLAN_RETRY
+from workflows.activity_calls.tools import tool_call_summary
 from workflows.agent_asks import RunAsks
 from workflows.agent_calls import call_step, make_call, model_turn
 
@@ -273,6 +275,13 @@ class AgentLoopWorkflow:
         if attempts == 0:
             return self._refused(call, "not made: the tool-call budget is spent")
         state = self._state
+        if spec.requires_approval or (spec.side_effects and self._request.approve_side_effects):
+            call_id = call_node_id(self._request.node_id, state.turns, index)
+            prompt = f"approve {tool_call_summary(call_id, call.tool, call.arguments)}?"
+            state.asks += 1  # the run holds the call on its approval, as a node's
+            answer = await self._asks.wait(state.asks, call_id, WaitKind.APPROVAL, prompt)
+            if answer.refusal is not None:
+                return self._refused(call, f"POLICY_VIOLATION: not approved ({answer.refusal})")
         outcome = await make_call(self._request, spec, call, state.turns, index, attempts)
         state.steps.append(outcome.step)
         if outcome.fatal is not None and state.fatal is None:

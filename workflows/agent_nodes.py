@@ -146,6 +146,7 @@ class AgentNodes:
             provider=options.provider,
             model=arguments.model or options.agent_model,
             economy=self._economy(),
+            approve_side_effects=options.approve_side_effects,
             turns_allowed=turns_allowed(arguments.max_turns, self._budget.degradation()),
             turns_per_run=options.scale.agent_turns_per_run or TURNS_PER_RUN,
             task=options.task,

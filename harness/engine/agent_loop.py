@@ -69,6 +69,9 @@ class AgentLoopRequest(BaseModel):
     provider: str | None = None
     model: str | None = Field(default=None, description="The agent model; none: the worker's.")
     economy: bool = Field(default=False, description="The run asks for its economy model.")
+    approve_side_effects: bool = Field(
+        default=True, description="A side effect waits for approval (the run's rule)."
+    )
     turns_allowed: int = Field(ge=0, description="Turns the run's degradation lets it take.")
     turns_per_run: int = Field(
         default=TURNS_PER_RUN, ge=1, description="Turns before it continues as new."

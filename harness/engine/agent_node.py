@@ -127,10 +127,15 @@ def _tool_issue(node: PlanNode, catalog: ToolCatalog, name: str) -> ValidationIs
 
 
 def _held_reason(tool: ToolSpec) -> str | None:
-    """Why a call of `tool` would be held on one of the run's waits (an approval, a native
-    wait, an async operation's result); None when it runs straight through."""
-    if tool.requires_approval or tool.side_effects:
-        return "it has side effects, which wait for an approval"
+    """Why an agent cannot make a call of `tool` (one the run settles as a node: an uncertain
+    side effect reconciled, a native wait, an async operation's result); None when it can. A
+    side effect that is idempotent can: a repeat of its call, by its key, changes nothing, and
+    its approval is asked through the run as the node's would be."""
+    if (tool.requires_approval or tool.side_effects) and not tool.idempotent:
+        return (
+            "it has side effects and is not idempotent (an uncertain call is reconciled, "
+            "never repeated)"
+        )
     if tool.native_wait is not None:
         return "it is a wait of the run's"
     if tool.completion is not ToolCompletion.SYNC:

@@ -3,6 +3,9 @@ WAITING, and `harness answer` continues the loop with the answer."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from durable_harness._client.run_results import result_of
@@ -11,8 +14,10 @@ from harness.engine.contracts import APPROVE_UPDATE
 from harness.engine.run import RunPhase, RunRequest
 from harness.waits.deliveries import ApprovalRequest
 from harness.waits.wait_book import WaitKind, WaitStatus
+from scenarios.registry import registered
 from tests.agents.plans import asking_agent
-from tests.factories import collect, node, synthetic_plan
+from tests.factories import collect, node, ref, synthetic_plan
+from tests.scenarios.tally import TALLY, TALLY_FILE, lines
 from tests.starter.test_cli import harness
 from tests.support import deliver_update, pending_wait, running_worker, start_run
 from workflows import AgentRunWorkflow
@@ -84,3 +89,28 @@ async def test_an_agent_that_requests_approval_is_told_the_decision_and_no_agent
     outcome = AgentResult.model_validate(next(n for n in result.nodes if n.id == "scout").result)
     asked = next(call for call in outcome.tool_calls if call.tool == "request_approval")
     assert asked.ok and asked.result == {"approved": True, "wait": wait.id}
+
+
+async def test_an_agents_side_effect_waits_for_approval_through_the_run_before_it_is_made(
+    client: Client, task_queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = tmp_path / "tally.txt"
+    monkeypatch.setenv(TALLY_FILE, str(counts))
+    poster = node("poster", "agent", goal="Post the kelp notice.\nlabel: kelp", tools=["post"])
+    plan = synthetic_plan(poster, node("report", "write_report", ref("inputs", "poster"),
+                                       deps=["poster"]))  # fmt: skip
+    with registered(TALLY):
+        async with running_worker(client, task_queue):
+            handle = await start_run(
+                client, task_queue, RunRequest(goal="kelp", scenario="tally", plan=plan)
+            )
+            wait = await pending_wait(handle, "approve-poster.t1.c1")
+            before = lines(counts)
+            await deliver_update(
+                handle, APPROVE_UPDATE, ApprovalRequest(wait_id=wait.id, actor="human:ops")
+            )
+            result = await result_of(client, handle)
+    assert wait.prompt == "approve poster.t1.c1 post(label=kelp)?"
+    assert before == []  # held before the call, not after
+    assert lines(counts) == ["post poster.t1.c1 kelp"]
+    assert result.status is RunPhase.SUCCEEDED, result.error

@@ -133,7 +133,7 @@ def test_an_agent_may_not_list_a_final_synthesis_tool(final_tool: str) -> None:
 @pytest.mark.parametrize(
     ("held_tool", "why"),
     [
-        ("side_effect", "side effects"),
+        ("side_effect", "not idempotent"),
         ("sleep", "a wait of the run's"),
         ("start_job", "its result comes later"),
     ],

@@ -1,6 +1,7 @@
 """A pack whose tools count their calls, for tests that kill a worker mid-loop: each call
 appends a line to the file `TALLY_FILE` names (`tally NODE ATTEMPT`; `linger-start` and
-`linger-done` around linger's two seconds), so a test can tell which call ran, and how often.
+`linger-done` around linger's two seconds; `post NODE LABEL` for the idempotent side effect), so
+a test can tell which call ran, and how often.
 Loaded by worker processes through HARNESS_PACKS=tests.scenarios.tally:TALLY."""
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ async def linger(label: str, ctx: ToolContext) -> dict[str, str]:
     return {"lingered": label}
 
 
-TALLY = Pack("tally", "Tools that count their calls.", [tally, linger])
+@tool(side_effects=True, idempotent=True)
+def post(label: str, ctx: ToolContext) -> dict[str, str]:
+    """Post `label` once per call (its key is the run's and the call's node's)."""
+    _record(f"post {ctx.node_id} {label}")
+    return {"posted": label, "key": f"{ctx.run_id}:{ctx.node_id}"}
+
+
+TALLY = Pack("tally", "Tools that count their calls.", [tally, linger, post])
 
 
 def lines(path: Path) -> list[str]:
