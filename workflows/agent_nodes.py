@@ -117,6 +117,9 @@ class AgentNodes:
                 raise asyncio.CancelledError from error  # the run stopped it: not a failure
             self._failed(node_id, arguments, error)
             return
+        if self._stopping():  # it answered before it heard the run stop: the run stops still
+            self._settle(node_id, result)
+            raise asyncio.CancelledError
         self._settle(node_id, result)
         ledger.complete(
             node_id,
@@ -256,6 +259,8 @@ class AgentNodes:
             node_id=ask.node_id,
         )
         await self._desk.until_settled(wait)
+        if self._stopping():
+            return  # closed by the run's stop, which cancels the loop too: nothing to tell it
         if self._ledger.is_unsettled(ask.node_id):
             self._ledger.hold(ask.node_id, NodeStatus.RUNNING)
         answer = AgentWaitAnswer(
