@@ -113,6 +113,11 @@ async def make_call(
     return CallOutcome(message, result.attempt, step)
 
 
+def refused(call: ToolCall, error: str) -> ToolResultMessage:
+    """What the model reads of a call that was not made, and why."""
+    return ToolResultMessage(call_id=call.id, tool=call.tool, ok=False, error=error)
+
+
 def call_step(
     turn: int, node_id: str, tool: str, started: datetime, *, ok: bool, attempts: int
 ) -> AgentStep:

@@ -26,6 +26,7 @@ from harness.catalog.agent_turns import (
 from harness.engine.agent_conversation import fit_conversation, opening_message
 from harness.engine.agent_loop import (
     CONTEXT_TOKENS,
+    COST_ASK_USD,
     MIN_TURN_OUTPUT_TOKENS,
     WAIT_TOOLS,
     AgentLoopRequest,
@@ -59,10 +60,7 @@ from workflows.activity_calls.placement import llm_queue, local_failures_are_act
 from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.activity_calls.tools import tool_call_summary
 from workflows.agent_asks import RunAsks
-from workflows.agent_calls import call_step, make_call, model_turn
-
-COST_ASK_USD = 0.01
-"""What a turn is taken to cost before one has: a turn of a small model (then: the dearest)."""
+from workflows.agent_calls import call_step, make_call, model_turn, refused
 
 
 @workflow.defn(name=AGENT_LOOP_WORKFLOW)
@@ -122,6 +120,7 @@ class AgentLoopWorkflow:
             usage=state.usage,
             tool_calls_made=state.allowance.usage.tool_calls,
             steps=state.steps,
+            state=state if self._request.session_slice else None,
         )
 
     async def _loop(self) -> AgentStop:
@@ -235,6 +234,8 @@ class AgentLoopWorkflow:
         for call, attempts, (message, used) in zip(calls, reserved, outcomes, strict=True):
             if attempts:
                 state.allowance = state.allowance.settle_tool_call(attempts, used)
+            if message is None:  # the wait a session's slice ends on: answered later
+                continue
             state.messages.append(message)
             state.tool_calls.append(
                 AgentToolCall(
@@ -264,16 +265,17 @@ class AgentLoopWorkflow:
 
     async def _call(
         self, index: int, call: ToolCall, attempts: int
-    ) -> tuple[ToolResultMessage, int]:
-        """One call as its own activity: the message the model reads, and the attempts made."""
+    ) -> tuple[ToolResultMessage | None, int]:
+        """One call as its own activity: the message the model reads (none yet: the wait a
+        session's slice ends on), and the attempts made."""
         spec = self._specs.get(call.tool)
         if spec is None and call.tool in WAIT_TOOLS:
             return await self._wait(index, call), 0
         if spec is None:
             offered = ", ".join(tool.name for tool in self._offered)
-            return self._refused(call, f"'{call.tool}' is not offered; the tools are {offered}")
+            return refused(call, f"'{call.tool}' is not offered; the tools are {offered}"), 0
         if attempts == 0:
-            return self._refused(call, "not made: the tool-call budget is spent")
+            return refused(call, "not made: the tool-call budget is spent"), 0
         state = self._state
         if spec.requires_approval or (spec.side_effects and self._request.approve_side_effects):
             call_id = call_node_id(self._request.node_id, state.turns, index)
@@ -281,7 +283,7 @@ class AgentLoopWorkflow:
             state.asks += 1  # the run holds the call on its approval, as a node's
             answer = await self._asks.wait(state.asks, call_id, WaitKind.APPROVAL, prompt)
             if answer.refusal is not None:
-                return self._refused(call, f"POLICY_VIOLATION: not approved ({answer.refusal})")
+                return refused(call, f"POLICY_VIOLATION: not approved ({answer.refusal})"), 0
         outcome = await make_call(self._request, spec, call, state.turns, index, attempts)
         state.steps.append(outcome.step)
         if outcome.fatal is not None and state.fatal is None:
@@ -289,21 +291,20 @@ class AgentLoopWorkflow:
             state.fatal_code = outcome.fatal.value
         return outcome.message, outcome.attempts
 
-    @staticmethod
-    def _refused(call: ToolCall, error: str) -> tuple[ToolResultMessage, int]:
-        return ToolResultMessage(call_id=call.id, tool=call.tool, ok=False, error=error), 0
-
     async def _report(self) -> None:
         """Tell the run what the loop has spent and its steps since it last told it."""
         state = self._state
+        if self._request.session_slice:
+            return  # a session's slice has no run to tell: its result says it all
         steps, state.reported_steps = state.steps[state.reported_steps :], len(state.steps)
         await self._asks.report(state.allowance.usage, steps)
 
     # -- the loop's own waits, which the run opens ----------------------------------------
 
-    async def _wait(self, index: int, call: ToolCall) -> ToolResultMessage:
+    async def _wait(self, index: int, call: ToolCall) -> ToolResultMessage | None:
         """`ask_user` or `request_approval`: the run opens the wait (it owns every wait) and
-        says how it ended; the model reads the answer, the approval, or why there is none."""
+        says how it ended; the model reads the answer, the approval, or why there is none.
+        A session's slice ends on its first wait instead (None: the session opens it)."""
         turn = self._state.turns
         node_id = call_node_id(self._request.node_id, turn, index)
         started = workflow.now()
@@ -311,13 +312,18 @@ class AgentLoopWorkflow:
             kind, prompt = wait_of(call)
         except ValidationError as error:
             problem = "; ".join(str(e["msg"]) for e in error.errors())
-            return self._refused(call, f"INVALID_ARGUMENT: {problem}")[0]
+            return refused(call, f"INVALID_ARGUMENT: {problem}")
+        if self._request.session_slice:  # the slice ends on its first wait
+            if self._state.pending_wait is not None:
+                return refused(call, "one question at a time: ask again once answered")
+            self._state.pending_wait, self._state.stopped = call, AgentStop.WAITING
+            return None
         self._state.asks += 1
         answer = await self._asks.wait(self._state.asks, node_id, kind, prompt)
         ok, result, why = wait_outcome(kind, answer)
         self._state.steps.append(call_step(turn, node_id, call.tool, started, ok=ok, attempts=0))
         if not ok:
-            return self._refused(call, why)[0]
+            return refused(call, why)
         return ToolResultMessage(call_id=call.id, tool=call.tool, ok=True, result=result)
 
     # -- asking the run for more -----------------------------------------------------------
@@ -326,6 +332,8 @@ class AgentLoopWorkflow:
         """Ask the run to add `wanted` to the allowance and wait for its answer; False when it
         has nothing to give."""
         state = self._state
+        if self._request.session_slice:
+            return False  # a slice has its own budget: what is left is for the next slice
         state.asks += 1
         answer = await self._asks.more(state.asks, wanted, state.allowance.usage)
         if answer.turns_allowed is not None:

@@ -31,6 +31,7 @@ from harness.engine.agent_allowance import AgentAllowance
 from harness.engine.agent_conversation import conversation_tokens, cut_line, result_text
 from harness.engine.agent_node import AgentArguments, AgentResult, AgentStop, AgentToolCall
 from harness.engine.budget import BudgetLimits, BudgetUsage
+from harness.engine.compact import unless_false, unless_none
 from harness.engine.faults import FaultSpec
 from harness.governance.work import TaskBinding
 from harness.waits.wait_book import WaitKind, WaitStatus
@@ -45,6 +46,8 @@ CALL_RESULT_CHARS: Final = 16_000
 CALL_RESULTS_CHARS: Final = 256_000
 """The most of all its calls' results an agent's result keeps: the newest in full, older ones
 cut to a mark. Its result travels in one payload (and over continue-as-new), far below 2 MB."""
+COST_ASK_USD: Final = 0.01
+"""What a turn is taken to cost before one has: a turn of a small model (then: the dearest)."""
 MIN_TURN_OUTPUT_TOKENS: Final = 256
 PROMPT_MARGIN_PERCENT: Final = 125
 """The least a turn may write: a turn the allowance cannot give this much is not started."""
@@ -80,6 +83,10 @@ class AgentLoopRequest(BaseModel):
     faults: list[FaultSpec] = Field(default_factory=list)
     carried: AgentLoopState | None = Field(
         default=None, description="The loop so far, when it continued as new."
+    )
+    session_slice: bool = unless_false(
+        description="A session's slice: the loop asks no run; a wait ends it (WAITING), and "
+        "its result carries its state."
     )
 
 
@@ -124,6 +131,9 @@ class AgentLoopState(BaseModel):
         default=None, description="A call that failed FATAL: the loop ends, and its node fails."
     )
     fatal_code: str | None = None
+    pending_wait: ToolCall | None = unless_none(
+        description="A session's slice: the call of the loop's own wait tools it ended on."
+    )
 
 
 class AgentLoopResult(BaseModel):
@@ -133,6 +143,9 @@ class AgentLoopResult(BaseModel):
     usage: TokenUsage
     tool_calls_made: int = Field(ge=0, description="Tool-call attempts charged to the run.")
     steps: list[AgentStep] = Field(default_factory=list)
+    state: AgentLoopState | None = unless_none(
+        description="A session's slice: the loop's state, which the next slice resumes."
+    )
 
 
 class AllowanceAsk(BaseModel):

@@ -144,14 +144,14 @@ def _held_reason(tool: ToolSpec) -> str | None:
 
 
 def _suggestion(name: str, catalog: ToolCatalog) -> str:
-    callable_names = [tool.name for tool in catalog.tools if _agent_may_call(tool)]
+    callable_names = [tool.name for tool in catalog.tools if agent_may_call(tool)]
     close = difflib.get_close_matches(name, callable_names, n=1)
     if close:
         return f"; did you mean '{close[0]}'?"
     return f"; an agent may call {', '.join(callable_names) or 'no tool of this catalog'}"
 
 
-def _agent_may_call(tool: ToolSpec) -> bool:
+def agent_may_call(tool: ToolSpec) -> bool:
     return (
         tool.name != AGENT_TOOL
         and tool.role is not ToolRole.FINAL_SYNTHESIS
@@ -179,6 +179,7 @@ class AgentStop(StrEnum):
     ANSWERED = "answered"  # the model answered with text and asked for no more calls
     MAX_TURNS = "max_turns"  # the node's max_turns were taken without an answer
     BUDGET = "budget"  # the allowance could not pay for the next turn or call
+    WAITING = "waiting"  # a session's slice: the model asked a person, and the slice ends
 
 
 class AgentToolCall(BaseModel):
