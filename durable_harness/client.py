@@ -42,6 +42,7 @@ from harness.engine.contracts import PROGRESS_QUERY
 from harness.engine.progress_page import MAX_PAGE_EVENTS, ProgressPage
 from harness.engine.run import RunRequest, RunResult, RunStatus
 from harness.engine.run_models import RunModels
+from harness.engine.sessions import SessionReply
 from harness.engine.trace import TraceEvent, TraceKind
 from harness.governance.work import TaskBinding
 from harness.waits.deliveries import CancelRequest
@@ -136,6 +137,30 @@ class Harness:
         """Tasks, contracts and lessons on this server (`durable_harness.tasks`): the calls the
         `harness task`, `contract` and `lesson` commands make."""
         return Tasks(self.client, self.settings.task_queue)
+
+    async def send(
+        self,
+        session_id: str,
+        message: str | None = None,
+        *,
+        scope: str = "default",
+        actor: str = "human:user",
+        **start: Any,
+    ) -> SessionReply:
+        """Send `message` to the agent session `session_id` (none: continue the work its last
+        slice left) and return its reply: DONE with the answer, WAITING with the wait to
+        answer, or CONTINUATION_REQUIRED. The first message starts the session with `start`
+        (SessionStart's fields: scenario, tools, runtime, provider, model, limits, task);
+        later ones reach it as it is. Messages are taken one at a time, in order; the reply
+        comes once a worker has run the slice (with no worker, it waits for one)."""
+        from durable_harness._client import sessions
+
+        fields = {"scope": scope, **start}
+        request = sessions.session_start(session_id, **fields)
+        text = sessions.session_message(message, actor)
+        if request.task is not None:
+            await self._open_task(request.task)
+        return await sessions.send(self.client, self.settings.task_queue, request, text)
 
     async def pending_waits(self) -> dict[str, list[Wait]]:
         """Every running run's pending waits, by run id (a visibility query)."""

@@ -36,6 +36,7 @@ from harness.engine.contracts import (
 from workflows import (
     AgentLoopWorkflow,
     AgentRunWorkflow,
+    AgentSessionWorkflow,
     EvalSuiteWorkflow,
     NodeBatchWorkflow,
     ScopeWorkflow,
@@ -67,6 +68,7 @@ QUEUES: dict[Queue, QueueSet] = {
             AgentRunWorkflow,
             NodeBatchWorkflow,
             AgentLoopWorkflow,
+            AgentSessionWorkflow,
             ScopeWorkflow,
             TaskWorkflow,
             EvalSuiteWorkflow,

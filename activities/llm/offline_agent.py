@@ -2,12 +2,13 @@
 
 Each turn it reads the conversation and
 1. calls, in one turn (they run in parallel), every offered tool that is due, in the order the
-   tools are offered: a tool not called yet, or one whose only call failed (a failed call is
-   tried once more, never a third time);
+   tools are offered: a tool not called yet with the arguments the user's text gives it now,
+   or one whose only such call failed (a failed call is tried once more, never a third time);
 2. when no tool is due, answers with one line per tool: its result, its error, or why it was
    not called (the loop's own `ask_user` and `request_approval` only when they were called).
 
-Arguments are filled by one rule, for each property of the tool's argument schema:
+Arguments are filled by one rule, for each property of the tool's argument schema (the user's
+text is every user message, the newest first, so a session's later message names one anew):
 - a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it (the first such line):
   VALUE is taken as JSON when it parses, else as the text it is (optional arguments are filled
   by this rule only);
@@ -47,35 +48,46 @@ _NAMED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*(.+?)\s*$", re.MULTI
 
 def next_turn(request: AgentTurnRequest) -> tuple[list[ToolCall], str | None]:
     """The calls of this turn (none: the loop is done) and, when done, the answer."""
-    user_text = "\n".join(m.text for m in request.messages if isinstance(m, UserMessage))
+    user_text = _user_text(request.messages)
     history = _calls_by_tool(request.messages)
     calls: list[ToolCall] = []
+    turn = 1 + sum(isinstance(m, AssistantMessage) for m in request.messages)  # ids unique in
+    # the whole conversation: a session's slices each count their turns from one
     for tool in request.tools:
-        if not _due(history.get(tool.name, [])):
-            continue
         arguments = fill_arguments(tool, user_text)
-        if arguments is None:
+        if arguments is None or not _due(history.get(tool.name, []), arguments):
             continue
         calls.append(
-            ToolCall(id=f"call_t{request.turn}_{len(calls)}", tool=tool.name, arguments=arguments)
+            ToolCall(id=f"call_t{turn}_{len(calls)}", tool=tool.name, arguments=arguments)
         )
     if calls:
         return calls, None
     return [], _answer(request, user_text, history)
 
 
-def _calls_by_tool(messages: list[AgentMessage]) -> dict[str, list[ToolResultMessage | None]]:
-    """Each tool's calls so far, in order, with their results (None: not answered yet)."""
+def _user_text(messages: list[AgentMessage]) -> str:
+    """What the user said, newest message first: in a session's conversation a later message
+    names an argument anew, and the newest naming wins."""
+    return "\n".join(m.text for m in reversed(messages) if isinstance(m, UserMessage))
+
+
+Outcome = tuple[dict[str, JsonValue], ToolResultMessage | None]
+
+
+def _calls_by_tool(messages: list[AgentMessage]) -> dict[str, list[Outcome]]:
+    """Each tool's calls so far, in order: their arguments and results (None: not answered)."""
     results = {m.call_id: m for m in messages if isinstance(m, ToolResultMessage)}
-    calls: dict[str, list[ToolResultMessage | None]] = {}
+    calls: dict[str, list[Outcome]] = {}
     for message in messages:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
-                calls.setdefault(call.tool, []).append(results.get(call.id))
+                calls.setdefault(call.tool, []).append((call.arguments, results.get(call.id)))
     return calls
 
 
-def _due(outcomes: list[ToolResultMessage | None]) -> bool:
+def _due(calls: list[Outcome], arguments: dict[str, JsonValue]) -> bool:
+    """A call with these arguments was not made yet, or its only one failed."""
+    outcomes = [result for made, result in calls if made == arguments]
     if not outcomes:
         return True
     last = outcomes[-1]
@@ -126,16 +138,12 @@ def _names(text: str, value: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def _answer(
-    request: AgentTurnRequest,
-    user_text: str,
-    history: dict[str, list[ToolResultMessage | None]],
-) -> str:
+def _answer(request: AgentTurnRequest, user_text: str, history: dict[str, list[Outcome]]) -> str:
     goal = user_text.strip().splitlines()[0] if user_text.strip() else "the goal"
     lines = [f"Findings for: {goal}"]
     for tool in request.tools:
         outcomes = history.get(tool.name, [])
-        last = outcomes[-1] if outcomes else None
+        last = outcomes[-1][1] if outcomes else None
         if last is None and tool.name in WAIT_TOOLS:
             continue  # the loop's own waits, offered to every agent: not asked for here
         if last is None:

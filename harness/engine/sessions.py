@@ -21,12 +21,12 @@ from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
 
-from harness.catalog.tools import ToolSpec
+from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
 from harness.core.usage import TokenUsage
-from harness.engine.agent_node import AgentToolCall
+from harness.engine.agent_node import AgentToolCall, agent_may_call, agent_tool_names
 from harness.engine.budget import BudgetLimits
 from harness.governance.work import TaskBinding
-from harness.waits.wait_book import WaitKind
+from harness.waits.wait_book import Wait, WaitKind
 
 MESSAGE_CHARS: Final = 20_000
 """The longest message a session takes (its conversation is compacted, but one message is
@@ -112,7 +112,7 @@ class SessionMessage(BaseModel):
     """One message to a session: text, or none to continue the work a slice left."""
 
     text: str | None = Field(default=None, max_length=MESSAGE_CHARS)
-    actor: str = Field(default="user:cli", description="Who sends it.")
+    actor: str = Field(default="human:user", description="Who sends it.")
 
 
 class SessionReply(BaseModel):
@@ -165,6 +165,7 @@ class SessionState(BaseModel):
     epoch: int = 0
     checkpoint: RuntimeCheckpoint | None = None
     pending: PendingWait | None = None
+    wait: Wait | None = Field(default=None, description="The session's wait for `pending`.")
     last: SessionReply | None = None
     messages: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
@@ -173,6 +174,32 @@ class SessionState(BaseModel):
 def session_workflow_id(scope: str, session_id: str) -> str:
     """The one workflow of a session: its id names its scope and itself."""
     return f"session-{scope}-{session_id}"
+
+
+def session_tools(
+    listed: list[str] | None, catalog: ToolCatalog, *, bound_to_task: bool
+) -> tuple[list[ToolSpec], str | None]:
+    """The tools a session's agent is offered: those `listed`, or every tool of the pack an
+    agent may call (and, on a task, the management tools); or why the list cannot be."""
+    callable_names = [
+        tool.name
+        for tool in catalog.tools
+        if agent_may_call(tool) and not tool.name.startswith(RESERVED_TOOL_PREFIX)
+    ]
+    names = callable_names if listed is None else listed
+    wrong = [name for name in names if name not in callable_names]
+    if wrong:
+        return [], (
+            f"tools: {', '.join(wrong)} cannot be called by an agent of pack "
+            f"'{catalog.scenario}'; it may call {', '.join(callable_names) or 'none'}"
+        )
+    names = agent_tool_names(names, catalog, bound_to_task=bound_to_task)
+    return [spec for name in names if (spec := catalog.get(name)) is not None], None
+
+
+def wait_name(kind: WaitKind, epoch: int) -> str:
+    """A session wait's id: what it asks, and the slice that asked (`question-3`)."""
+    return f"{'approval' if kind is WaitKind.APPROVAL else 'question'}-{epoch}"
 
 
 def slice_reply(session_id: str, epoch: int, outcome: SliceResult) -> SessionReply:

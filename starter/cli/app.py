@@ -17,6 +17,7 @@ from durable_harness._client.cli_connection import (
 from durable_harness.exceptions import HarnessError
 from infra.process import exit_now
 from starter.cli.catalog_cli import add_catalog_commands
+from starter.cli.chat_cli import add_chat_command
 from starter.cli.cli_handlers import dispatch
 from starter.cli.cli_parser import HarnessParser, package_version, parse_command_line
 from starter.cli.eval_cli import add_eval_command
@@ -35,6 +36,7 @@ COMMAND_GROUPS: tuple[
 ] = (
     add_run_command,  # run
     add_run_handle_commands,  # status, trace, waits, approve, answer, deliver, cancel, report
+    add_chat_command,  # chat
     add_catalog_commands,  # validate, tools
     add_pack_commands,  # scenarios, worker
     add_server_commands,  # server, codec-server

@@ -1,0 +1,147 @@
+"""Agent sessions (issue 37): one bounded slice per message, DONE / WAITING /
+CONTINUATION_REQUIRED, messages taken one at a time, the conversation carried from message to
+message (and over continue-as-new), against the real dev server and the offline agent."""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio.client import Client
+
+from durable_harness.client import Harness
+from harness.engine.contracts import SESSION_QUERY
+from harness.engine.sessions import (
+    SessionReply,
+    SessionState,
+    SessionStatus,
+    session_workflow_id,
+)
+from tests.starter.test_cli import harness
+from tests.support import running_worker
+
+TOOLS = ["echo", "delay"]
+
+
+def _harness(client: Client, task_queue: str) -> Harness:
+    from infra.settings import Settings
+
+    settings = Settings.from_env(
+        {
+            "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+            "HARNESS_TASK_QUEUE": task_queue,
+        }
+    )
+    return Harness(client, settings)
+
+
+async def _session_state(client: Client, session_id: str) -> SessionState:
+    handle = client.get_workflow_handle(session_workflow_id("default", session_id))
+    state: SessionState = await handle.query(SESSION_QUERY, result_type=SessionState)
+    return state
+
+
+async def _until_slice(client: Client, session_id: str, epoch: int) -> None:
+    """Until the session has begun slice `epoch` (a query, polled generously)."""
+    for _ in range(600):
+        if (await _session_state(client, session_id)).epoch >= epoch:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"slice {epoch} never began")
+
+
+async def test_a_session_answers_three_messages_in_order_one_after_a_wait_and_queues_a_fourth(
+    client: Client, task_queue: str
+) -> None:
+    api = _harness(client, task_queue)
+    session = "s-three"
+    workflow_id = session_workflow_id("default", session)
+    start = {"scenario": "synthetic", "tools": TOOLS}
+    async with running_worker(client, task_queue):
+        first = await api.send(session, "Find the code.\nvalue: 42", **start)
+        second = await api.send(session, "Ask me the year.\nquestion: Which year?", **start)
+        code, _, err = await harness(
+            "answer",
+            session_workflow_id("default", session),
+            second.wait_id or "",
+            "1999",
+            client=client,
+            task_queue=task_queue,
+        )
+        answered = await api.send(session, None)  # after the answer: the slice it resumed
+        slow = asyncio.create_task(api.send(session, "Now wait.\nms: 1500", **start))
+        await _until_slice(client, session, 4)
+        fourth = await harness(
+            "chat", session, "And now?", "--json", client=client, task_queue=task_queue
+        )
+        third = await slow
+        slices = [
+            await client.get_workflow_handle(f"{workflow_id}-slice-{n}").describe() for n in (4, 5)
+        ]
+        runs = [run async for run in client.list_workflows(f'WorkflowId="{workflow_id}"')]
+    assert first.status is SessionStatus.DONE and first.epoch == 1
+    assert first.answer and '"value": 42' in first.answer
+    assert second.status is SessionStatus.WAITING and second.wait_id == "question-2"
+    assert second.prompt == "Which year?"
+    assert code == 0, err
+    assert answered.status is SessionStatus.DONE and answered.epoch == 3
+    assert answered.answer and "1999" in answered.answer and '"value": 42' in answered.answer
+    assert third.status is SessionStatus.DONE and third.epoch == 4
+    assert third.answer and '"ms": 1500' in third.answer and '"value": 42' in third.answer
+    fourth_code, fourth_out, fourth_err = fourth
+    assert fourth_code == 0, fourth_err
+    last = SessionReply.model_validate_json(fourth_out)
+    # taken after the third, never beside it: its slice is the next, and it saw the delay's end
+    assert last.status is SessionStatus.DONE and last.epoch == 5
+    assert last.answer and last.answer.startswith("Findings for: And now?")
+    assert '"ms": 1500' in last.answer
+    fourth_slice, fifth_slice = slices
+    assert fourth_slice.close_time is not None and fifth_slice.start_time is not None
+    assert fourth_slice.close_time <= fifth_slice.start_time
+    assert len(runs) >= 5  # it continued as new between slices, carrying the conversation
+
+
+async def test_a_slice_that_reaches_its_turn_limit_asks_to_continue_and_continue_finishes_it(
+    client: Client, task_queue: str
+) -> None:
+    session = "s-limit"
+    async with running_worker(client, task_queue):
+        code, out, err = await harness(
+            "chat",
+            session,
+            "Look it up.\nvalue: 7\nms: 10",
+            "--scenario",
+            "synthetic",
+            "--tools",
+            "echo,delay",
+            "--max-turns",
+            "1",
+            client=client,
+            task_queue=task_queue,
+        )
+        again, more, more_err = await harness(
+            "chat", session, "--continue", client=client, task_queue=task_queue
+        )
+    assert code == 0, err
+    assert out.startswith("CONTINUATION_REQUIRED after slice 1"), out
+    assert again == 0, more_err
+    assert more.startswith("DONE"), more
+    assert '"value": 7' in more and '"ms": 10' in more
+
+
+async def test_a_message_to_a_session_that_waits_is_refused_with_the_wait_to_answer(
+    client: Client, task_queue: str
+) -> None:
+    api = _harness(client, task_queue)
+    session = "s-parked"
+    async with running_worker(client, task_queue):
+        asked = await api.send(
+            session, "question: Which port?", scenario="synthetic", tools=["echo"]
+        )
+        code, _, err = await harness(
+            "chat", session, "hello?", client=client, task_queue=task_queue
+        )
+        state = await _session_state(client, session)
+    assert asked.status is SessionStatus.WAITING
+    assert code == 2
+    assert f"waits on {asked.wait_id} (Which port?)" in err and "Traceback" not in err
+    assert state.messages == 1  # the refused message changed nothing

@@ -1,0 +1,291 @@
+"""AgentSessionWorkflow: an agent that talks with someone over time (harness.engine.sessions).
+
+One workflow per session id in a scope, long-lived. Each message is an update (`send`, sent
+with update-with-start, so the first one starts the session): it runs one bounded slice of the
+session's agent runtime and answers DONE, WAITING or CONTINUATION_REQUIRED. Messages are taken
+one at a time, in the order they came (a lock the update handlers share): a message sent while
+a slice runs waits for it and never interleaves with it. Temporal runs one workflow task of a
+session at a time, on one worker, so two workers never advance it at once; each slice has a new
+epoch, which its writes to a task carry, so a straggler of an older slice is refused there.
+
+A slice that asks a person (`ask_user`, `request_approval`) opens a wait of the session's own;
+`harness answer SESSION_WORKFLOW WAIT TEXT` (or `approve`) answers it as a run's, and the
+session then runs the next slice by itself. Between slices it continues as new, carrying only
+its state: the runtime's checkpoint (a compacted conversation), the wait it is parked on, and
+its last reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError
+
+from harness.catalog.tools import ToolSpec
+from harness.core.actors import parse_actor
+from harness.core.errors import ErrorCode
+from harness.engine.agent_loop import AgentWaitAnswer, wait_outcome
+from harness.engine.agent_runtime import AgentRuntime
+from harness.engine.bounds import delivery_problems
+from harness.engine.contracts import (
+    AGENT_SESSION_WORKFLOW,
+    ANSWER_UPDATE,
+    APPROVE_UPDATE,
+    SESSION_QUERY,
+    SESSION_SEND_UPDATE,
+    WAITS_QUERY,
+)
+from harness.engine.sessions import (
+    RuntimeCheckpoint,
+    SessionMessage,
+    SessionReply,
+    SessionStart,
+    SessionState,
+    SessionStatus,
+    SliceRequest,
+    WaitResult,
+    session_tools,
+    slice_reply,
+    wait_name,
+)
+from harness.governance.work import TaskBinding
+from harness.waits.approval_cover import approval_refusal
+from harness.waits.deliveries import AnswerRequest, ApprovalRequest
+from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
+from workflows.activity_calls.steps import load_catalog
+from workflows.runtimes import runtime_named
+
+
+@workflow.defn(name=AGENT_SESSION_WORKFLOW)
+class AgentSessionWorkflow:
+    @workflow.init
+    def __init__(self, start: SessionStart) -> None:
+        self._start = start
+        self._state = start.carried or SessionState()
+        self._lock = asyncio.Lock()
+        self._book = WaitBook()
+        if self._state.wait is not None:  # parked on it over continue-as-new
+            self._book.open(self._state.wait)
+        self._tools: list[ToolSpec] | None = None
+        self._closed: str | None = None
+        self._slices_here = 0
+
+    @workflow.run
+    async def run(self, start: SessionStart) -> SessionState:
+        llm_queue()  # decided in the first task, as every workflow that calls models does
+        local_failures_are_activity_errors()
+        while self._closed is None:
+            await workflow.wait_condition(
+                lambda: self._answered() or self._slices_here > 0 or self._closed is not None
+            )
+            if self._answered():
+                async with self._lock:
+                    if self._answered():  # a message may have resumed it first
+                        await self._resume(None)
+                continue
+            await workflow.wait_condition(
+                lambda: workflow.all_handlers_finished() and not self._lock.locked()
+            )
+            if self._closed is None and not self._answered():
+                workflow.continue_as_new(self._start.model_copy(update={"carried": self._state}))
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._state
+
+    # -- messages --------------------------------------------------------------------------
+
+    @workflow.update(name=SESSION_SEND_UPDATE)
+    async def send(self, message: SessionMessage) -> SessionReply:
+        """One message (or, with no text, a continue): one slice, taken after those before."""
+        async with self._lock:
+            self._state.messages += 1
+            return await self._resume(message.text)
+
+    @send.validator
+    def _check_message(self, message: SessionMessage) -> None:
+        if self._closed is not None:
+            raise ValueError(self._closed)
+        try:
+            parse_actor(message.actor)
+        except ValueError as error:
+            raise ValueError(f"actor: {error}") from error
+        if message.text is not None and not message.text.strip():
+            raise ValueError("text: a message needs words, not only spaces")
+        if message.text is not None and self._parked() is not None:
+            raise ValueError(self._parked_line())
+
+    @workflow.query(name=SESSION_QUERY, description="The session's state: its last reply and more.")
+    def session(self) -> SessionState:
+        return self._state
+
+    # -- its waits, answered as a run's ----------------------------------------------------
+
+    @workflow.query(name=WAITS_QUERY, description="Every wait of the session's current run.")
+    def waits(self) -> list[Wait]:
+        return list(self._book.waits.values())
+
+    @workflow.update(name=APPROVE_UPDATE)
+    def approve(self, request: ApprovalRequest) -> DeliveryReceipt:
+        return self._book.deliver(request.delivery(), workflow.now())
+
+    @workflow.update(name=ANSWER_UPDATE)
+    def answer(self, request: AnswerRequest) -> DeliveryReceipt:
+        return self._book.deliver(request.delivery(), workflow.now())
+
+    @approve.validator
+    def _check_approval(self, request: ApprovalRequest) -> None:
+        self._check_delivery(request)
+
+    @answer.validator
+    def _check_answer(self, request: AnswerRequest) -> None:
+        self._check_delivery(request)
+
+    def _check_delivery(self, request: ApprovalRequest | AnswerRequest) -> None:
+        problems = delivery_problems(request)
+        if problems:
+            raise ValueError("out of range: " + "; ".join(problems))
+
+    # -- slices ----------------------------------------------------------------------------
+
+    async def _resume(self, text: str | None) -> SessionReply:
+        """Under the lock: the next slice, after the wait it was parked on was answered (its
+        result given to the runtime first), or with the new message; when there is nothing to
+        do, the last reply again."""
+        runtime = self._runtime()
+        state = self._state
+        checkpoint = state.checkpoint
+        parked = self._parked()
+        if parked is not None:
+            if text is not None:  # it came in while a slice ran, and that slice asked
+                raise ApplicationError(self._parked_line(), type="WAITING", non_retryable=True)
+            return state.last or self._reply_of_nothing("nothing has run yet")
+        if state.wait is not None and state.pending is not None and checkpoint is not None:
+            result = self._wait_result(state.wait)
+            checkpoint = runtime.apply_wait_result(checkpoint, result)
+            state.wait = state.pending = None
+        elif text is None and (state.last is None or state.last.status is SessionStatus.DONE):
+            return state.last or self._reply_of_nothing("nothing to continue: send a message")
+        checkpoint = runtime.open(checkpoint, text)
+        state.checkpoint = checkpoint  # the message is kept, whatever the slice does
+        return await self._slice(runtime, checkpoint)
+
+    async def _slice(self, runtime: AgentRuntime, checkpoint: RuntimeCheckpoint) -> SessionReply:
+        state = self._state
+        state.epoch += 1
+        epoch = state.epoch
+        request = SliceRequest(
+            session_id=self._start.session_id,
+            workflow_id=workflow.info().workflow_id,
+            scenario=self._start.scenario,
+            epoch=epoch,
+            tools=await self._offered(),
+            limits=self._start.limits,
+            provider=self._start.provider,
+            model=self._start.model,
+            task=self._fenced(epoch),
+        )
+        self._slices_here += 1
+        state.last = SessionReply(
+            session_id=self._start.session_id,
+            status=SessionStatus.CONTINUATION_REQUIRED,
+            epoch=epoch,
+            note=f"slice {epoch} was cut short: --continue runs it again",
+        )
+        try:
+            outcome = await runtime.run_slice(checkpoint, request)
+        except (ChildWorkflowError, ActivityError) as error:
+            cause = error.cause
+            code = cause.type if isinstance(cause, ApplicationError) and cause.type else None
+            why = cause.message if isinstance(cause, FailureError) else str(error)
+            raise ApplicationError(
+                f"slice {epoch} failed: {why}; the message is kept: --continue tries again",
+                type=code or ErrorCode.TOOL_EXECUTION_FAILED.value,
+                non_retryable=True,
+            ) from error
+        state.checkpoint = outcome.checkpoint
+        state.usage = state.usage.plus(outcome.usage)
+        if outcome.wait is not None:
+            wait = self._book.open(
+                Wait(
+                    id=self._book.free_id(wait_name(outcome.wait.kind, epoch)),
+                    kind=outcome.wait.kind,
+                    node_id=f"slice{epoch}",
+                    prompt=outcome.wait.prompt,
+                    created_at=workflow.now(),
+                )
+            )
+            outcome.wait.wait_id = wait.id
+            state.pending, state.wait = outcome.wait, wait
+        state.last = slice_reply(self._start.session_id, epoch, outcome)
+        return state.last
+
+    async def _offered(self) -> list[ToolSpec]:
+        """The tools the session's agent may call, from its pack's catalog (read once per run
+        of the workflow, through an activity, so its history holds what the agent saw)."""
+        if self._tools is None:
+            catalog = await load_catalog(self._start.scenario)
+            tools, problem = session_tools(
+                self._start.tools, catalog, bound_to_task=self._start.task is not None
+            )
+            if problem is not None:
+                self._closed = f"session {self._start.session_id} is closed: {problem}"
+                raise ApplicationError(problem, type="INVALID_ARGUMENT", non_retryable=True)
+            self._tools = tools
+        return self._tools
+
+    def _fenced(self, epoch: int) -> TaskBinding | None:
+        """The session's task, with this slice's epoch: the gateway refuses an older one."""
+        task = self._start.task
+        if task is None:
+            return None
+        return task  # the fence is set once the gateway takes it (see the fence branch)
+
+    def _runtime(self) -> AgentRuntime:
+        runtime = runtime_named(self._start.runtime)
+        if runtime is None:
+            raise ApplicationError(
+                f"this worker has no agent runtime '{self._start.runtime}' (for pydantic-ai, "
+                "install the extra: pip install 'durable-harness[pydantic-ai]')",
+                type="CONFIG_INVALID",
+                non_retryable=True,
+            )
+        return runtime
+
+    # -- the wait it is parked on ----------------------------------------------------------
+
+    def _parked(self) -> Wait | None:
+        """The wait the session waits on, while it is not answered."""
+        wait = self._state.wait
+        return wait if wait is not None and wait.status is WaitStatus.PENDING else None
+
+    def _answered(self) -> bool:
+        wait = self._state.wait
+        return wait is not None and wait.status is not WaitStatus.PENDING
+
+    def _parked_line(self) -> str:
+        wait = self._state.wait
+        assert wait is not None
+        workflow_id = workflow.info().workflow_id
+        verb = "approve" if wait.kind is WaitKind.APPROVAL else "answer"
+        return (
+            f"session {self._start.session_id} waits on {wait.id} ({wait.prompt}): "
+            f"{verb} it first (harness {verb} {workflow_id} {wait.id} ...)"
+        )
+
+    def _wait_result(self, wait: Wait) -> WaitResult:
+        pending = self._state.pending
+        assert pending is not None
+        refusal = approval_refusal(wait) if wait.kind is WaitKind.APPROVAL else None
+        answer = AgentWaitAnswer(
+            ask_id=1, wait_id=wait.id, status=wait.status, payload=wait.payload, refusal=refusal
+        )
+        ok, result, why = wait_outcome(wait.kind, answer)
+        return WaitResult(
+            call_id=pending.call_id, tool=pending.tool, ok=ok, result=result, error=why or None
+        )
+
+    def _reply_of_nothing(self, note: str) -> SessionReply:
+        return SessionReply(
+            session_id=self._start.session_id, status=SessionStatus.DONE, epoch=0, note=note
+        )
