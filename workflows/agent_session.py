@@ -53,6 +53,7 @@ from harness.governance.work import TaskBinding
 from harness.waits.approval_cover import approval_refusal
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+from workflows import session_memory
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import load_catalog
 from workflows.runtimes import runtime_named
@@ -83,7 +84,7 @@ class AgentSessionWorkflow:
             if self._answered():
                 async with self._lock:
                     if self._answered():  # a message may have resumed it first
-                        await self._resume(None)
+                        await self._resumed_by_answer()
                 continue
             await workflow.wait_condition(
                 lambda: workflow.all_handlers_finished() and not self._lock.locked()
@@ -100,7 +101,16 @@ class AgentSessionWorkflow:
         """One message (or, with no text, a continue): one slice, taken after those before."""
         async with self._lock:
             self._state.messages += 1
-            return await self._resume(message.text)
+            try:
+                return await self._resume(message.text)
+            except (ApplicationError, asyncio.CancelledError):
+                raise
+            except Exception as error:  # a bug must fail the message, never wedge the session
+                raise ApplicationError(
+                    f"session {self._start.session_id}: {type(error).__name__}: {error}",
+                    type="SESSION_ERROR",
+                    non_retryable=True,
+                ) from error
 
     @send.validator
     def _check_message(self, message: SessionMessage) -> None:
@@ -148,6 +158,17 @@ class AgentSessionWorkflow:
 
     # -- slices ----------------------------------------------------------------------------
 
+    async def _resumed_by_answer(self) -> None:
+        """The wait the session was parked on was answered: the next slice runs now. Its
+        failure is the reply `--continue` reads (the session itself goes on)."""
+        try:
+            await self._resume(None)
+        except ApplicationError as error:
+            workflow.logger.warning("session %s: %s", self._start.session_id, error.message)
+            last = self._state.last
+            if last is not None:
+                self._state.last = last.model_copy(update={"note": error.message})
+
     async def _resume(self, text: str | None) -> SessionReply:
         """Under the lock: the next slice, after the wait it was parked on was answered (its
         result given to the runtime first), or with the new message; when there is nothing to
@@ -166,6 +187,11 @@ class AgentSessionWorkflow:
             state.wait = state.pending = None
         elif text is None and (state.last is None or state.last.status is SessionStatus.DONE):
             return state.last or self._reply_of_nothing("nothing to continue: send a message")
+        if text is not None:
+            state.asked = text
+            if checkpoint is None:  # the session's opening: what its memory holds
+                memory = await session_memory.recalled(self._start, self._id(), text)
+                text = session_memory.with_memory(text, memory)
         checkpoint = runtime.open(checkpoint, text)
         state.checkpoint = checkpoint  # the message is kept, whatever the slice does
         return await self._slice(runtime, checkpoint)
@@ -176,7 +202,7 @@ class AgentSessionWorkflow:
         epoch = state.epoch
         request = SliceRequest(
             session_id=self._start.session_id,
-            workflow_id=workflow.info().workflow_id,
+            workflow_id=self._id(),
             scenario=self._start.scenario,
             epoch=epoch,
             tools=await self._offered(),
@@ -218,7 +244,15 @@ class AgentSessionWorkflow:
             outcome.wait.wait_id = wait.id
             state.pending, state.wait = outcome.wait, wait
         state.last = slice_reply(self._start.session_id, epoch, outcome)
+        if outcome.status is SessionStatus.DONE and outcome.answer and state.asked:
+            await session_memory.remember(
+                self._start, self._id(), epoch, state.asked, outcome.answer, workflow.now()
+            )
         return state.last
+
+    @staticmethod
+    def _id() -> str:
+        return workflow.info().workflow_id
 
     async def _offered(self) -> list[ToolSpec]:
         """The tools the session's agent may call, from its pack's catalog (read once per run

@@ -9,7 +9,8 @@ Each turn it reads the conversation and
 
 Arguments are filled by one rule, for each property of the tool's argument schema (the user's
 text is every user message, the newest first, so a session's later message names one anew):
-- a line `NAME: VALUE` (or `NAME=VALUE`) in the user's text names it (the first such line):
+- a line `NAME: VALUE` (or `NAME=VALUE`), or such a clause after a sentence's end (`Ask me.
+  question: Which year?`), in the user's text names it (the first such):
   VALUE is taken as JSON when it parses, else as the text it is (optional arguments are filled
   by this rule only);
 - else, for a required argument, the first of its `enum` values, then of its `examples`, that
@@ -43,7 +44,9 @@ MAX_CALLS_PER_TOOL = 2
 RESULT_CHARS = 200
 """How much of each result the answer repeats."""
 
-_NAMED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*(.+?)\s*$", re.MULTILINE)
+_NAMED = re.compile(
+    r"(?:^|(?<=[.!?;] ))\s*([A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*(.+?)\s*$", re.MULTILINE
+)
 
 
 def next_turn(request: AgentTurnRequest) -> tuple[list[ToolCall], str | None]:

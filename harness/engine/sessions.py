@@ -167,6 +167,7 @@ class SessionState(BaseModel):
     pending: PendingWait | None = None
     wait: Wait | None = Field(default=None, description="The session's wait for `pending`.")
     last: SessionReply | None = None
+    asked: str | None = Field(default=None, description="The newest message, as sent.")
     messages: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
 

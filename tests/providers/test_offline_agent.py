@@ -217,3 +217,34 @@ async def test_the_offline_provider_refuses_an_agent_model_outside_its_family() 
     request = turn_request([UserMessage(text=GOAL)], [METRICS], model="gpt-4.1")
     with pytest.raises(ProviderConfigError, match=r"serves scripted-\* models, not gpt-4\.1"):
         await ScriptedProvider().agent_turn(request)
+
+
+async def _next(messages: list[AgentMessage], tools: list[OfferedTool]) -> AgentTurnReply:
+    return await ScriptedProvider().agent_turn(turn_request(messages, tools))
+
+
+async def test_in_a_conversation_of_several_messages_the_newest_naming_of_an_argument_wins() -> (
+    None
+):
+    first = [UserMessage(text=GOAL)]
+    made = (await _next(first, [METRICS])).message()
+    done = ToolResultMessage(call_id=made.tool_calls[0].id, tool="query_metrics", ok=True, result=1)
+    later = [*first, made, done, UserMessage(text="And the cart? service: cart")]
+    again = await _next(later, [METRICS])
+    assert [call.arguments for call in again.tool_calls] == [{"service": "cart"}]
+    assert again.tool_calls[0].id != made.tool_calls[0].id  # ids unique in the conversation
+
+
+async def test_a_call_made_with_the_same_arguments_is_not_made_again_for_a_new_message() -> None:
+    first = [UserMessage(text=GOAL)]
+    made = (await _next(first, [METRICS])).message()
+    done = ToolResultMessage(call_id=made.tool_calls[0].id, tool="query_metrics", ok=True, result=1)
+    reply = await _next([*first, made, done, UserMessage(text="What did you find?")], [METRICS])
+    assert reply.tool_calls == []
+    assert reply.answer is not None and reply.answer.startswith("Findings for: What did you find?")
+    assert "- query_metrics: 1" in reply.answer
+
+
+def test_a_named_clause_after_a_sentence_fills_an_argument_as_a_line_does() -> None:
+    assert fill_arguments(METRICS, "Look into it. service: checkout") == {"service": "checkout"}
+    assert fill_arguments(METRICS, "Look into it.service: checkout") is None  # not a clause

@@ -16,6 +16,7 @@ from harness.engine.sessions import (
     SessionStatus,
     session_workflow_id,
 )
+from harness.engine.trace import TraceKind
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 
@@ -57,8 +58,8 @@ async def test_a_session_answers_three_messages_in_order_one_after_a_wait_and_qu
     workflow_id = session_workflow_id("default", session)
     start = {"scenario": "synthetic", "tools": TOOLS}
     async with running_worker(client, task_queue):
-        first = await api.send(session, "Find the code.\nvalue: 42", **start)
-        second = await api.send(session, "Ask me the year.\nquestion: Which year?", **start)
+        first = await api.send(session, "Find the code. value: 42", **start)
+        second = await api.send(session, "Ask me which year. question: Which year?", **start)
         code, _, err = await harness(
             "answer",
             session_workflow_id("default", session),
@@ -145,3 +146,19 @@ async def test_a_message_to_a_session_that_waits_is_refused_with_the_wait_to_ans
     assert code == 2
     assert f"waits on {asked.wait_id} (Which port?)" in err and "Traceback" not in err
     assert state.messages == 1  # the refused message changed nothing
+
+
+async def test_a_chat_session_is_the_memory_session_of_its_id_for_later_runs(
+    client: Client, task_queue: str
+) -> None:
+    api = _harness(client, task_queue)
+    async with running_worker(client, task_queue):
+        told = await api.send("s-mem", "Note the code.\nvalue: 451", scenario="synthetic")
+        run = await api.start("Compare Paris and Tokyo", session_id="s-mem")
+        result = await run.result()
+        trace = await run.trace()
+    assert told.status is SessionStatus.DONE
+    assert result.status.value == "SUCCEEDED", result.error
+    [retrieved] = [event for event in trace if event.kind is TraceKind.MEMORY_RETRIEVE]
+    texts = [memory["text"] for memory in retrieved.data["included"]]  # type: ignore[index]
+    assert any("Session s-mem was asked: Note the code." in str(text) for text in texts), texts
