@@ -51,7 +51,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         FENCE_PATCH,
         date(2026, 12, 4),
-        "",
+        "d4af83b",
         "0.10.0",
         "A task keeps the highest epoch each fenced writer has written with, and refuses a "
         "write of an older one: a session's superseded slice writes no more.",
