@@ -160,13 +160,15 @@ async def _write(
     task_id: str | None = None,
 ) -> LedgerReceipt:
     """One command as the agent, to the run's task (or `task_id` of its scope); the key names
-    run and node (and `part` of the node's writes), or is the one given."""
+    run and node (and `part` of the node's writes), or is the one given. It carries the
+    binding's fence: the gateway refuses it if its writer has been superseded."""
     binding = _binding(ctx)
     command = TaskCommand(
         task_id=task_id or binding.task_id,
         actor=agent_actor(ctx),
         operation=operation,
         idempotency_key=key or f"{agent_key(ctx)}{part}",
+        fence=binding.fence,
     )
     receipt = await _ledger(ctx).task_command(binding.scope, command)
     if not receipt.accepted:

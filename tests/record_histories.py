@@ -1218,6 +1218,67 @@ CASES = (
 )
 
 
+FENCE_SCOPE = "recorded-fence"
+FENCE_HOLDER = "session:recorded"
+
+
+async def _a_task_to_fence(client: Client, task_queue: str) -> None:
+    from durable_harness._client import tasks
+    from harness.governance.task_graph import CreateTask, GraphCommand
+
+    create = GraphCommand(scope=FENCE_SCOPE, actor="human:host", operation=CreateTask(title="t"))
+    assert (await tasks.scope_command(client, task_queue, create)).accepted
+
+
+async def _work_on_the_fenced_task(start: Start) -> Handle:
+    """Since 0.10, a run's writes carry its binding's fence (epoch 3 of its session): its task
+    keeps the mark, refuses a write of epoch 2 (no event) and takes one of epoch 4."""
+    from harness.governance.work import WriterFence
+
+    fence = WriterFence(holder=FENCE_HOLDER, epoch=3)
+    return await start(
+        RunRequest(
+            goal="work on a task as epoch 3 of a session",
+            scenario="synthetic",
+            plan=plan_of(delay("work", 5), collect("final", ["work"])),
+            task=TaskBinding(scope=FENCE_SCOPE, task_id="task-1", fence=fence),
+        )
+    )
+
+
+async def _a_stale_write_then_a_newer_one(client: Client, task_queue: str) -> None:
+    from durable_harness import TaskRefused
+    from durable_harness._client import tasks
+    from harness.governance.task_commands import RecordFact, TaskCommand
+    from harness.governance.work import WriterFence
+
+    def write(epoch: int) -> TaskCommand:
+        fact = RecordFact(statement=f"epoch {epoch}", source="recorded", confidence=0.5)
+        fence = WriterFence(holder=FENCE_HOLDER, epoch=epoch)
+        return TaskCommand(task_id="task-1", actor="agent:recorded", operation=fact, fence=fence)
+
+    try:
+        await tasks.task_command(client, FENCE_SCOPE, write(2))
+    except TaskRefused as refused:
+        assert "stale writer" in str(refused), refused
+    else:
+        raise AssertionError("a write of epoch 2 after epoch 3 was not refused")
+    assert (await tasks.task_command(client, FENCE_SCOPE, write(4))).accepted
+
+
+CASES = (
+    *CASES,
+    Case(
+        "fenced_writes_to_a_task",
+        RunPhase.SUCCEEDED,
+        _work_on_the_fenced_task,
+        prepare=_a_task_to_fence,
+        then=_a_stale_write_then_a_newer_one,
+        others={"fenced_writes_to_a_task_task_entity": f"{FENCE_SCOPE}/task-1"},
+    ),
+)
+
+
 # -- recording ------------------------------------------------------------------------------
 
 

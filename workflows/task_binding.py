@@ -136,6 +136,7 @@ class TaskReporter:
                 actor=HARNESS_ACTOR,
                 operation=operation,
                 idempotency_key=key,
+                fence=binding.fence,  # a superseded writer's reports are refused
             )
             for operation, key in operations
         ]

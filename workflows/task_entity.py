@@ -42,7 +42,7 @@ from harness.governance.work import GateResult, TaskRecord, TaskStatus
 from workflows import search_attributes
 from workflows.actor_signatures import verify
 from workflows.history_limit import history_full
-from workflows.patches import CONTRACT_PATCH, IDENTITY_PATCH, KEYS_READ_PATCH
+from workflows.patches import CONTRACT_PATCH, FENCE_PATCH, IDENTITY_PATCH, KEYS_READ_PATCH
 
 HISTORY_EVENTS_BEFORE_NEW_RUN = 5000
 """Well inside Temporal's 50k events and 50 MB, whatever the server suggests earlier."""
@@ -95,7 +95,10 @@ class TaskWorkflow:
         gates = None
         if self._asks_contract(command) and self._contract_patched():
             gates = await self._judge(command)
-        receipt = self._ledger.apply(command, workflow.now(), checked=True, gates=gates)
+        fenced = command.fence is not None and workflow.patched(FENCE_PATCH)
+        receipt = self._ledger.apply(
+            command, workflow.now(), checked=True, gates=gates, fenced=fenced
+        )
         task = self._ledger.task
         if task.status is not before:  # a status, a submission, a review or a completion
             search_attributes.upsert_task_status(task.status.value)
@@ -104,6 +107,8 @@ class TaskWorkflow:
 
     @command.validator
     def _check(self, command: TaskCommand) -> None:
+        """The gateway, a stale writer's fence among it: marks are raised only by the handler,
+        under FENCE_PATCH, so a task that kept none refuses nothing for its fence."""
         problem = self._ledger.check(command) or self._unsigned(command)
         if problem is not None:
             raise ValueError(problem)

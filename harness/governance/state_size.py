@@ -87,6 +87,11 @@ class Tally:
     def forget(self) -> None:
         self._bytes = None
 
+    def add(self, growth: int) -> None:
+        """A change its caller measured itself (what it changes in place without a record)."""
+        if self._bytes is not None:
+            self._bytes += growth
+
     def changing(
         self,
         touched: Iterable[BaseModel] = (),

@@ -17,6 +17,7 @@ from harness.governance.work import (
     GateResult,
     RelationType,
     TaskStatus,
+    WriterFence,
 )
 
 ADDED_LATER = frozenset({"tool", "preset"})
@@ -27,12 +28,15 @@ SIGNATURE_FIELD = "signature"
 not
 what it says, so the fingerprint never holds it: the same command sent again, signed or not,
 is the same content under its key."""
+FENCE_FIELD = "fence"
+"""A task command's writer fence (harness.governance.fencing): like the signature, it says who
+writes, not what, so the same command sent again by a later epoch is the same content."""
 
 
 def fingerprint(command: BaseModel) -> str:
     """What a command's idempotency key stands for: everything in it but the key itself (and
-    its signature)."""
-    exclude = {"idempotency_key", SIGNATURE_FIELD}
+    its signature and fence)."""
+    exclude = {"idempotency_key", SIGNATURE_FIELD, FENCE_FIELD}
     content = _pruned(command.model_dump(mode="json", exclude=exclude))
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
@@ -200,6 +204,13 @@ class TaskCommand(GovernanceCommand, ForTask):
     """One change to one task, by one actor."""
 
     operation: TaskOperation
+    fence: WriterFence | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The writer's fence (its holder and epoch), from the run's task binding: "
+        "the gateway refuses a write older than one its holder has made since "
+        "(harness.governance.fencing). Left out of the payload when None.",
+    )
 
 
 class LedgerReceipt(BaseModel):

@@ -7,6 +7,9 @@ with other content, a record that does not exist, a ledger that would pass its s
 update's validator and `apply` its handler, so a refused command leaves no trace in history
 and an applied one is journalled there.
 
+A write that carries a writer's fence is refused when its holder has written with a newer epoch
+since (harness.governance.fencing); the ledger keeps each holder's highest epoch applied.
+
 Who may do what: an `agent:` actor may record facts, evidence, decisions and relations,
 invalidate a fact an agent recorded, and move its task between ACTIVE and BLOCKED, but not lift
 a hold a person or a system put on; it may never resolve a decision, complete, cancel or submit
@@ -27,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from harness.core.actors import ActorKind, parse_actor, same_actor
 from harness.core.limits import MAX_NAME_CHARS
+from harness.governance.fencing import mark_written, stale_writer_problem
 from harness.governance.gates import GateInput, built_in_gates
 from harness.governance.host_contract import ContractInForce
 from harness.governance.state_size import (
@@ -71,6 +75,7 @@ from harness.governance.work import (
     SubmissionStatus,
     TaskRecord,
     TaskStatus,
+    WriterFence,
 )
 
 AGENT_STATUSES = frozenset({TaskStatus.ACTIVE, TaskStatus.BLOCKED})
@@ -127,6 +132,13 @@ class TaskLedgerState(BaseModel):
     key_ids: dict[str, str | None] = Field(
         default_factory=dict, description="Idempotency key -> the record it created."
     )
+    writer_epochs: dict[str, int] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="A fenced writer's holder -> the highest epoch it has written with, the "
+        "holder that wrote last at the end (harness.governance.fencing). Left out while empty, "
+        "so a ledger that never saw a fence is the same payload, and the same size, as before.",
+    )
 
 
 class ContextRequest(BaseModel):
@@ -179,6 +191,9 @@ class TaskLedger:
         keys = self._keys()
         if keys.seen(command.idempotency_key):
             return keys.problem(command.idempotency_key, command.fingerprint())
+        problem = self.stale_writer(command)
+        if problem is not None:
+            return problem
         if legacy:  # no bound on names or bytes before 0.10: a record cap instead
             return self._rule_problem(command, actor_kind(command.actor), legacy)
         problem = names_problem(_names(command.operation), MAX_NAME_CHARS)
@@ -234,12 +249,14 @@ class TaskLedger:
         *,
         checked: bool = False,
         gates: list[GateResult] | None = None,
+        fenced: bool = True,
     ) -> LedgerReceipt:
         """`checked`: the gateway's check already passed (an update's validator, which
         Temporal does not run again on replay): apply without asking again, so a rule that
         tightens later never changes what a recorded history did. `gates`: a completion's
         verdicts, evaluated under the contract in force (without them, the built-in gates of
-        the default contract, as tasks before contracts were judged)."""
+        the default contract, as tasks before contracts were judged). `fenced`: an applied
+        write raises its fence's mark (False: a history from before fencing, which kept none)."""
         problem = None if checked else self.check(command)
         if problem is not None:
             return LedgerReceipt(accepted=False, reason=problem)
@@ -262,12 +279,28 @@ class TaskLedger:
             command.idempotency_key, content, lambda: self._apply(command, now, gates)
         )
         self._tally.changed()
+        if fenced and command.fence is not None and not receipt.duplicate:
+            self._mark(command.fence)
         if isinstance(command.operation, Complete):  # (again) what the gates said
             receipt.gates = self._last_gates()
         return receipt
 
     def _keys(self) -> IdempotencyKeys:
         return IdempotencyKeys(self.state.keys, self.state.key_ids)
+
+    def stale_writer(self, command: TaskCommand) -> str | None:
+        """Why the command's writer is stale (its holder wrote with a newer epoch since), or
+        None. A command whose key was applied is answered as a duplicate, whatever its epoch:
+        nothing changes either way."""
+        if self.seen(command):
+            return None
+        return stale_writer_problem(self.state.writer_epochs, command.fence, self.task.id)
+
+    def _mark(self, fence: WriterFence) -> None:
+        """Raise the fence's mark, and keep the size exact: the marks change in place."""
+        before = _marks_bytes(self.state.writer_epochs)
+        mark_written(self.state.writer_epochs, fence)
+        self._tally.add(_marks_bytes(self.state.writer_epochs) - before)
 
     def seen(self, command: TaskCommand) -> bool:
         """Its key was applied already: applying it again answers "duplicate"."""
@@ -687,6 +720,14 @@ def _names(operation: TaskOperation) -> dict[str, str | None]:
     if isinstance(operation, RunEnded):
         names["status"] = operation.status
     return names
+
+
+def _marks_bytes(marks: dict[str, int]) -> int:
+    """What the fence marks add to the ledger's JSON: nothing while empty (left out), else the
+    field, its name and the comma before it (the task always comes first)."""
+    if not marks:
+        return 0
+    return json_bytes({"writer_epochs": marks}) - len("{}") + len(",")
 
 
 def _legacy_actor_problem(actor: str) -> str | None:

@@ -180,11 +180,32 @@ class RunBinding(BaseModel):
     )
 
 
+FENCE_HOLDER_CHARS = 200
+"""Bound on a fence's holder: each task keeps one mark per holder (harness.governance.fencing)."""
+
+
+class WriterFence(BaseModel):
+    """Who writes to a task, as of when: a writer that can be superseded while its work is still
+    in flight (a session's slice: its activity may outlive it, on a worker partitioned away or
+    in a retry after the session moved on) writes with its holder (what it writes for, e.g.
+    `session:s-1`) and its epoch (1, 2, 3, ... one per slice). A task's gateway refuses a write
+    whose epoch is older than one its holder has written with since (harness.governance.fencing)."""
+
+    holder: str = Field(min_length=1, max_length=FENCE_HOLDER_CHARS)
+    epoch: int = Field(ge=1, le=2**63 - 1)
+
+
 class TaskBinding(BaseModel):
     """The task a run works on."""
 
     scope: str
     task_id: str
+    fence: WriterFence | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The writer's fence, carried into every write the run makes to the task; "
+        "left out of the payload when None, so a binding recorded before dumps the same.",
+    )
 
 
 class ScopeClaim(BaseModel):

@@ -113,7 +113,8 @@ def test_a_command_recorded_with_every_field_dumps_to_exactly_its_recorded_json(
 def test_each_command_leads_with_what_it_is_for_then_the_shared_envelope() -> None:
     envelope = ["actor", "operation", "idempotency_key", "signature"]
     assert list(GovernanceCommand.model_fields) == envelope
-    assert list(TaskCommand.model_fields) == ["task_id", *envelope]
+    # a task's command adds the writer's fence (harness.governance.fencing), after the envelope
+    assert list(TaskCommand.model_fields) == ["task_id", *envelope, "fence"]
     assert list(GraphCommand.model_fields) == ["scope", *envelope]
     assert list(RulesCommand.model_fields) == ["scope", *envelope]
 

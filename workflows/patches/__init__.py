@@ -70,6 +70,7 @@ from workflows.patches.scope import (
 )
 from workflows.patches.task import (
     CONTRACT_PATCH,
+    FENCE_PATCH,
     IDENTITY_PATCH,
     KEYS_READ_PATCH,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "EARLY_SIGNALS_PATCH",
     "ECONOMY_PATCH",
     "ELAPSED_ON_DEMAND_PATCH",
+    "FENCE_PATCH",
     "GIVEN_PLAN_FINAL_PATCH",
     "HALT_SKIPS_READY_PATCH",
     "IDENTITY_PATCH",

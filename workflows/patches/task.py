@@ -17,6 +17,10 @@ the ledger like CONTRACT_PATCH, so a history from before decides as it did."""
 KEYS_READ_PATCH = "task-reads-its-scope-keys"
 """0.10: told its scope's actor keys changed, a task reads them (an activity, so history holds
 what it checks signatures by). No history before 0.10 holds the signal."""
+FENCE_PATCH = "task-fences-stale-writers"
+"""0.10: a write that carries a writer's fence raises its holder's mark in the task's ledger,
+so a later write of an older epoch is refused (harness.governance.fencing). Asked only for a
+fenced write: no history recorded before holds one."""
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -43,5 +47,13 @@ PATCHES: tuple[Patch, ...] = (
         "5f16958",
         "0.10.0",
         "A task told that its scope's actor keys changed reads them through an activity.",
+    ),
+    Patch(
+        FENCE_PATCH,
+        date(2026, 12, 4),
+        "d4af83b",
+        "0.10.0",
+        "A task keeps the highest epoch each fenced writer has written with, and refuses a "
+        "write of an older one: a session's superseded slice writes no more.",
     ),
 )
