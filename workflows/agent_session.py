@@ -49,7 +49,7 @@ from harness.engine.sessions import (
     slice_reply,
     wait_name,
 )
-from harness.governance.work import TaskBinding
+from harness.governance.work import TaskBinding, WriterFence
 from harness.waits.approval_cover import approval_refusal
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest
 from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
@@ -273,7 +273,8 @@ class AgentSessionWorkflow:
         task = self._start.task
         if task is None:
             return None
-        return task  # the fence is set once the gateway takes it (see the fence branch)
+        fence = WriterFence(holder=f"session:{self._start.session_id}", epoch=epoch)
+        return task.model_copy(update={"fence": fence})
 
     def _runtime(self) -> AgentRuntime:
         runtime = runtime_named(self._start.runtime)

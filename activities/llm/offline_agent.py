@@ -60,9 +60,7 @@ def next_turn(request: AgentTurnRequest) -> tuple[list[ToolCall], str | None]:
         arguments = fill_arguments(tool, user_text)
         if arguments is None or not _due(history.get(tool.name, []), arguments):
             continue
-        calls.append(
-            ToolCall(id=f"call_t{turn}_{len(calls)}", tool=tool.name, arguments=arguments)
-        )
+        calls.append(ToolCall(id=f"call_t{turn}_{len(calls)}", tool=tool.name, arguments=arguments))
     if calls:
         return calls, None
     return [], _answer(request, user_text, history)

@@ -5,10 +5,17 @@ message (and over continue-as-new), against the real dev server and the offline 
 from __future__ import annotations
 
 import asyncio
+import json
+import uuid
+from typing import Any
 
+import pytest
 from temporalio.client import Client
 
+from activities.task_ledger_service import TemporalTaskLedger
+from durable_harness._client import tasks
 from durable_harness.client import Harness
+from harness.core.errors import ToolError
 from harness.engine.contracts import SESSION_QUERY
 from harness.engine.sessions import (
     SessionReply,
@@ -17,6 +24,11 @@ from harness.engine.sessions import (
     session_workflow_id,
 )
 from harness.engine.trace import TraceKind
+from harness.governance.task_graph import CreateTask, GraphCommand
+from harness.governance.work import TaskBinding, WriterFence
+from scenarios.base import ToolContext
+from scenarios.management import TASK_LEDGER_SERVICE, FactArgs, fact_record
+from tests.scenarios.test_fenced_task_writes import NoWriter
 from tests.starter.test_cli import harness
 from tests.support import running_worker
 
@@ -56,7 +68,7 @@ async def test_a_session_answers_three_messages_in_order_one_after_a_wait_and_qu
     api = _harness(client, task_queue)
     session = "s-three"
     workflow_id = session_workflow_id("default", session)
-    start = {"scenario": "synthetic", "tools": TOOLS}
+    start: dict[str, Any] = {"scenario": "synthetic", "tools": TOOLS}
     async with running_worker(client, task_queue):
         first = await api.send(session, "Find the code. value: 42", **start)
         second = await api.send(session, "Ask me which year. question: Which year?", **start)
@@ -160,5 +172,38 @@ async def test_a_chat_session_is_the_memory_session_of_its_id_for_later_runs(
     assert told.status is SessionStatus.DONE
     assert result.status.value == "SUCCEEDED", result.error
     [retrieved] = [event for event in trace if event.kind is TraceKind.MEMORY_RETRIEVE]
-    texts = [memory["text"] for memory in retrieved.data["included"]]  # type: ignore[index]
-    assert any("Session s-mem was asked: Note the code." in str(text) for text in texts), texts
+    included = json.dumps(retrieved.data["included"])
+    assert "Session s-mem was asked: Note the code." in included, included
+
+
+@pytest.mark.requires_local_server("tasks are listed by the HarnessTask* attributes")
+async def test_each_slice_writes_to_its_task_with_its_epoch_and_an_older_slices_write_is_refused(
+    client: Client, task_queue: str
+) -> None:
+    api = _harness(client, task_queue)
+    scope = f"chat-{uuid.uuid4().hex[:8]}"
+    ledger = TemporalTaskLedger(client, task_queue)
+    fact = "source: dashboard\nconfidence: 0.8\nstatement: "
+    async with running_worker(client, task_queue):
+        create = GraphCommand(scope=scope, actor="human:ops", operation=CreateTask(title="t"))
+        task_id = (await tasks.scope_command(client, task_queue, create)).id
+        assert task_id is not None
+        task = TaskBinding(scope=scope, task_id=task_id)
+        start: dict[str, Any] = {"scenario": "synthetic", "tools": ["echo"], "task": task}
+        await api.send("s-fence", f"Note it.\n{fact}the cache is cold", scope=scope, **start)
+        await api.send("s-fence", f"And now.\n{fact}the cache is warm", scope=scope, **start)
+        written = await ledger.ledger(scope, task_id)
+        straggler = ToolContext(  # a call of slice 1 that comes after slice 2 wrote
+            run_id=session_workflow_id(scope, "s-fence"),
+            node_id="slice1.t9.c1",
+            attempt=2,
+            writer=NoWriter(),  # type: ignore[arg-type]
+            services={TASK_LEDGER_SERVICE: ledger},
+            task=task.model_copy(update={"fence": WriterFence(holder="session:s-fence", epoch=1)}),
+        )
+        with pytest.raises(ToolError) as stale:
+            await fact_record(FactArgs(statement="late", source="s", confidence=0.1), straggler)
+    statements = [fact.statement for fact in written.facts]
+    assert statements == ["the cache is cold", "the cache is warm"]
+    assert written.writer_epochs == {"session:s-fence": 2}
+    assert stale.value.message.startswith("stale writer: session:s-fence epoch 1 is older than")
