@@ -41,6 +41,18 @@ OTHER_RECORDERS = {
     "real git MCP server (tests/record_mcp.py)",
     "repo_reset_rejected": "a repo plan whose destructive git_reset is rejected at its "
     "approval (tests/record_mcp.py)",
+    "session_conversation_run_1": "an agent session's first run: a message answered DONE by "
+    "one slice, then continue-as-new (tests/record_sessions.py)",
+    "session_conversation_run_2": "the session's second run: a slice that asks the user ends "
+    "WAITING; the wait is carried over continue-as-new (tests/record_sessions.py)",
+    "session_conversation_run_3": "the session's third run: the answer (an update) resumes it "
+    "and the next slice answers DONE (tests/record_sessions.py)",
+    "session_conversation_slice_1": "a session's slice: an AgentLoop child in slice mode, one "
+    "tool call and an answer (tests/record_sessions.py)",
+    "session_conversation_slice_2": "a session's slice that ends on the model's ask_user, "
+    "returning its state (tests/record_sessions.py)",
+    "session_conversation_slice_3": "a session's slice resumed with the user's answer "
+    "(tests/record_sessions.py)",
 }
 
 

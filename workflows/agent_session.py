@@ -18,6 +18,7 @@ its last reply.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, FailureError
@@ -101,16 +102,7 @@ class AgentSessionWorkflow:
         """One message (or, with no text, a continue): one slice, taken after those before."""
         async with self._lock:
             self._state.messages += 1
-            try:
-                return await self._resume(message.text)
-            except (ApplicationError, asyncio.CancelledError):
-                raise
-            except Exception as error:  # a bug must fail the message, never wedge the session
-                raise ApplicationError(
-                    f"session {self._start.session_id}: {type(error).__name__}: {error}",
-                    type="SESSION_ERROR",
-                    non_retryable=True,
-                ) from error
+            return await self._guarded(self._resume(message.text))
 
     @send.validator
     def _check_message(self, message: SessionMessage) -> None:
@@ -158,11 +150,25 @@ class AgentSessionWorkflow:
 
     # -- slices ----------------------------------------------------------------------------
 
+    async def _guarded(self, work: Awaitable[SessionReply]) -> SessionReply:
+        """`work`, whose unforeseen failure fails the message as an ApplicationError: a plain
+        exception would fail the workflow task, and the session would take no more messages."""
+        try:
+            return await work
+        except (ApplicationError, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            raise ApplicationError(
+                f"session {self._start.session_id}: {type(error).__name__}: {error}",
+                type="SESSION_ERROR",
+                non_retryable=True,
+            ) from error
+
     async def _resumed_by_answer(self) -> None:
         """The wait the session was parked on was answered: the next slice runs now. Its
         failure is the reply `--continue` reads (the session itself goes on)."""
         try:
-            await self._resume(None)
+            await self._guarded(self._resume(None))
         except ApplicationError as error:
             workflow.logger.warning("session %s: %s", self._start.session_id, error.message)
             last = self._state.last

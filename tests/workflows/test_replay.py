@@ -22,7 +22,7 @@ from tests.support import execute_run, running_worker
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 RECORDED = sorted(HISTORIES.glob("*/**/*.json"))
-MIN_RECORDED = 221
+MIN_RECORDED = 229
 ENTITY_WORKFLOWS = {TASK_WORKFLOW, SCOPE_WORKFLOW}
 CLOSED = {
     EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
