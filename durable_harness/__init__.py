@@ -20,6 +20,15 @@ Start runs, follow them and deliver what they wait for with `Harness` (docs/pyth
     run = await harness.start("Compare Paris and Tokyo", session_id="s-1")
     result = await run.result()                       # the RunResult, whatever the ending
 
+Talk to an agent session, one bounded slice per message (docs/sessions.md):
+
+    reply = await harness.send("s-1", "Find the code. value: 42", scenario="synthetic")
+    reply.status                                      # DONE, WAITING or CONTINUATION_REQUIRED
+
+A team's own agent runtime runs sessions through the `AgentRuntime` protocol
+(docs/agent-runtimes.md), with `SliceRequest`, `SliceResult`, `RuntimeCheckpoint`,
+`PendingWait` and `WaitResult`.
+
 Tasks, contracts and lessons are `harness.tasks` (`durable_harness.tasks` holds their commands).
 
 What the client raises is a `HarnessError` (`InvalidInput`, with `TaskRefused` for a command a
@@ -51,7 +60,18 @@ from durable_harness.exceptions import (
 from durable_harness.pack import Pack, PackDefinitionError
 from durable_harness.runtime import ToolContext
 from durable_harness.tools import FunctionTool, tool
+from harness.engine.agent_runtime import AgentRuntime
 from harness.engine.run import RunRequest, RunResult, RunStatus
+from harness.engine.sessions import (
+    PendingWait,
+    RuntimeCheckpoint,
+    SessionReply,
+    SessionStatus,
+    SliceLimits,
+    SliceRequest,
+    SliceResult,
+    WaitResult,
+)
 from infra.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -61,6 +81,7 @@ _LAZY = {"Harness": "durable_harness.client", "Run": "durable_harness.client"}
 """Names whose module loads the Temporal SDK: imported on first use."""
 
 __all__ = [
+    "AgentRuntime",
     "ErrorCode",
     "FunctionTool",
     "Harness",
@@ -69,18 +90,26 @@ __all__ = [
     "NotFound",
     "Pack",
     "PackDefinitionError",
+    "PendingWait",
     "Run",
     "RunFailed",
     "RunRequest",
     "RunResult",
     "RunStatus",
+    "RuntimeCheckpoint",
+    "SessionReply",
+    "SessionStatus",
     "Settings",
     "SettingsError",
+    "SliceLimits",
+    "SliceRequest",
+    "SliceResult",
     "TaskRefused",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
     "Unavailable",
+    "WaitResult",
     "tool",
 ]
 
