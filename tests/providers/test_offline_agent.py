@@ -226,17 +226,22 @@ async def _next(messages: list[AgentMessage], tools: list[OfferedTool]) -> Agent
 async def test_in_a_conversation_of_several_messages_the_newest_naming_of_an_argument_wins() -> (
     None
 ):
-    first = [UserMessage(text=GOAL)]
+    first: list[AgentMessage] = [UserMessage(text=GOAL)]
     made = (await _next(first, [METRICS])).message()
     done = ToolResultMessage(call_id=made.tool_calls[0].id, tool="query_metrics", ok=True, result=1)
-    later = [*first, made, done, UserMessage(text="And the cart? service: cart")]
+    later: list[AgentMessage] = [
+        *first,
+        made,
+        done,
+        UserMessage(text="And the cart? service: cart"),
+    ]
     again = await _next(later, [METRICS])
     assert [call.arguments for call in again.tool_calls] == [{"service": "cart"}]
     assert again.tool_calls[0].id != made.tool_calls[0].id  # ids unique in the conversation
 
 
 async def test_a_call_made_with_the_same_arguments_is_not_made_again_for_a_new_message() -> None:
-    first = [UserMessage(text=GOAL)]
+    first: list[AgentMessage] = [UserMessage(text=GOAL)]
     made = (await _next(first, [METRICS])).message()
     done = ToolResultMessage(call_id=made.tool_calls[0].id, tool="query_metrics", ok=True, result=1)
     reply = await _next([*first, made, done, UserMessage(text="What did you find?")], [METRICS])
