@@ -124,13 +124,14 @@ class SessionReply(BaseModel):
     answer: str | None = None
     wait_id: str | None = Field(default=None, description="The wait to answer (WAITING).")
     prompt: str | None = Field(default=None, description="What the wait asks (WAITING).")
+    wait_kind: WaitKind | None = Field(default=None, description="USER_INPUT or APPROVAL.")
     turns: int = 0
     tool_calls: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     note: str | None = Field(default=None, description="Why nothing ran, when nothing did.")
 
     def line(self) -> str:
-        """One line: the status and what to do next."""
+        """One line: the status and what it needs."""
         if self.status is SessionStatus.WAITING:
             return f"WAITING {self.wait_id}: {self.prompt}"
         if self.status is SessionStatus.CONTINUATION_REQUIRED:
@@ -213,6 +214,7 @@ def slice_reply(session_id: str, epoch: int, outcome: SliceResult) -> SessionRep
         answer=outcome.answer,
         wait_id=wait.wait_id if wait else None,
         prompt=wait.prompt if wait else None,
+        wait_kind=wait.kind if wait else None,
         turns=outcome.turns,
         tool_calls=len(outcome.tool_calls),
         usage=outcome.usage,

@@ -8,6 +8,7 @@ from durable_harness.client import Harness
 from durable_harness.exceptions import InvalidInput
 from harness.engine.sessions import SessionReply, SessionStatus, SliceLimits, session_workflow_id
 from harness.governance.work import TaskBinding
+from harness.waits.wait_book import WaitKind
 from infra.settings import Settings
 from starter import output
 
@@ -48,7 +49,11 @@ def shown(reply: SessionReply, scope: str) -> str:
     lines = [reply.line()]
     if reply.status is SessionStatus.WAITING:
         workflow_id = session_workflow_id(scope, reply.session_id)
-        lines.append(f'    -> harness answer {workflow_id} {reply.wait_id} "..."')
+        if reply.wait_kind is WaitKind.APPROVAL:
+            hint = f"harness approve {workflow_id} {reply.wait_id} --actor human:NAME"
+        else:
+            hint = f'harness answer {workflow_id} {reply.wait_id} "..."'
+        lines.append(f"    -> {hint}")
     if reply.note:
         lines.append(f"({reply.note})")
     if reply.answer:

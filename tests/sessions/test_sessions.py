@@ -207,3 +207,49 @@ async def test_each_slice_writes_to_its_task_with_its_epoch_and_an_older_slices_
     assert statements == ["the cache is cold", "the cache is warm"]
     assert written.writer_epochs == {"session:s-fence": 2}
     assert stale.value.message.startswith("stale writer: session:s-fence epoch 1 is older than")
+
+
+async def test_a_session_asking_approval_is_approved_by_a_person_and_never_by_an_agent(
+    client: Client, task_queue: str
+) -> None:
+    session = "s-approve"
+    workflow_id = session_workflow_id("default", session)
+    ask = "Restart it. action: restart consumer-7\nreason: lag over an hour"
+    async with running_worker(client, task_queue):
+        code, out, err = await harness(
+            "chat",
+            session,
+            ask,
+            "--scenario",
+            "synthetic",
+            "--tools",
+            "echo",
+            client=client,
+            task_queue=task_queue,
+        )
+        by_agent = await harness(
+            "approve",
+            workflow_id,
+            "approval-1",
+            "--actor",
+            "agent:scout",
+            client=client,
+            task_queue=task_queue,
+        )
+        by_person = await harness(
+            "approve",
+            workflow_id,
+            "approval-1",
+            "--actor",
+            "human:ops",
+            client=client,
+            task_queue=task_queue,
+        )
+        done = await _harness(client, task_queue).send(session)
+    assert code == 0, err
+    assert out.startswith("WAITING approval-1: approve restart consumer-7? reason: lag"), out
+    assert f"harness approve {workflow_id} approval-1 --actor human:NAME" in out
+    assert by_agent[0] == 2 and "agents can never approve" in by_agent[2]
+    assert by_person[0] == 0, by_person[2]
+    assert done.status is SessionStatus.DONE and done.epoch == 2
+    assert done.answer and '"approved": true' in done.answer
