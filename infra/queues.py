@@ -35,6 +35,7 @@ from harness.engine.contracts import (
 )
 from workflows import (
     AgentLoopWorkflow,
+    AgentRuntimeLoopWorkflow,
     AgentRunWorkflow,
     EvalSuiteWorkflow,
     NodeBatchWorkflow,
@@ -67,6 +68,7 @@ QUEUES: dict[Queue, QueueSet] = {
             AgentRunWorkflow,
             NodeBatchWorkflow,
             AgentLoopWorkflow,
+            AgentRuntimeLoopWorkflow,
             ScopeWorkflow,
             TaskWorkflow,
             EvalSuiteWorkflow,

@@ -2,6 +2,7 @@
 
 from workflows.agent_loop import AgentLoopWorkflow
 from workflows.agent_run import AgentRunWorkflow
+from workflows.agent_runtime_loop import AgentRuntimeLoopWorkflow
 from workflows.eval_suite import EvalSuiteWorkflow
 from workflows.node_batch import NodeBatchWorkflow
 from workflows.scope_graph import ScopeWorkflow
@@ -10,6 +11,7 @@ from workflows.task_entity import TaskWorkflow
 __all__ = [
     "AgentLoopWorkflow",
     "AgentRunWorkflow",
+    "AgentRuntimeLoopWorkflow",
     "EvalSuiteWorkflow",
     "NodeBatchWorkflow",
     "ScopeWorkflow",

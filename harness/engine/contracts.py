@@ -15,6 +15,8 @@ RUN_WORKFLOW: Final = "AgentRun"
 BATCH_WORKFLOW: Final = "AgentRunNodeBatch"
 AGENT_LOOP_WORKFLOW: Final = "AgentLoop"
 """An agent node's tool-use loop, a child of its run (harness.engine.agent_loop)."""
+AGENT_RUNTIME_LOOP_WORKFLOW: Final = "AgentRuntimeLoop"
+"""An agent node driven through an `AgentRuntime` (a run's `agent_runtime`), a child of its run."""
 
 LIST_TOOLS_ACTIVITY: Final = "harness.list_tools"
 PLAN_ACTIVITY: Final = "harness.plan"
