@@ -62,7 +62,6 @@ async def run_slices(
             plan,
             id=workflow_id,
             task_queue=task_queue,
-            result_type=list[SliceResult],
         )
     return workflow_id, results
 

@@ -186,8 +186,8 @@ class PydanticAIRuntime:
                 return self._waiting(work, call, kind, prompt)
             if spec is None:
                 offered = ", ".join(tool.name for tool in offered_tools(work.request.tools))
-                error = f"'{call.tool}' is not offered; the tools are {offered}"
-                self._settle(work, call, CallResult(ok=False, error=error))
+                why = f"'{call.tool}' is not offered; the tools are {offered}"
+                self._settle(work, call, CallResult(ok=False, error=why))
                 continue
             if spec.requires_approval and call.id not in state.approved:
                 node_id = call_node_id(work.loop.node_id, state.turns, index)
