@@ -31,10 +31,11 @@ async def test_an_agent_node_on_pydantic_ai_calls_pack_tools_as_harness_activiti
     checker = AgentResult.model_validate(nodes["checker"].result)
     assert checker.stopped is AgentStop.ANSWERED and checker.turns == 2
     # the node's child: pydantic-ai's model requests and the harness's own tool activity,
-    # whose call id (the idempotency key's node id) is the node's, its slice, turn and place
+    # whose call id (the idempotency key's node id) is the node's, turn and place, as the
+    # built-in loop's is
     summaries = {summary for _, summary in activity_timeline(child)}
     assert "request model: function:harness-offline" in summaries
-    assert "scout.s1.t1.c1 delay(ms=5, value=high tide at 06:10)" in summaries
+    assert "scout.t1.c1 delay(ms=5, value=high tide at 06:10)" in summaries
     # the pack's calls ran as the harness's tool calls, counted and charged to the run
     assert result.counts.tool_calls == 3 + 1  # the agents' three calls and collect's
     assert result.usage_by_role["agent"].total_tokens > 0

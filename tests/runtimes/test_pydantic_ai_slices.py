@@ -33,7 +33,7 @@ def synthetic_tools(*names: str) -> list[ToolSpec]:
     return [spec for name in names if (spec := catalog.get(name)) is not None]
 
 
-GOAL = "Which port do we watch?\nms: 5\nvalue: noted\nquestion: Which port should I watch?"
+GOAL = "Which port?\nms: 5\nvalue: noted\ntarget: dock\nquestion: Which port should I watch?"
 
 
 @asynccontextmanager
@@ -66,30 +66,37 @@ async def run_slices(
     return workflow_id, results
 
 
-async def test_a_slice_ends_waiting_on_the_agents_question_and_the_next_answers_with_its_answer(
+async def test_slices_end_waiting_on_an_approval_and_a_question_and_the_last_answers(
     client: Client, task_queue: str
 ) -> None:
-    tools = synthetic_tools("delay", "echo")
+    tools = synthetic_tools("delay", "echo", "side_effect")
     plan = SlicePlan(
-        runtime="pydantic-ai", message=GOAL, tools=tools, max_turns=4, slices=3, answer="Lisbon"
+        runtime="pydantic-ai", message=GOAL, tools=tools, max_turns=4, slices=4, answer="Lisbon"
     )
     workflow_id, results = await run_slices(client, task_queue, plan)
-    first, second = results
-    # the first turn asks for the pack's tools and the person at once: the tools are made,
-    # then the slice ends WAITING on the question
-    assert first.status is SessionStatus.WAITING and first.turns == 1
-    assert first.wait is not None and first.wait.kind is WaitKind.USER_INPUT
-    assert first.wait.tool == "ask_user" and first.wait.prompt == "Which port should I watch?"
-    assert [(call.tool, call.ok) for call in first.tool_calls] == [("delay", True), ("echo", True)]
-    # answered, the next slice resumes from the checkpoint and the agent answers
-    assert second.status is SessionStatus.DONE and second.turns == 1
-    assert second.answer is not None and "Lisbon" in second.answer and "noted" in second.answer
-    assert second.usage.total_tokens > 0 and second.usage.models == ["harness-offline"]
-    # the pack's tool ran as the harness's own tool activity, with a per-slice call id
-    summaries = {
-        summary for _, summary in activity_timeline(await history_events(client, workflow_id))
-    }
-    assert "chat.s1.t1.c1 delay(ms=5, value=noted)" in summaries
+    approval, question, done = results
+    # the first turn asks for every tool and the person at once: the plain calls are made,
+    # then the slice ends WAITING on the side effect's approval, naming the call's id
+    assert approval.status is SessionStatus.WAITING and approval.turns == 1
+    assert approval.wait is not None and approval.wait.kind is WaitKind.APPROVAL
+    assert approval.wait.prompt == "approve chat.t1.c3 side_effect(target=dock)?"
+    assert [(c.tool, c.ok) for c in approval.tool_calls] == [("delay", True), ("echo", True)]
+    # approved, the next slice makes the call, then waits on the question (no model turn yet)
+    assert question.status is SessionStatus.WAITING and question.turns == 0
+    assert [(c.tool, c.ok) for c in question.tool_calls] == [("side_effect", True)]
+    assert question.wait is not None and question.wait.kind is WaitKind.USER_INPUT
+    assert question.wait.tool == "ask_user"
+    assert question.wait.prompt == "Which port should I watch?"
+    # answered, the last slice resumes from the checkpoint and the agent answers with it all
+    assert done.status is SessionStatus.DONE and done.turns == 1
+    assert done.answer is not None and "Lisbon" in done.answer and "noted" in done.answer
+    assert done.usage.total_tokens > 0 and done.usage.models == ["harness-offline"]
+    # the pack's tools ran as the harness's own tool activities, the side effect once, under
+    # the id its approval named (its idempotency key's node id)
+    events = await history_events(client, workflow_id)
+    scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
+    assert "chat.t1.c1 delay(ms=5, value=noted)" in scheduled
+    assert scheduled.count("chat.t1.c3 side_effect(target=dock)") == 1
 
 
 async def test_a_slice_that_takes_its_turns_asks_for_continuation_and_the_next_goes_on(

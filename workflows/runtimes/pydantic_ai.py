@@ -25,6 +25,7 @@ history so far as its checkpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -59,6 +60,7 @@ from harness.engine.sessions import (
 from harness.waits.wait_book import WaitKind
 from workflows.activity_calls.tools import tool_call_summary
 from workflows.agent_calls import make_call
+from workflows.runtimes import register
 from workflows.runtimes.pydantic_ai_state import (
     PYDANTIC_AI_RUNTIME,
     CallResult,
@@ -77,8 +79,6 @@ MODEL_ACTIVITY_SECONDS = 120
 
 def build_agent(model: Model) -> Agent[None, str | DeferredToolRequests]:
     """The runtime's agent: `model`, made durable by pydantic-ai's Temporal capability."""
-    from datetime import timedelta
-
     durability: TemporalDurability[None] = TemporalDurability(
         activity_config={"start_to_close_timeout": timedelta(seconds=MODEL_ACTIVITY_SECONDS)}
     )
@@ -102,6 +102,12 @@ class _Slice:
     turns: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
     tool_calls: list[AgentToolCall] = field(default_factory=list)
+
+    def tokens_spent(self) -> bool:
+        """The slice's tokens are spent: checked before each run, never inside one (a run cut
+        after a response would leave its calls unmade in the history)."""
+        most = self.request.limits.budget.max_tokens
+        return most is not None and self.usage.total_tokens >= most
 
     def result(
         self, status: SessionStatus, answer: str | None = None, wait: PendingWait | None = None
@@ -144,7 +150,7 @@ class PydanticAIRuntime:
             ended = await self._resolve(work, specs)
             if ended is not None:
                 return ended
-            if work.turns >= request.limits.max_turns:
+            if work.turns >= request.limits.max_turns or work.tokens_spent():
                 return work.result(SessionStatus.CONTINUATION_REQUIRED)
             output = await self._run(work)
             if isinstance(output, str):
@@ -189,7 +195,7 @@ class PydanticAIRuntime:
                 why = f"'{call.tool}' is not offered; the tools are {offered}"
                 self._settle(work, call, CallResult(ok=False, error=why))
                 continue
-            if spec.requires_approval and call.id not in state.approved:
+            if (spec.requires_approval or spec.side_effects) and call.id not in state.approved:
                 node_id = call_node_id(work.loop.node_id, state.turns, index)
                 summary = tool_call_summary(node_id, call.tool, call.arguments)
                 return self._waiting(work, call, WaitKind.APPROVAL, f"approve {summary}?")
@@ -279,11 +285,13 @@ def _definition(tool: OfferedTool) -> ToolDefinition:
 
 def _loop_request(request: SliceRequest) -> AgentLoopRequest:
     """What `make_call` needs of the calls' context: the run (the session, or the agent node's
-    run), the pack, and the prefix of the calls' ids (unique per slice)."""
+    run), the pack, and the prefix of the calls' ids: the session's (or the node's), whose turns
+    the checkpoint counts across slices, so a call's id is the same in whichever slice makes
+    it (its approval's prompt names the id its call is made with)."""
     return AgentLoopRequest(
         run_id=request.workflow_id,
         scenario=request.scenario,
-        node_id=f"{request.session_id}.s{request.epoch}",
+        node_id=request.session_id,
         plan_attempt=1,
         arguments=AgentArguments(
             goal="(pydantic-ai)",
@@ -307,8 +315,6 @@ def install(model: Model) -> PydanticAIRuntime:
     """Build the agent on `model` and make it the runtime sessions and agent nodes find by
     name. The worker calls it once, before it starts."""
     global INSTALLED
-    from workflows.runtimes import register
-
     INSTALLED = PydanticAIRuntime(build_agent(model))
     register(INSTALLED)
     return INSTALLED
