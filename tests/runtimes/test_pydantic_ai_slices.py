@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from activities.llm import ProviderRegistry
 from activities.llm.scripted import ScriptedProvider
@@ -19,6 +19,7 @@ from activities.tool_runner import ToolActivities
 from harness.catalog.tools import ToolSpec
 from harness.engine.sessions import SessionStatus, SliceResult
 from harness.waits.wait_book import WaitKind
+from infra.plugin import HarnessPlugin
 from scenarios import get_scenario
 from tests.runtimes.slice_flow import RuntimeSlicesWorkflow, SlicePlan
 from tests.support import activity_timeline, history_events
@@ -97,6 +98,12 @@ async def test_slices_end_waiting_on_an_approval_and_a_question_and_the_last_ans
     scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
     assert "chat.t1.c1 delay(ms=5, value=noted)" in scheduled
     assert scheduled.count("chat.t1.c3 side_effect(target=dock)") == 1
+    # and the workflow replays from its history as it ran: pydantic-ai's runs in it included
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    replayer = Replayer(
+        workflows=[RuntimeSlicesWorkflow], plugins=[HarnessPlugin(), *runtime_plugins({})]
+    )
+    await replayer.replay_workflow(history)
 
 
 async def test_a_slice_that_takes_its_turns_asks_for_continuation_and_the_next_goes_on(
