@@ -1,8 +1,5 @@
-"""The pydantic-ai runtime's model, as the worker's setting names it.
-
-`HARNESS_PYDANTIC_AI_MODEL` names it: a pydantic-ai model name (`openai:gpt-4o`,
-`anthropic:claude-sonnet-4-5`, ...; the provider's package and key are the worker's to have),
-or `offline` (the default): a pydantic-ai `FunctionModel` that answers as the harness's offline
+"""The pydantic-ai runtime's offline model (`HARNESS_PYDANTIC_AI_MODEL` unset or `offline`,
+worker.pydantic_ai): a pydantic-ai `FunctionModel` that answers as the harness's offline
 provider does (activities.llm.offline_agent: it calls each offered tool once, with arguments
 from the goal's `name: value` lines, then answers with what they returned), so the runtime runs
 with no key and no network, in tests and demos.
@@ -11,8 +8,6 @@ Only the worker imports this module, and only when pydantic-ai is installed.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from pydantic_ai.messages import (
     BaseToolReturnPart,
@@ -24,7 +19,6 @@ from pydantic_ai.messages import (
     ToolCallPart,
     UserPromptPart,
 )
-from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from activities.llm.offline_agent import next_turn
@@ -38,17 +32,7 @@ from harness.catalog.agent_turns import (
     UserMessage,
 )
 
-MODEL_SETTING = "HARNESS_PYDANTIC_AI_MODEL"
-OFFLINE = "offline"
 OFFLINE_MODEL_NAME = "harness-offline"
-
-
-def model_from_environment(environ: Mapping[str, str]) -> Model:
-    """The model the setting names (the offline one when it names none)."""
-    name = environ.get(MODEL_SETTING, "").strip() or OFFLINE
-    if name == OFFLINE:
-        return offline_model()
-    return infer_model(name)
 
 
 def offline_model() -> FunctionModel:
