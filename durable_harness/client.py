@@ -106,7 +106,8 @@ class Harness:
         **options: Any,
     ) -> Run:
         """Start a run; `options` are RunRequest's fields (scenario, plan, session_id, limits,
-        memory, provider, max_replans, ...), and the models per role those of `harness run`.
+        memory, provider, max_replans, agent_runtime, ...), and the models per role those of
+        `harness run`. `agent_runtime="pydantic-ai"` runs its agent nodes on pydantic-ai.
         Refused in one line when out of range."""
         models = RunModels(
             planner=planner_model, worker=worker_model, judge=judge_model, agent=agent_model

@@ -35,6 +35,7 @@ from harness.engine.contracts import (
 )
 from workflows import (
     AgentLoopWorkflow,
+    AgentRuntimeLoopWorkflow,
     AgentRunWorkflow,
     AgentSessionWorkflow,
     EvalSuiteWorkflow,
@@ -69,6 +70,7 @@ QUEUES: dict[Queue, QueueSet] = {
             NodeBatchWorkflow,
             AgentLoopWorkflow,
             AgentSessionWorkflow,
+            AgentRuntimeLoopWorkflow,
             ScopeWorkflow,
             TaskWorkflow,
             EvalSuiteWorkflow,

@@ -38,6 +38,7 @@ from memory import MemoryStore, open_store
 from memory.ranking import default_ranker
 from scenarios import acceptance_checks, all_scenarios
 from scenarios.management import TASK_LEDGER_SERVICE
+from worker.pydantic_ai import runtime_plugins
 from worker.queue_plugin import Activity, QueuePlugin, activities_by_name
 from worker.tuning import WorkerTuning
 
@@ -136,7 +137,7 @@ def build_worker(
     run_worker = Worker(
         client,
         task_queue=task_queue,
-        plugins=[queues],
+        plugins=[queues, *runtime_plugins(os.environ)],
         graceful_shutdown_timeout=grace or timedelta(),
         **tuning.run_worker(),
     )

@@ -2,6 +2,7 @@
 
 from workflows.agent_loop import AgentLoopWorkflow
 from workflows.agent_run import AgentRunWorkflow
+from workflows.agent_runtime_loop import AgentRuntimeLoopWorkflow
 from workflows.agent_session import AgentSessionWorkflow
 from workflows.eval_suite import EvalSuiteWorkflow
 from workflows.node_batch import NodeBatchWorkflow
@@ -11,6 +12,7 @@ from workflows.task_entity import TaskWorkflow
 __all__ = [
     "AgentLoopWorkflow",
     "AgentRunWorkflow",
+    "AgentRuntimeLoopWorkflow",
     "AgentSessionWorkflow",
     "EvalSuiteWorkflow",
     "NodeBatchWorkflow",

@@ -48,14 +48,17 @@ from harness.engine.budget import CONSERVE_AT, Budget, BudgetUsage
 from harness.engine.contracts import (
     AGENT_ALLOWANCE_ANSWER_SIGNAL,
     AGENT_LOOP_WORKFLOW,
+    AGENT_RUNTIME_LOOP_WORKFLOW,
     AGENT_WAIT_ANSWER_SIGNAL,
 )
 from harness.engine.dag import NodeStatus
 from harness.engine.messages import ToolCallResult
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
+from harness.engine.sessions import BUILTIN_RUNTIME
 from harness.waits.approval_cover import approval_refusal
 from harness.waits.wait_book import WaitKind, WaitStatus
+from workflows.agent_runtime_loop import AgentRuntimeLoopRequest
 from workflows.wait_desk import WaitDesk
 
 SUMMARY_GOAL_CHARS = 80
@@ -100,10 +103,18 @@ class AgentNodes:
         child_id = f"{self._options.run_id}-attempt-{self._options.attempt}-agent-{node_id}"
         self._children[node_id] = (child_id, agent_arguments.max_turns)
         started = workflow.now()
+        request = self._request(node_id, agent_arguments, AgentAllowance(limits=initial))
+        loop: tuple[str, BaseModel] = (AGENT_LOOP_WORKFLOW, request)
+        runtime = self._options.agent_runtime
+        if runtime not in (None, BUILTIN_RUNTIME):  # (runs without it: the built-in loop)
+            loop = (
+                AGENT_RUNTIME_LOOP_WORKFLOW,
+                AgentRuntimeLoopRequest(loop=request, runtime=runtime),
+            )
         try:
             result: AgentLoopResult = await workflow.execute_child_workflow(
-                AGENT_LOOP_WORKFLOW,
-                self._request(node_id, agent_arguments, AgentAllowance(limits=initial)),
+                loop[0],
+                loop[1],
                 id=child_id,
                 result_type=AgentLoopResult,
                 static_summary=f"{node_id} agent: {_short(agent_arguments.goal)}",

@@ -22,7 +22,12 @@ from harness.core.limits import MAX_NAME_CHARS
 from harness.engine.budget import BudgetLimits
 from harness.engine.run import RunRequest
 from harness.engine.run_models import model_problems
+from harness.engine.sessions import BUILTIN_RUNTIME
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
+
+AGENT_RUNTIMES: Final = (BUILTIN_RUNTIME, "pydantic-ai")
+"""The agent runtimes a run's agent nodes may run on (`agent_runtime`; workflows.runtimes):
+pydantic-ai's needs the worker's `pydantic-ai` extra."""
 
 A_YEAR: Final = 366 * 24 * 3600.0
 MAX_GOAL_CHARS: Final = 10_000
@@ -54,6 +59,11 @@ def request_problems(request: RunRequest) -> list[str]:
     problems += _number("max_nodes", request.max_nodes, MAX_PLAN_NODES)
     problems += _actor_key_problems(request.actor_keys)
     problems += model_problems(request.models, request.provider)
+    if request.agent_runtime is not None and request.agent_runtime not in AGENT_RUNTIMES:
+        problems.append(
+            f"agent_runtime: no runtime '{request.agent_runtime}'; the runtimes are "
+            + ", ".join(AGENT_RUNTIMES)
+        )
     for name in ("session_id", "provider"):
         value = getattr(request, name)
         if value is not None:

@@ -19,6 +19,8 @@ AGENT_SESSION_WORKFLOW: Final = "AgentSession"
 """An agent session: one bounded slice per message (harness.engine.sessions)."""
 SESSION_SEND_UPDATE: Final = "send"
 SESSION_QUERY: Final = "session"
+AGENT_RUNTIME_LOOP_WORKFLOW: Final = "AgentRuntimeLoop"
+"""An agent node driven through an `AgentRuntime` (a run's `agent_runtime`), a child of its run."""
 
 LIST_TOOLS_ACTIVITY: Final = "harness.list_tools"
 PLAN_ACTIVITY: Final = "harness.plan"

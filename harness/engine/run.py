@@ -110,6 +110,10 @@ class RunRequest(BaseModel):
         description="A run that works on no task: the scope whose contract it is held to "
         "(none: the scope `default`).",
     )
+    agent_runtime: str | None = unless_none(
+        description="The agent runtime its agent nodes run on (`pydantic-ai`); none: the "
+        "built-in loop."
+    )
 
 
 MIN_MEMORY_CHARS = 200
@@ -179,6 +183,9 @@ class ExecutionOptions(BaseModel):
     agent_model: str | None = Field(
         default=None, description="The model of the run's agent nodes; none: the worker's."
     )
+    agent_runtime: str | None = unless_none(
+        description="The agent runtime of the run's agent nodes; none: the built-in loop."
+    )
     faults: list[FaultSpec] = Field(default_factory=list)
     approve_side_effects: bool = True
     wait_timeouts: WaitTimeouts = Field(default_factory=WaitTimeouts)
@@ -234,6 +241,7 @@ class ExecutionOptions(BaseModel):
             provider=request.provider,
             worker_model=request.models.worker,
             agent_model=request.models.agent,
+            agent_runtime=request.agent_runtime,
             faults=request.faults,
             approve_side_effects=request.approve_side_effects,
             wait_timeouts=request.wait_timeouts,

@@ -82,6 +82,7 @@ def run_request(args: argparse.Namespace, settings: Settings) -> RunRequest:
                 agent=args.agent_model,
             ),
             limits=limits,
+            agent_runtime=args.agent_runtime,
             faults=args.fault,
             ask_user=not args.no_ask,
             actor_keys=signed_actors.actor_keys(args.actor_keys),

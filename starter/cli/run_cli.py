@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness.engine.bounds import AGENT_RUNTIMES
 from harness.engine.faults import FaultSpec
 from harness.engine.run import (
     DEFAULT_MAX_CONCURRENCY,
@@ -122,6 +123,13 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
             help=f"the model that {does} in this run (default: the worker's HARNESS_"
             f"{role.upper()}_MODEL); checked against what the provider serves",
         )
+    parser.add_argument(
+        "--agent-runtime",
+        metavar="NAME",
+        choices=AGENT_RUNTIMES,
+        help=f"the runtime that runs this run's agent nodes: {', '.join(AGENT_RUNTIMES)} "
+        "(default: builtin; pydantic-ai needs the worker's pydantic-ai extra)",
+    )
 
 
 def _budget_arguments(parser: argparse.ArgumentParser) -> None:

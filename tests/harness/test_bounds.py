@@ -24,7 +24,7 @@ from harness.engine.bounds import (
     wait_seconds_problem,
 )
 from harness.engine.budget import BudgetLimits
-from harness.engine.run import RunRequest, WaitTimeouts
+from harness.engine.run import ExecutionOptions, RunRequest, WaitTimeouts
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest, CancelRequest, DeliverRequest
 from tests.factories import delay
 
@@ -116,3 +116,23 @@ def test_a_wait_in_a_plan_is_a_number_of_seconds_a_timer_can_hold(value: JsonVal
 @pytest.mark.parametrize("value", [0, 0.5, "30", A_YEAR, MAX_WAIT_SECONDS])
 def test_a_wait_in_range_is_taken_as_the_workflow_reads_it(value: JsonValue) -> None:
     assert wait_seconds_problem("seconds", value) is None
+
+
+def test_a_run_names_an_agent_runtime_the_harness_has_or_none() -> None:
+    assert request_problems(RunRequest(goal="g", agent_runtime="pydantic-ai")) == []
+    assert request_problems(RunRequest(goal="g", agent_runtime="builtin")) == []
+    assert request_problems(RunRequest(goal="g", agent_runtime="langgraph")) == [
+        "agent_runtime: no runtime 'langgraph'; the runtimes are builtin, pydantic-ai"
+    ]
+
+
+def test_a_run_without_an_agent_runtime_leaves_it_out_of_its_payloads() -> None:
+    """Runs recorded before the option carry no such field, and replay as they ran."""
+    request = RunRequest(goal="g")
+    options = ExecutionOptions.of("run-1", request, 1, None)
+    assert "agent_runtime" not in request.model_dump(mode="json")
+    assert "agent_runtime" not in options.model_dump(mode="json")
+    chosen = ExecutionOptions.of(
+        "run-1", RunRequest(goal="g", agent_runtime="pydantic-ai"), 1, None
+    )
+    assert chosen.agent_runtime == "pydantic-ai"
