@@ -57,7 +57,7 @@ from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook, WaitKind, W
 from workflows import session_memory
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import load_catalog
-from workflows.runtimes import runtime_named
+from workflows.runtimes import runtime_missing, runtime_named
 
 
 @workflow.defn(name=AGENT_SESSION_WORKFLOW)
@@ -285,12 +285,9 @@ class AgentSessionWorkflow:
     def _runtime(self) -> AgentRuntime:
         runtime = runtime_named(self._start.runtime)
         if runtime is None:
-            raise ApplicationError(
-                f"this worker has no agent runtime '{self._start.runtime}' (for pydantic-ai, "
-                "install the extra: pip install 'durable-harness[pydantic-ai]')",
-                type="CONFIG_INVALID",
-                non_retryable=True,
-            )
+            missing = runtime_missing(self._start.runtime)
+            self._closed = f"session {self._start.session_id} is closed: {missing}"
+            raise ApplicationError(missing, type="CONFIG_INVALID", non_retryable=True)
         return runtime
 
     # -- the wait it is parked on ----------------------------------------------------------

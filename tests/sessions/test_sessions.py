@@ -253,3 +253,32 @@ async def test_a_session_asking_approval_is_approved_by_a_person_and_never_by_an
     assert by_person[0] == 0, by_person[2]
     assert done.status is SessionStatus.DONE and done.epoch == 2
     assert done.answer and '"approved": true' in done.answer
+
+
+async def test_a_session_on_the_pydantic_ai_runtime_waits_for_its_answer_and_finishes(
+    client: Client, task_queue: str
+) -> None:
+    api = _harness(client, task_queue)
+    session = "s-pyai"
+    workflow_id = session_workflow_id("default", session)
+    start: dict[str, Any] = {"scenario": "synthetic", "tools": ["echo"], "runtime": "pydantic-ai"}
+    async with running_worker(client, task_queue):
+        first = await api.send(session, "Find the code. value: 42", **start)
+        asked = await api.send(session, "Ask me which year. question: Which year?", **start)
+        code, _, err = await harness(
+            "answer", workflow_id, asked.wait_id or "", "1999", client=client, task_queue=task_queue
+        )
+        answered = await api.send(session)
+        unknown = await harness(
+            "chat", "s-other", "hi", "--runtime", "nope", client=client, task_queue=task_queue
+        )
+        closed = await client.get_workflow_handle(
+            session_workflow_id("default", "s-other")
+        ).result()
+    assert first.status is SessionStatus.DONE, first
+    assert first.answer and '"value": 42' in first.answer
+    assert asked.status is SessionStatus.WAITING and asked.prompt == "Which year?"
+    assert code == 0, err
+    assert answered.status is SessionStatus.DONE and answered.answer and "1999" in answered.answer
+    assert unknown[0] == 2 and "no agent runtime 'nope'" in unknown[2], unknown
+    assert closed["messages"] == 1  # the session closed: a later message starts it anew
