@@ -238,13 +238,7 @@ class AgentLoopWorkflow:
                 continue
             state.messages.append(message)
             state.tool_calls.append(
-                AgentToolCall(
-                    tool=call.tool,
-                    arguments=call.arguments,
-                    ok=message.ok,
-                    result=message.result if message.ok else None,
-                    error=message.error,
-                )
+                AgentToolCall.made(call, ok=message.ok, result=message.result, error=message.error)
             )
         state.tool_calls = bounded_calls(state.tool_calls)  # one payload, far below 2 MB
 

@@ -14,6 +14,7 @@ from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
 
+from harness.catalog.agent_turns import ToolCall
 from harness.catalog.tools import (
     RESERVED_TOOL_PREFIX,
     ToolCatalog,
@@ -194,6 +195,19 @@ class AgentToolCall(BaseModel):
         "later node reads an agent's evidence here, not only in its answer).",
     )
     error: str | None = Field(default=None, description="Why the call failed, when not ok.")
+
+    @classmethod
+    def made(
+        cls, call: ToolCall, *, ok: bool, result: JsonValue, error: str | None
+    ) -> AgentToolCall:
+        """`call` as it was made: its result when ok, else why not."""
+        return cls(
+            tool=call.tool,
+            arguments=call.arguments,
+            ok=ok,
+            result=result if ok else None,
+            error=error,
+        )
 
 
 class AgentResult(BaseModel):

@@ -215,13 +215,7 @@ class PydanticAIRuntime:
             update={"results": {**work.state.results, call.id: outcome}}
         )
         work.tool_calls.append(
-            AgentToolCall(
-                tool=call.tool,
-                arguments=call.arguments,
-                ok=outcome.ok,
-                result=outcome.result if outcome.ok else None,
-                error=outcome.error,
-            )
+            AgentToolCall.made(call, ok=outcome.ok, result=outcome.result, error=outcome.error)
         )
 
     def _waiting(self, work: _Slice, call: ToolCall, kind: WaitKind, prompt: str) -> SliceResult:
