@@ -271,7 +271,10 @@ class AgentLoopWorkflow:
         if attempts == 0:
             return refused(call, "not made: the tool-call budget is spent"), 0
         state = self._state
-        if spec.requires_approval or (spec.side_effects and self._request.approve_side_effects):
+        held = spec.requires_approval or (spec.side_effects and self._request.approve_side_effects)
+        if held and self._request.session_slice:  # a session's tools need none (session_tools)
+            return refused(call, "POLICY_VIOLATION: needs an approval a slice cannot ask"), 0
+        if held:
             call_id = call_node_id(self._request.node_id, state.turns, index)
             prompt = f"approve {tool_call_summary(call_id, call.tool, call.arguments)}?"
             state.asks += 1  # the run holds the call on its approval, as a node's

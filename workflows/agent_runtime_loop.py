@@ -13,9 +13,12 @@ The slices spend the allowance the run granted the node at its start; this loop 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from harness.core.errors import ErrorCode
 from harness.core.usage import TokenUsage
@@ -39,6 +42,8 @@ from harness.engine.sessions import (
     SliceResult,
     WaitResult,
 )
+from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.agent_asks import RunAsks
 from workflows.runtimes import runtime_missing, runtime_named
 
@@ -85,7 +90,7 @@ class AgentRuntimeLoopWorkflow:
             if limits is None:
                 break  # the node's allowance is spent
             slices += 1
-            outcome: SliceResult = await runtime.run_slice(checkpoint, _slice(loop, slices, limits))
+            outcome = await _guarded(runtime.run_slice(checkpoint, _slice(loop, slices, limits)))
             checkpoint = outcome.checkpoint
             turns += outcome.turns
             made += len(outcome.tool_calls)
@@ -119,6 +124,26 @@ class AgentRuntimeLoopWorkflow:
         )
 
 
+async def _guarded(work: Awaitable[SliceResult]) -> SliceResult:
+    """A slice whose runtime failed fails the node, with a code, as a failed model turn would:
+    a plain exception (pydantic-ai re-raises a model's errors in workflow code under its own
+    classes) would fail the workflow task instead, and the node would never end."""
+    try:
+        return await work
+    except (ApplicationError, asyncio.CancelledError):
+        raise
+    except ActivityError as error:
+        raise_if_cancelled(error)
+        failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+        code, why = failure.code.value, failure.message
+    except Exception as error:
+        code = ErrorCode.INVALID_MODEL_OUTPUT.value
+        why = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+    raise ApplicationError(
+        f"the agent's runtime failed: {code}: {why}", type=code, non_retryable=True
+    )
+
+
 def _limits(granted: BudgetLimits, turns: int, usage: TokenUsage, made: int) -> SliceLimits | None:
     """The next slice's limits: the node's turns and allowance left (None: nothing is left)."""
     tokens = None if granted.max_tokens is None else granted.max_tokens - usage.total_tokens
@@ -143,4 +168,5 @@ def _slice(loop: AgentLoopRequest, epoch: int, limits: SliceLimits) -> SliceRequ
         provider=loop.provider,
         model=loop.model,
         task=loop.task,
+        plan_attempt=loop.plan_attempt,
     )

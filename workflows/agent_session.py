@@ -26,7 +26,6 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 from harness.catalog.tools import ToolSpec
 from harness.core.actors import parse_actor
 from harness.core.errors import ErrorCode
-from harness.engine.agent_loop import AgentWaitAnswer, wait_outcome
 from harness.engine.agent_runtime import AgentRuntime
 from harness.engine.bounds import delivery_problems
 from harness.engine.contracts import (
@@ -45,15 +44,13 @@ from harness.engine.sessions import (
     SessionState,
     SessionStatus,
     SliceRequest,
-    WaitResult,
     session_tools,
     slice_reply,
     wait_name,
 )
 from harness.governance.work import TaskBinding, WriterFence
-from harness.waits.approval_cover import approval_refusal
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest
-from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook, WaitKind, WaitStatus
+from harness.waits.wait_book import DeliveryReceipt, Wait, WaitBook
 from workflows import session_memory
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import load_catalog
@@ -80,17 +77,17 @@ class AgentSessionWorkflow:
         local_failures_are_activity_errors()
         while self._closed is None:
             await workflow.wait_condition(
-                lambda: self._answered() or self._slices_here > 0 or self._closed is not None
+                lambda: self._state.answered() or self._slices_here > 0 or self._closed is not None
             )
-            if self._answered():
+            if self._state.answered():
                 async with self._lock:
-                    if self._answered():  # a message may have resumed it first
+                    if self._state.answered():  # a message may have resumed it first
                         await self._resumed_by_answer()
                 continue
             await workflow.wait_condition(
                 lambda: workflow.all_handlers_finished() and not self._lock.locked()
             )
-            if self._closed is None and not self._answered():
+            if self._closed is None and not self._state.answered():
                 workflow.continue_as_new(self._start.model_copy(update={"carried": self._state}))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._state
@@ -114,8 +111,10 @@ class AgentSessionWorkflow:
             raise ValueError(f"actor: {error}") from error
         if message.text is not None and not message.text.strip():
             raise ValueError("text: a message needs words, not only spaces")
-        if message.text is not None and self._parked() is not None:
-            raise ValueError(self._parked_line())
+        if message.text is not None and self._state.parked() is not None:
+            raise ValueError(self._state.parked_line(self._start.session_id, self._id()))
+        if self._lock.locked() and workflow.info().is_continue_as_new_suggested():
+            raise ValueError("the session is busy and its history long: send it again shortly")
 
     @workflow.query(name=SESSION_QUERY, description="The session's state: its last reply and more.")
     def session(self) -> SessionState:
@@ -158,8 +157,9 @@ class AgentSessionWorkflow:
         except (ApplicationError, asyncio.CancelledError):
             raise
         except Exception as error:
+            first = (str(error).splitlines() or [""])[0]
             raise ApplicationError(
-                f"session {self._start.session_id}: {type(error).__name__}: {error}",
+                f"session {self._start.session_id}: {type(error).__name__}: {first}",
                 type="SESSION_ERROR",
                 non_retryable=True,
             ) from error
@@ -171,6 +171,10 @@ class AgentSessionWorkflow:
             await self._guarded(self._resume(None))
         except ApplicationError as error:
             workflow.logger.warning("session %s: %s", self._start.session_id, error.message)
+            if (
+                self._state.answered()
+            ):  # the answer could not be given: never taken again, in a loop
+                self._state.wait = self._state.pending = None
             last = self._state.last
             if last is not None:
                 self._state.last = last.model_copy(update={"note": error.message})
@@ -182,13 +186,17 @@ class AgentSessionWorkflow:
         runtime = self._runtime()
         state = self._state
         checkpoint = state.checkpoint
-        parked = self._parked()
+        parked = self._state.parked()
         if parked is not None:
             if text is not None:  # it came in while a slice ran, and that slice asked
-                raise ApplicationError(self._parked_line(), type="WAITING", non_retryable=True)
+                raise ApplicationError(
+                    self._state.parked_line(self._start.session_id, self._id()),
+                    type="WAITING",
+                    non_retryable=True,
+                )
             return state.last or self._reply_of_nothing("nothing has run yet")
         if state.wait is not None and state.pending is not None and checkpoint is not None:
-            result = self._wait_result(state.wait)
+            result = state.wait_result()
             checkpoint = runtime.apply_wait_result(checkpoint, result)
             state.wait = state.pending = None
         elif text is None and (state.last is None or state.last.status is SessionStatus.DONE):
@@ -216,6 +224,7 @@ class AgentSessionWorkflow:
             provider=self._start.provider,
             model=self._start.model,
             task=self._fenced(epoch),
+            node_id=f"{self._start.session_id}-{self._generation()}",
         )
         self._slices_here += 1
         state.last = SessionReply(
@@ -252,7 +261,12 @@ class AgentSessionWorkflow:
         state.last = slice_reply(self._start.session_id, epoch, outcome)
         if outcome.status is SessionStatus.DONE and outcome.answer and state.asked:
             await session_memory.remember(
-                self._start, self._id(), epoch, state.asked, outcome.answer, workflow.now()
+                self._start,
+                f"{self._id()}-{self._generation()}",
+                epoch,
+                state.asked,
+                outcome.answer,
+                workflow.now(),
             )
         return state.last
 
@@ -269,59 +283,40 @@ class AgentSessionWorkflow:
                 self._start.tools, catalog, bound_to_task=self._start.task is not None
             )
             if problem is not None:
-                self._closed = f"session {self._start.session_id} is closed: {problem}"
+                self._close_if_new(problem)
                 raise ApplicationError(problem, type="INVALID_ARGUMENT", non_retryable=True)
             self._tools = tools
         return self._tools
+
+    def _close_if_new(self, problem: str) -> None:
+        """A session that has run no slice closes on a problem of its start (its tools, its
+        runtime), so a message with a right start begins it anew; one that has its
+        conversation keeps it, and refuses each message with the problem."""
+        if self._state.last is None:  # no slice has run (or begun)
+            self._closed = f"session {self._start.session_id} is closed: {problem}"
+
+    @staticmethod
+    def _generation() -> str:
+        """This session's life since it started (the same over continue-as-new, new when it
+        is started again after it ended): it names its calls, fence and memories apart."""
+        return workflow.info().first_execution_run_id[:8]
 
     def _fenced(self, epoch: int) -> TaskBinding | None:
         """The session's task, with this slice's epoch: the gateway refuses an older one."""
         task = self._start.task
         if task is None:
             return None
-        fence = WriterFence(holder=f"session:{self._start.session_id}", epoch=epoch)
+        holder = f"session:{self._start.scope}:{self._start.session_id}:{self._generation()}"
+        fence = WriterFence(holder=holder, epoch=epoch)
         return task.model_copy(update={"fence": fence})
 
     def _runtime(self) -> AgentRuntime:
         runtime = runtime_named(self._start.runtime)
         if runtime is None:
             missing = runtime_missing(self._start.runtime)
-            self._closed = f"session {self._start.session_id} is closed: {missing}"
+            self._close_if_new(missing)
             raise ApplicationError(missing, type="CONFIG_INVALID", non_retryable=True)
         return runtime
-
-    # -- the wait it is parked on ----------------------------------------------------------
-
-    def _parked(self) -> Wait | None:
-        """The wait the session waits on, while it is not answered."""
-        wait = self._state.wait
-        return wait if wait is not None and wait.status is WaitStatus.PENDING else None
-
-    def _answered(self) -> bool:
-        wait = self._state.wait
-        return wait is not None and wait.status is not WaitStatus.PENDING
-
-    def _parked_line(self) -> str:
-        wait = self._state.wait
-        assert wait is not None
-        workflow_id = workflow.info().workflow_id
-        verb = "approve" if wait.kind is WaitKind.APPROVAL else "answer"
-        return (
-            f"session {self._start.session_id} waits on {wait.id} ({wait.prompt}): "
-            f"{verb} it first (harness {verb} {workflow_id} {wait.id} ...)"
-        )
-
-    def _wait_result(self, wait: Wait) -> WaitResult:
-        pending = self._state.pending
-        assert pending is not None
-        refusal = approval_refusal(wait) if wait.kind is WaitKind.APPROVAL else None
-        answer = AgentWaitAnswer(
-            ask_id=1, wait_id=wait.id, status=wait.status, payload=wait.payload, refusal=refusal
-        )
-        ok, result, why = wait_outcome(wait.kind, answer)
-        return WaitResult(
-            call_id=pending.call_id, tool=pending.tool, ok=ok, result=result, error=why or None
-        )
 
     def _reply_of_nothing(self, note: str) -> SessionReply:
         return SessionReply(

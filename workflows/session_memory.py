@@ -43,18 +43,19 @@ async def recalled(start: SessionStart, workflow_id: str, text: str) -> str | No
 
 
 async def remember(
-    start: SessionStart, workflow_id: str, epoch: int, message: str, answer: str, at: datetime
+    start: SessionStart, life: str, epoch: int, message: str, answer: str, at: datetime
 ) -> None:
-    """One answered message as an episode of the session."""
+    """One answered message as an episode of the session (`life`: its workflow id and
+    generation, unique across its restarts)."""
     record = MemoryRecord(
-        id=f"{workflow_id}-slice-{epoch}",
+        id=f"{life}-slice-{epoch}",
         tier=MemoryTier.EPISODIC,
         scope=start.scope,
         text=f"Session {start.session_id} was asked: {message}\nIt answered: "
         f"{answer[:ANSWER_CHARS]}",
         session_id=start.session_id,
         scenario=start.scenario,
-        run_id=workflow_id,
+        run_id=life,
         source=f"session {start.session_id}",
         at=at,
         data={"epoch": epoch, "goal": message},

@@ -10,6 +10,7 @@ from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
@@ -34,6 +35,8 @@ REFUSED_TYPES = frozenset({"ValueError", "WAITING", "INVALID_ARGUMENT", "CONFIG_
 
 def session_start(session_id: str, **fields: object) -> SessionStart:
     """The session's start (used only by the message that starts it), or one line to fix."""
+    if "carried" in fields:
+        raise InvalidInput("carried: a session's state is its own, never given")
     try:
         return SessionStart.model_validate({"session_id": session_id, **fields})
     except ValidationError as error:
@@ -76,9 +79,18 @@ async def send(
         raise (InvalidInput if refused else RunFailed)(f"session {start.session_id}: {why}") from (
             error
         )
+    except WorkflowUpdateRPCTimeoutOrCancelledError as error:
+        raise Unavailable(
+            f"session {start.session_id}: no reply in time (is a worker running?); the message"
+            " may still run: `harness chat SESSION --continue` reads its reply"
+        ) from error
     except RPCError as error:
         if error.status is RPCStatusCode.UNAVAILABLE:
             raise Unavailable(f"cannot reach the server: {error.message}") from error
+        if error.status is RPCStatusCode.RESOURCE_EXHAUSTED:
+            raise Unavailable(
+                f"session {start.session_id} is busy with other messages: send it again shortly"
+            ) from error
         raise InvalidInput(f"session {start.session_id}: {error.message}") from error
     return reply
 

@@ -151,3 +151,31 @@ def fit_conversation(messages: list[AgentMessage], budget_tokens: int) -> Fitted
         within_budget=tokens <= budget_tokens,
         cut_results=len(cut),
     )
+
+
+SESSION_CHARS: Final = 60_000
+"""The most of a session's conversation carried from slice to slice (as JSON): about 15,000
+tokens, so a turn fits its context budget after its tool results are cut, and the checkpoint
+stays far below a payload's 2 MB."""
+
+
+def compact_session(
+    messages: list[AgentMessage], max_chars: int = SESSION_CHARS
+) -> list[AgentMessage]:
+    """A session's conversation within `max_chars`: its oldest exchanges (a user's message and
+    everything that answered it) cut whole, so every call keeps its result; the newest exchange
+    is always kept. The first message kept says how many went (the session's memory keeps the
+    answers they got)."""
+    starts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    sizes = [len(m.model_dump_json()) for m in messages]
+    cut = 0
+    for start in starts[1:]:
+        if sum(sizes[cut:]) <= max_chars:
+            break
+        cut = start
+    if cut == 0:
+        return messages
+    first = messages[cut]
+    assert isinstance(first, UserMessage)
+    note = f"({cut} earlier message(s) of this conversation were cut; its memory keeps the answers)"
+    return [first.model_copy(update={"text": f"{note}\n\n{first.text}"}), *messages[cut + 1 :]]

@@ -23,10 +23,12 @@ from pydantic import BaseModel, Field, JsonValue
 
 from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolSpec
 from harness.core.usage import TokenUsage
+from harness.engine.agent_loop import AgentWaitAnswer, wait_outcome
 from harness.engine.agent_node import AgentToolCall, agent_may_call, agent_tool_names
 from harness.engine.budget import BudgetLimits
 from harness.governance.work import TaskBinding
-from harness.waits.wait_book import Wait, WaitKind
+from harness.waits.approval_cover import approval_refusal
+from harness.waits.wait_book import Wait, WaitKind, WaitStatus
 
 MESSAGE_CHARS: Final = 20_000
 """The longest message a session takes (its conversation is compacted, but one message is
@@ -94,6 +96,15 @@ class SliceRequest(BaseModel):
     provider: str | None = None
     model: str | None = None
     task: TaskBinding | None = None
+    node_id: str | None = Field(
+        default=None,
+        description="What the conversation's calls are named under (their idempotency keys' "
+        "part): unique in the workflow, a restarted session's too; none: the session id.",
+    )
+    plan_attempt: int = Field(default=1, ge=1, description="An agent node's plan attempt.")
+
+    def calls_named(self) -> str:
+        return self.node_id or self.session_id
 
 
 class SliceResult(BaseModel):
@@ -172,21 +183,58 @@ class SessionState(BaseModel):
     messages: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
+    def parked(self) -> Wait | None:
+        """The wait the session waits on, while it is not answered."""
+        wait = self.wait
+        return wait if wait is not None and wait.status is WaitStatus.PENDING else None
+
+    def answered(self) -> bool:
+        """The wait it was parked on has ended: the next slice is to run."""
+        return self.wait is not None and self.wait.status is not WaitStatus.PENDING
+
+    def parked_line(self, session_id: str, workflow_id: str) -> str:
+        """Why a message is refused while the session waits, and what to do."""
+        wait = self.wait
+        assert wait is not None
+        verb = "approve" if wait.kind is WaitKind.APPROVAL else "answer"
+        return (
+            f"session {session_id} waits on {wait.id} ({wait.prompt}): "
+            f"{verb} it first (harness {verb} {workflow_id} {wait.id} ...)"
+        )
+
+    def wait_result(self) -> WaitResult:
+        """How the wait ended, as the call that waited is given it (as an agent node's)."""
+        wait, pending = self.wait, self.pending
+        assert wait is not None and pending is not None
+        refusal = approval_refusal(wait) if wait.kind is WaitKind.APPROVAL else None
+        answer = AgentWaitAnswer(
+            ask_id=1, wait_id=wait.id, status=wait.status, payload=wait.payload, refusal=refusal
+        )
+        ok, result, why = wait_outcome(wait.kind, answer)
+        return WaitResult(
+            call_id=pending.call_id, tool=pending.tool, ok=ok, result=result, error=why or None
+        )
+
 
 def session_workflow_id(scope: str, session_id: str) -> str:
     """The one workflow of a session: its id names its scope and itself."""
-    return f"session-{scope}-{session_id}"
+    return f"session:{scope}:{session_id}"  # a scope has no ':', so no two sessions meet
 
 
 def session_tools(
     listed: list[str] | None, catalog: ToolCatalog, *, bound_to_task: bool
 ) -> tuple[list[ToolSpec], str | None]:
     """The tools a session's agent is offered: those `listed`, or every tool of the pack an
-    agent may call (and, on a task, the management tools); or why the list cannot be."""
+    agent may call (and, on a task, the management tools); or why the list cannot be. A tool
+    whose every call waits for an approval is not offered yet: a slice would have to end on
+    the approval and make the call in the next one (the model may still ask with
+    `request_approval`)."""
     callable_names = [
         tool.name
         for tool in catalog.tools
-        if agent_may_call(tool) and not tool.name.startswith(RESERVED_TOOL_PREFIX)
+        if agent_may_call(tool)
+        and not tool.name.startswith(RESERVED_TOOL_PREFIX)
+        and not (tool.requires_approval or tool.side_effects)  # see below
     ]
     names = callable_names if listed is None else listed
     wrong = [name for name in names if name not in callable_names]

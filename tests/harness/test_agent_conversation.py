@@ -12,11 +12,13 @@ from harness.catalog.agent_turns import (
     AssistantMessage,
     ToolCall,
     ToolResultMessage,
+    UserMessage,
     conversation_problems,
 )
 from harness.core.usage import estimate_tokens
 from harness.engine.agent_conversation import (
     SUMMARY_HEAD_CHARS,
+    compact_session,
     conversation_tokens,
     cut_to_mark,
     cuttable,
@@ -211,3 +213,26 @@ def test_a_newer_result_is_cut_only_once_every_older_one_is(
             for level in (1, 2):
                 if depth(fitted[newer]) >= level and shortens(talk[older], level):
                     assert depth(fitted[older]) >= level
+
+
+def test_a_long_session_is_cut_by_whole_exchanges_and_says_so_keeping_the_newest() -> None:
+    def exchange(n: int) -> list[AgentMessage]:
+        call = ToolCall(id=f"c{n}", tool="echo", arguments={})
+        return [
+            UserMessage(text=f"question {n} " + "x" * 400),
+            AssistantMessage(tool_calls=[call]),
+            ToolResultMessage(call_id=f"c{n}", tool="echo", ok=True, result=n),
+            AssistantMessage(text=f"answer {n}"),
+        ]
+
+    messages = [message for n in range(6) for message in exchange(n)]
+    cut = compact_session(messages, max_chars=1_500)
+    first = cut[0]
+    assert isinstance(first, UserMessage)
+    assert (
+        first.text.startswith("(")
+        and "earlier message(s) of this conversation were cut" in first.text
+    )
+    assert len(cut) % 4 == 0 and 0 < len(cut) < len(messages)
+    assert cut[1:] == messages[len(messages) - len(cut) + 1 :]  # whole exchanges, newest last
+    assert compact_session(messages, max_chars=10**6) == messages

@@ -3,7 +3,9 @@ offered, how its waits are named, and what its reply says."""
 
 from __future__ import annotations
 
-from harness.catalog.tools import ToolCatalog
+from pydantic import BaseModel
+
+from harness.catalog.tools import ToolCatalog, ToolSpec
 from harness.core.usage import TokenUsage
 from harness.engine.sessions import (
     PendingWait,
@@ -53,7 +55,9 @@ def test_a_tool_an_agent_may_not_call_is_refused_with_what_it_may_call() -> None
 def test_a_session_wait_is_named_by_what_it_asks_and_its_slice() -> None:
     assert wait_name(WaitKind.USER_INPUT, 3) == "question-3"
     assert wait_name(WaitKind.APPROVAL, 4) == "approval-4"
-    assert session_workflow_id("ops", "s-1") == "session-ops-s-1"
+    assert session_workflow_id("ops", "s-1") == "session:ops:s-1"
+    # a scope has no ':', so scope `team-a` and session `x` never meet scope `team`'s `a-x`
+    assert session_workflow_id("team-a", "x") != session_workflow_id("team", "a-x")
 
 
 def test_a_waiting_reply_names_its_wait_and_a_cut_slice_says_how_to_go_on() -> None:
@@ -75,3 +79,16 @@ def test_a_waiting_reply_names_its_wait_and_a_cut_slice_says_how_to_go_on() -> N
     assert waiting.line() == "WAITING question-2: Which year?"
     assert cut.line().startswith("CONTINUATION_REQUIRED after slice 3 (6 turn(s))")
     assert "--continue" in cut.line()
+
+
+class PostArgs(BaseModel):
+    label: str
+
+
+def test_a_tool_each_call_of_which_waits_for_approval_is_not_offered_to_a_session() -> None:
+    post = ToolSpec.from_model("post", "Post once.", PostArgs, side_effects=True, idempotent=True)
+    catalog = ToolCatalog(scenario="p", tools=[post, *_catalog("synthetic").tools])
+    offered, _ = session_tools(None, catalog, bound_to_task=False)
+    refused, problem = session_tools(["post"], catalog, bound_to_task=False)
+    assert "post" not in [tool.name for tool in offered]
+    assert refused == [] and problem is not None and problem.startswith("tools: post cannot")

@@ -9,6 +9,7 @@ pytest.importorskip("pydantic_ai")
 
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelRequest,
     ModelResponse,
     TextPart,
@@ -135,3 +136,22 @@ def test_a_runtime_the_worker_lacks_is_one_line_saying_what_to_install() -> None
     assert runtime_missing("langgraph") == (
         "no agent runtime 'langgraph': the runtimes are builtin, pydantic-ai"
     )
+
+
+def test_a_long_history_is_cut_at_a_users_prompt_and_keeps_every_call_with_its_return() -> None:
+    def exchange(n: int) -> list[ModelMessage]:
+        return [
+            ModelRequest(parts=[UserPromptPart(content=f"question {n} " + "x" * 400)]),
+            ModelResponse(parts=[ToolCallPart(tool_name="echo", args={}, tool_call_id=f"c{n}")]),
+            ModelRequest(parts=[ToolReturnPart(tool_name="echo", content=n, tool_call_id=f"c{n}")]),
+            ModelResponse(parts=[TextPart(content=f"answer {n}")]),
+        ]
+
+    history = [message for n in range(6) for message in exchange(n)]
+    state = PydanticAIState().with_history(history)
+    cut = state.compacted(max_chars=1_500).history()
+    first = cut[0]
+    assert isinstance(first, ModelRequest) and isinstance(first.parts[0], UserPromptPart)
+    assert len(cut) % 4 == 0 and 0 < len(cut) < len(history)
+    assert cut[-4:] == history[-4:]  # the newest exchange, whole
+    assert state.compacted(max_chars=10**6) is state  # nothing to cut

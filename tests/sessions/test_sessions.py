@@ -193,20 +193,21 @@ async def test_each_slice_writes_to_its_task_with_its_epoch_and_an_older_slices_
         await api.send("s-fence", f"Note it.\n{fact}the cache is cold", scope=scope, **start)
         await api.send("s-fence", f"And now.\n{fact}the cache is warm", scope=scope, **start)
         written = await ledger.ledger(scope, task_id)
+        [(holder, mark)] = written.writer_epochs.items()
         straggler = ToolContext(  # a call of slice 1 that comes after slice 2 wrote
             run_id=session_workflow_id(scope, "s-fence"),
             node_id="slice1.t9.c1",
             attempt=2,
             writer=NoWriter(),  # type: ignore[arg-type]
             services={TASK_LEDGER_SERVICE: ledger},
-            task=task.model_copy(update={"fence": WriterFence(holder="session:s-fence", epoch=1)}),
+            task=task.model_copy(update={"fence": WriterFence(holder=holder, epoch=1)}),
         )
         with pytest.raises(ToolError) as stale:
             await fact_record(FactArgs(statement="late", source="s", confidence=0.1), straggler)
     statements = [fact.statement for fact in written.facts]
     assert statements == ["the cache is cold", "the cache is warm"]
-    assert written.writer_epochs == {"session:s-fence": 2}
-    assert stale.value.message.startswith("stale writer: session:s-fence epoch 1 is older than")
+    assert holder.startswith(f"session:{scope}:s-fence:") and mark == 2  # and its generation
+    assert stale.value.message.startswith(f"stale writer: {holder} epoch 1 is older than epoch 2")
 
 
 async def test_a_session_asking_approval_is_approved_by_a_person_and_never_by_an_agent(

@@ -10,6 +10,7 @@ from temporalio import workflow
 
 from harness.catalog.agent_turns import AgentMessage, ToolResultMessage, UserMessage
 from harness.engine.agent_allowance import AgentAllowance
+from harness.engine.agent_conversation import compact_session
 from harness.engine.agent_loop import (
     ASK_USER,
     AgentLoopRequest,
@@ -47,7 +48,7 @@ class BuiltinRuntime:
     def open(self, checkpoint: RuntimeCheckpoint | None, message: str | None) -> RuntimeCheckpoint:
         messages = _state(checkpoint).messages if checkpoint else []
         if message is not None:
-            messages.append(UserMessage(text=message))
+            messages = compact_session([*messages, UserMessage(text=message)])
         return _checkpoint(messages)
 
     async def run_slice(self, checkpoint: RuntimeCheckpoint, request: SliceRequest) -> SliceResult:
@@ -57,8 +58,10 @@ class BuiltinRuntime:
         loop = AgentLoopRequest(
             run_id=request.workflow_id,
             scenario=request.scenario,
-            node_id=f"slice{request.epoch}",
-            plan_attempt=1,
+            node_id=f"{request.node_id}.slice{request.epoch}"
+            if request.node_id
+            else f"slice{request.epoch}",
+            plan_attempt=request.plan_attempt,
             arguments=AgentArguments(
                 goal=goal or CONTINUE_TEXT,
                 tools=[spec.name for spec in request.tools] or [ASK_USER],

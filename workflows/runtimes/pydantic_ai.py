@@ -58,6 +58,7 @@ from harness.engine.sessions import (
     WaitResult,
 )
 from harness.waits.wait_book import WaitKind
+from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.activity_calls.tools import tool_call_summary
 from workflows.agent_calls import make_call
 from workflows.runtimes import register
@@ -80,7 +81,10 @@ MODEL_ACTIVITY_SECONDS = 120
 def build_agent(model: Model) -> Agent[None, str | DeferredToolRequests]:
     """The runtime's agent: `model`, made durable by pydantic-ai's Temporal capability."""
     durability: TemporalDurability[None] = TemporalDurability(
-        activity_config={"start_to_close_timeout": timedelta(seconds=MODEL_ACTIVITY_SECONDS)}
+        activity_config={
+            "start_to_close_timeout": timedelta(seconds=MODEL_ACTIVITY_SECONDS),
+            "retry_policy": PLAN_RETRY,  # as the harness's own model calls: capped, never forever
+        }
     )
     return Agent(
         model,
@@ -135,7 +139,7 @@ class PydanticAIRuntime:
         state = state_of(checkpoint)
         if message is not None:
             prompt = f"{state.prompt}\n\n{message}" if state.prompt else message
-            state = state.model_copy(update={"prompt": prompt})
+            state = state.model_copy(update={"prompt": prompt}).compacted()
         return checkpoint_of(state)
 
     async def run_slice(self, checkpoint: RuntimeCheckpoint, request: SliceRequest) -> SliceResult:
@@ -285,8 +289,8 @@ def _loop_request(request: SliceRequest) -> AgentLoopRequest:
     return AgentLoopRequest(
         run_id=request.workflow_id,
         scenario=request.scenario,
-        node_id=request.session_id,
-        plan_attempt=1,
+        node_id=request.calls_named(),
+        plan_attempt=request.plan_attempt,
         arguments=AgentArguments(
             goal="(pydantic-ai)",
             tools=[spec.name for spec in request.tools] or [ASK_USER],

@@ -8,6 +8,7 @@ and the results they have so far, which the next run is given as `DeferredToolRe
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field, JsonValue
@@ -17,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from pydantic_ai.usage import RunUsage
 
 from harness.core.usage import TokenUsage
+from harness.engine.agent_conversation import SESSION_CHARS
 from harness.engine.sessions import RuntimeCheckpoint
 
 PYDANTIC_AI_RUNTIME = "pydantic-ai"
@@ -57,6 +59,18 @@ class PydanticAIState(BaseModel):
         dumped: list[JsonValue] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
         return self.model_copy(update={"messages": dumped})
 
+    def compacted(self, max_chars: int = SESSION_CHARS) -> PydanticAIState:
+        """The history within `max_chars`, its oldest exchanges (from a user's prompt to the
+        next) cut whole, so every tool call keeps its return; the newest is always kept."""
+        sizes = [len(json.dumps(message)) for message in self.messages]
+        starts = [i for i, message in enumerate(self.messages) if _prompted(message)]
+        cut = 0
+        for start in starts[1:]:
+            if sum(sizes[cut:]) <= max_chars:
+                break
+            cut = start
+        return self.model_copy(update={"messages": self.messages[cut:]}) if cut else self
+
     def unresolved(self) -> list[tuple[int, DeferredCall]]:
         """The deferred calls with no result yet, with their place in the batch."""
         return [(i, c) for i, c in enumerate(self.deferred) if c.call_id not in self.results]
@@ -70,6 +84,16 @@ class PydanticAIState(BaseModel):
             for call_id, outcome in self.results.items()
         }
         return DeferredToolResults(calls=calls)
+
+
+def _prompted(message: JsonValue) -> bool:
+    """A request that carries a user's prompt: where an exchange of the history starts."""
+    if not isinstance(message, dict) or message.get("kind") != "request":
+        return False
+    parts = message.get("parts")
+    return isinstance(parts, list) and any(
+        isinstance(part, dict) and part.get("part_kind") == "user-prompt" for part in parts
+    )
 
 
 def state_of(checkpoint: RuntimeCheckpoint | None) -> PydanticAIState:
