@@ -31,6 +31,7 @@ from workflows import AgentRunWorkflow
 pytestmark = [
     pytest.mark.requires_local_server("worker processes and the service run in real time"),
     pytest.mark.timeout(240),
+    pytest.mark.waits_out_timeouts,
 ]
 
 GOAL = "Refund order A-1001, the customer received a damaged item"
