@@ -15,7 +15,7 @@ STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir
 SCENARIO ?= cities
 GOAL ?=
 
-.PHONY: demo test lint typecheck docs format test-domain test-unit example package screenshot stop clean clean-state
+.PHONY: demo test lint typecheck docs format test-domain test-integration test-timeouts test-unit example package screenshot stop clean clean-state
 
 # The environment is installed from uv.lock, the same versions on every machine and in CI. uv
 # itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
@@ -45,12 +45,22 @@ demo: $(STAMP)
 # wheel's check (whose one eval waits with generous deadlines, on services of its own); the
 # wheel's check starts first, as the longest, so its waits for the services it starts overlap
 # the others (measured: 7 s less than starting it last). The other tests start once all these
-# passed, alone, because their real-time waits are what a loaded machine makes flaky.
+# passed, because their real-time waits are what a loaded machine makes flaky; beside them only
+# the few marked `waits_out_timeouts` (a killed worker's heartbeat, a memory bound), in a pytest
+# of their own: they sit idle for minutes, so run alone they cost CI those minutes.
 COVERAGE_FLOOR := 95
 
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j4 --output-sync=target package lint typecheck docs test-domain example
-	$(BIN)/pytest -q --ignore=tests/harness --durations=25
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-integration test-timeouts
+
+# Every test but the domain's and those that wait out timeouts, on one dev server.
+test-integration: $(STAMP)
+	$(BIN)/pytest -q --ignore=tests/harness -m 'not waits_out_timeouts' --durations=25
+
+# The tests that wait out real timeouts, on a dev server of their own.
+test-timeouts: $(STAMP)
+	$(BIN)/pytest -q --ignore=tests/harness -m waits_out_timeouts --durations=10
 
 # The pure domain's tests under branch coverage of harness/, failing below the floor.
 test-domain: $(STAMP)

@@ -60,6 +60,10 @@ class Settings:
     """A worker's concurrent workflow-task polls (the SDK's 5 unless set)."""
     activity_task_pollers: int | None = None
     """A worker's concurrent activity-task polls (the SDK's 5 unless set)."""
+    sticky_timeout_seconds: float | None = None
+    """How long a run's next workflow task waits for the worker that caches it before any
+    worker of the queue may take it (the SDK's 10 s unless set): what a run loses when that
+    worker died without a word (SIGKILL, a lost machine)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -94,6 +98,7 @@ class Settings:
             max_cached_workflows=_number(env, "HARNESS_MAX_CACHED_WORKFLOWS", int),
             workflow_task_pollers=_number(env, "HARNESS_WORKFLOW_TASK_POLLERS", int),
             activity_task_pollers=_number(env, "HARNESS_ACTIVITY_TASK_POLLERS", int),
+            sticky_timeout_seconds=_number(env, "HARNESS_STICKY_TIMEOUT_SECONDS", float),
         )
 
 

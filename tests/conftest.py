@@ -97,6 +97,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "requires_local_server(reason): needs the dev server's features; "
         "skipped with --workflow-environment time-skipping",
     )
+    config.addinivalue_line(
+        "markers",
+        "waits_out_timeouts: spends most of its time idle, waiting out a real timeout (a killed "
+        "worker's heartbeat or task, a store's lock or memory bound); `make test` runs these "
+        "beside the others",
+    )
     kind = config.getoption("--workflow-environment")
     if kind not in (LOCAL, TIME_SKIPPING) and ":" not in kind:
         raise pytest.UsageError(

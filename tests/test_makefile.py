@@ -67,18 +67,31 @@ def test_test_runs_lint_typecheck_then_every_test_the_domain_s_under_coverage() 
         "ruff format --check .",
         "mypy",
         "pytest -q tests/harness --cov=harness --cov-fail-under=95",
-        "pytest -q --ignore=tests/harness --durations=25",
+        "pytest -q --ignore=tests/harness -m not waits_out_timeouts --durations=25",
+        "pytest -q --ignore=tests/harness -m waits_out_timeouts --durations=10",
     ]
 
 
 def test_the_checks_and_the_domain_s_tests_run_at_once_before_the_other_tests() -> None:
     """They need no server: run side by side (-j) they cost CI the slowest of them, not the sum.
-    The other tests come after them, alone (their real-time waits suffer on a loaded machine)."""
+    The other tests come after them (their real-time waits suffer on a loaded machine), beside
+    only the few that sit idle waiting out timeouts, each part in a pytest of its own."""
     commands = _dry_run("test")
-    [at_once] = [c for c in commands if Path(c[0]).name == "make"]
-    assert "-j4" in at_once and "--output-sync=target" in at_once
-    assert at_once[-6:] == ["package", "lint", "typecheck", "docs", "test-domain", "example"]
-    assert commands[-1] == [".venv/bin/pytest", "-q", "--ignore=tests/harness", "--durations=25"]
+    checks, tests = [c for c in commands if Path(c[0]).name == "make"]
+    assert "-j4" in checks and "--output-sync=target" in checks
+    assert checks[-6:] == ["package", "lint", "typecheck", "docs", "test-domain", "example"]
+    assert "-j2" in tests and tests[-2:] == ["test-integration", "test-timeouts"]
+    assert commands.index(checks) < commands.index(tests)
+
+
+def test_the_two_parts_of_the_other_tests_hold_each_test_once() -> None:
+    """One part deselects what the other selects: no test runs twice, none is left out."""
+    parts = [c for c in _dry_run("test") if c[0] == ".venv/bin/pytest" and "-m" in c]
+    assert sorted(c[c.index("-m") + 1] for c in parts) == [
+        "not waits_out_timeouts",
+        "waits_out_timeouts",
+    ]
+    assert all("--ignore=tests/harness" in c for c in parts)
 
 
 def test_example_installs_the_pack_not_editable_beside_the_venv_and_runs_its_tests() -> None:

@@ -3,6 +3,8 @@ SDK's default unless set."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from infra.settings import Settings
 from worker.tuning import MAX_CONCURRENT_ACTIVITIES, WorkerTuning
 
@@ -20,6 +22,7 @@ def test_each_tuning_variable_reaches_the_worker_it_concerns() -> None:
             "HARNESS_MAX_CACHED_WORKFLOWS": "50",
             "HARNESS_WORKFLOW_TASK_POLLERS": "8",
             "HARNESS_ACTIVITY_TASK_POLLERS": "4",
+            "HARNESS_STICKY_TIMEOUT_SECONDS": "2.5",
         }
     )
     tuning = WorkerTuning.from_settings(settings)
@@ -28,6 +31,7 @@ def test_each_tuning_variable_reaches_the_worker_it_concerns() -> None:
         "max_cached_workflows": 50,
         "max_concurrent_workflow_task_polls": 8,
         "max_concurrent_activity_task_polls": 4,
+        "sticky_queue_schedule_to_start_timeout": timedelta(seconds=2.5),
     }
     assert tuning.llm_worker() == {
         "max_concurrent_activities": 500,

@@ -23,6 +23,11 @@ from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from tests.payment_service import PaymentService, temporal_environment
 
 STARTUP_SECONDS = 120.0
+STICKY_TIMEOUT_SECONDS = "2"
+"""These tests kill a worker with SIGKILL: the run's next workflow task waits this long on the
+dead worker's sticky queue before another takes it (the SDK's 10 s otherwise, a wait each
+kill test sat out). The path is the one a production worker takes, sooner: the task times out on
+the sticky queue and goes to the task queue (WORKFLOW_TASK_TIMED_OUT in the history)."""
 
 
 class Workers:
@@ -49,6 +54,7 @@ class Workers:
             **temporal_environment(self._client),
             "HARNESS_TASK_QUEUE": self._task_queue,
             "HARNESS_LLM_PROVIDER": "scripted",
+            "HARNESS_STICKY_TIMEOUT_SECONDS": STICKY_TIMEOUT_SECONDS,
             **({PAYMENTS_URL_VARIABLE: self._service.url} if self._service else {}),
             **self._environment,
         }

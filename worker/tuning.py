@@ -4,6 +4,7 @@ tuning", read from HARNESS_* variables (infra.settings), each the SDK's default 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from infra.settings import Settings
@@ -21,6 +22,9 @@ class WorkerTuning:
     """Concurrent workflow-task polls (SDK: 5)."""
     activity_task_pollers: int | None = None
     """Concurrent activity-task polls of each worker (SDK: 5)."""
+    sticky_timeout_seconds: float | None = None
+    """How long a run's workflow task waits on the sticky queue of the worker caching the run
+    before it goes to the task queue, for any worker (SDK: 10 s)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WorkerTuning:
@@ -30,6 +34,7 @@ class WorkerTuning:
             max_cached_workflows=settings.max_cached_workflows,
             workflow_task_pollers=settings.workflow_task_pollers,
             activity_task_pollers=settings.activity_task_pollers,
+            sticky_timeout_seconds=settings.sticky_timeout_seconds,
         )
 
     def run_worker(self) -> dict[str, Any]:
@@ -41,6 +46,10 @@ class WorkerTuning:
             options["max_concurrent_workflow_task_polls"] = self.workflow_task_pollers
         if self.activity_task_pollers is not None:
             options["max_concurrent_activity_task_polls"] = self.activity_task_pollers
+        if self.sticky_timeout_seconds is not None:
+            options["sticky_queue_schedule_to_start_timeout"] = timedelta(
+                seconds=self.sticky_timeout_seconds
+            )
         return options
 
     def llm_worker(self) -> dict[str, Any]:

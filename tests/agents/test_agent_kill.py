@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
@@ -48,6 +49,7 @@ async def until_line(path: Path, line: str) -> None:
     raise AssertionError(f"{path} never had {line!r}: {lines(path)}")
 
 
+@pytest.mark.waits_out_timeouts
 async def test_a_worker_killed_mid_loop_repeats_no_finished_turn_or_call(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:

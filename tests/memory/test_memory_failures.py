@@ -108,6 +108,7 @@ async def test_a_run_whose_store_is_corrupt_plans_without_memory_and_replays(
     await _replays(client, broken.run_id)
 
 
+@pytest.mark.waits_out_timeouts
 async def test_a_run_whose_store_is_locked_keeps_its_ending_and_replays(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
@@ -128,6 +129,7 @@ async def test_a_run_whose_store_is_locked_keeps_its_ending_and_replays(
     assert len(said) == 1 and f"episode-{broken.run_id} not saved" in said[0]
 
 
+@pytest.mark.waits_out_timeouts
 async def test_a_failed_episode_write_leaves_a_failed_run_failed_as_it_was(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
@@ -145,6 +147,7 @@ async def test_a_failed_episode_write_leaves_a_failed_run_failed_as_it_was(
     await _replays(client, broken.run_id)
 
 
+@pytest.mark.waits_out_timeouts
 async def test_a_slow_store_costs_a_run_at_most_its_memory_bound(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
@@ -193,6 +196,7 @@ def _table_locked(url: str) -> Iterator[None]:
         holder.rollback()
 
 
+@pytest.mark.waits_out_timeouts
 async def test_a_slow_store_costs_a_runs_retrieval_at_most_its_memory_bound(
     client: Client, task_queue: str, postgres_database: str
 ) -> None:

@@ -31,6 +31,7 @@ from workflows import AgentRunWorkflow
 pytestmark = [
     pytest.mark.requires_local_server("worker processes and the service run in real time"),
     pytest.mark.timeout(240),
+    pytest.mark.waits_out_timeouts,
 ]
 
 GOAL = "Refund order A-1001, the customer received a damaged item"
@@ -132,8 +133,8 @@ async def test_a_worker_killed_at_any_point_of_a_refund_pays_exactly_once(
         ) as service,
         workers(client, task_queue, service, tmp_path / "workers.log") as pool,
     ):
-        for _ in range(worker_count):
-            await pool.start()
+        # started side by side: each imports for seconds, and neither waits for the other
+        await asyncio.gather(*(pool.start() for _ in range(worker_count)))
         handle = await start_refund(client, task_queue)
 
         async def approval_pending() -> bool:

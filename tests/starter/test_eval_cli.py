@@ -168,6 +168,7 @@ async def test_a_regression_against_a_baseline_exits_non_zero_and_names_the_case
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.waits_out_timeouts
 async def test_killing_the_worker_mid_eval_loses_no_finished_case(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:

@@ -176,6 +176,7 @@ async def test_an_argument_the_tools_schema_refuses_stops_the_plan_before_any_ca
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.waits_out_timeouts
 async def test_a_run_over_mcp_tools_survives_its_worker_killed_mid_call(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
