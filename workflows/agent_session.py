@@ -171,9 +171,7 @@ class AgentSessionWorkflow:
             await self._guarded(self._resume(None))
         except ApplicationError as error:
             workflow.logger.warning("session %s: %s", self._start.session_id, error.message)
-            if (
-                self._state.answered()
-            ):  # the answer could not be given: never taken again, in a loop
+            if self._state.answered():  # an answer that could not be given is not retaken
                 self._state.wait = self._state.pending = None
             last = self._state.last
             if last is not None:
