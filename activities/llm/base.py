@@ -8,6 +8,7 @@ from typing import Protocol
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
+from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
 
@@ -35,10 +36,18 @@ class ProviderConfigError(Exception):
 class ProviderError(Exception):
     """A model call failed. The code decides retry (RATE_LIMITED, TIMEOUT), replan
     (INVALID_MODEL_OUTPUT: output that is not a valid plan) or halt (AUTH_FAILED for a rejected
-    key). `retry_after` (seconds) is honoured as the next retry delay."""
+    key). `retry_after` (seconds) is honoured as the next retry delay. `usage` is what the failed
+    call cost (reported by the server, else estimated), so that the budget is charged for it."""
 
-    def __init__(self, code: ErrorCode, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        retry_after: float | None = None,
+        usage: TokenUsage | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.retry_after = retry_after
+        self.usage = usage

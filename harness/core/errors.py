@@ -29,6 +29,13 @@ class ErrorCode(StrEnum):
     AUTH_FAILED = "AUTH_FAILED"
     CONFIG_INVALID = "CONFIG_INVALID"
     UNKNOWN_SCENARIO = "UNKNOWN_SCENARIO"
+    REQUEST_REJECTED = "REQUEST_REJECTED"
+    """A model provider cannot accept the request as sent (400, 413, 422, or a 5xx whose body
+    names a parameter): the same request would fail again, so the run halts with the server's
+    message instead of planning again."""
+    PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE"
+    """A model provider failed with a server error that is no rate limit (a 5xx without
+    Retry-After): an outage, retried with its own backoff."""
 
 
 class ErrorClass(StrEnum):
@@ -53,6 +60,8 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.AUTH_FAILED: ErrorClass.FATAL,
     ErrorCode.CONFIG_INVALID: ErrorClass.FATAL,
     ErrorCode.UNKNOWN_SCENARIO: ErrorClass.FATAL,
+    ErrorCode.REQUEST_REJECTED: ErrorClass.FATAL,
+    ErrorCode.PROVIDER_UNAVAILABLE: ErrorClass.TRANSIENT,
 }
 
 

@@ -14,6 +14,8 @@ class TokenUsage(BaseModel):
     output_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """The part of `output_tokens` a reasoning model spent thinking (billed as output)."""
     cost_usd: float = 0.0
     estimated: bool = False
     models: list[str] = Field(
@@ -30,6 +32,7 @@ class TokenUsage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             estimated=self.estimated or other.estimated,
             models=list(dict.fromkeys([*self.models, *other.models])),
