@@ -5,6 +5,11 @@ required and forbids others (OpenAI's strict mode), and no keyword outside the s
 constrain decoding with. A literal argument travels as JSON text (`value_json`), because a strict
 schema cannot describe "any JSON value". A reply that does not parse or fit is a ProviderError
 with INVALID_MODEL_OUTPUT: a VALIDATION failure that the run replans from.
+
+Parsing is tolerant of what servers without constrained decoding (or with a loose one) send: a
+`<think>` block before the answer (closed or not), prose around the JSON, the JSON in a fence
+anywhere, and raw control characters inside JSON strings. The answer is the last JSON object in
+the reply that fits the shape.
 """
 
 from __future__ import annotations
@@ -21,8 +26,15 @@ from harness.core.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
 from harness.core.problems import describe_invalid
 from scenarios.base import PlanningError
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL)
+_THINKING_TAG = re.compile(r"</?think(?:ing)?>")
 _SHOWN_CHARS = 120
+_MAX_OBJECT_STARTS = 64
+"""How many `{` a reply is searched from for a JSON object: enough for prose around one, few
+enough that a long reply cut short is not decoded again from each of its braces."""
+# Raw control characters (a newline, a tab) inside JSON strings are accepted, as a loose
+# constrained decoder emits them: `strict=False` reads them as the characters they are.
+_DECODER = json.JSONDecoder(strict=False)
 
 Draft = TypeVar("Draft", bound=BaseModel)
 
@@ -147,13 +159,63 @@ def parse_verdict(text: str) -> VerdictDraft:
 
 
 def _parse(shape: type[Draft], text: str, what: str) -> Draft:
-    fenced = _FENCE.match(text)
+    candidates = _json_objects(text)
+    for candidate in reversed(candidates):
+        try:
+            return shape.model_validate(candidate)
+        except ValidationError:
+            continue
+    shown = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+    raise ProviderError(
+        ErrorCode.INVALID_MODEL_OUTPUT,
+        f"the model's reply is not {what} ({_problems(shape, candidates, text)}); "
+        f"it began: {shown!r}",
+    )
+
+
+def _problems(shape: type[Draft], candidates: list[dict[str, Any]], text: str) -> str:
+    """Why the reply does not fit: the problems of its last JSON object (the likeliest answer),
+    or why it is no JSON at all."""
     try:
-        return shape.model_validate_json(fenced.group(1) if fenced else text)
+        if candidates:
+            shape.model_validate(candidates[-1])
+        else:
+            shape.model_validate_json(text)
     except ValidationError as error:
-        problems = describe_invalid(error, whole="reply")
-        shown = text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
-        raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT,
-            f"the model's reply is not {what} ({problems}); it began: {shown!r}",
-        ) from None
+        return describe_invalid(error, whole="reply")
+    return "it holds no JSON object"
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects in a reply, in order: the whole reply when it is one, else each one found
+    in it (in a fence or in prose); a model's thinking left out."""
+    answer = _THINKING.sub("", text)
+    if "</think" in answer:  # the opening tag was in the prompt (a chat template's)
+        answer = re.split(r"</think(?:ing)?>", answer)[-1]
+    answer = _THINKING_TAG.sub("", answer).strip()  # thinking never closed: the JSON ends it
+    whole = _whole_object(answer)
+    return [whole] if whole is not None else _objects_within(answer)
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _objects_within(text: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    start, tries = text.find("{"), 0
+    while start != -1 and tries < _MAX_OBJECT_STARTS:
+        tries += 1
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        start = text.find("{", end)
+    return found

@@ -147,3 +147,59 @@ def test_a_verdict_score_outside_zero_to_one_is_invalid_model_output() -> None:
         parse_verdict('{"passed": true, "score": 7, "reasons": []}')
     assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
     assert "not in [0, 1]" in raised.value.message
+
+
+PLAN_JSON = cities_plan_json("Compare Paris and Tokyo")
+VERDICT_JSON = '{"passed": true, "score": 0.9, "reasons": ["both cities are compared"]}'
+
+
+def test_a_plan_after_prose_is_read() -> None:
+    assert len(parse_plan(f"Here is the plan you asked for:\n{PLAN_JSON}\nGood luck!").nodes) == 7
+
+
+def test_a_plan_in_a_fence_after_prose_is_read() -> None:
+    reply = f"Sure. The plan:\n\n```json\n{PLAN_JSON}\n```\n\nIt looks up both cities first."
+    assert len(parse_plan(reply).nodes) == 7
+
+
+def test_a_plan_after_a_think_block_is_read_and_the_thinking_ignored() -> None:
+    thinking = '<think>\nMaybe {"nodes": [], "cannot_plan": "no"}? No, look up both.\n</think>\n'
+    assert len(parse_plan(thinking + PLAN_JSON).nodes) == 7
+
+
+def test_a_plan_after_a_think_block_that_was_opened_in_the_prompt_is_read() -> None:
+    assert len(parse_plan("Paris first, then Tokyo.\n</think>\n\n" + PLAN_JSON).nodes) == 7
+
+
+def test_a_plan_after_a_think_block_never_closed_is_read() -> None:
+    reply = "<think>\nI need {population} and timezones of two cities.\n\n" + PLAN_JSON
+    assert len(parse_plan(reply).nodes) == 7
+
+
+def test_the_last_object_that_is_a_plan_is_the_answer() -> None:
+    draft = f'First a sketch: {{"nodes": "todo"}}. Then the plan: {PLAN_JSON}'
+    assert len(parse_plan(draft).nodes) == 7
+
+
+def test_raw_control_characters_inside_json_strings_are_read_as_those_characters() -> None:
+    reply = '{"passed": true, "score": 1, "reasons": ["both\tcities\nare compared"]}'
+    assert parse_verdict(reply).reasons == ["both\tcities\nare compared"]
+
+
+def test_a_verdict_after_prose_and_thinking_with_control_characters_is_read() -> None:
+    reply = "<think>easy</think>The verdict:\n" + VERDICT_JSON.replace(" are", "\n are")
+    assert parse_verdict(reply).reasons == ["both cities\n are compared"]
+
+
+def test_prose_around_an_object_that_is_not_a_plan_names_that_objects_problems() -> None:
+    with pytest.raises(ProviderError) as raised:
+        parse_plan('Here you go: {"nodes": [{"id": "a", "arguments": [], "deps": []}]} done')
+    assert "nodes.0.tool: Field required" in raised.value.message
+    assert "Here you go" in raised.value.message
+
+
+def test_a_reply_cut_off_inside_its_json_is_invalid_model_output() -> None:
+    with pytest.raises(ProviderError) as raised:
+        parse_plan("<think>ok</think>" + PLAN_JSON[: len(PLAN_JSON) // 2])
+    assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
+    assert "is not a plan" in raised.value.message
