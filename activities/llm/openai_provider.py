@@ -1,8 +1,10 @@
 """The `openai` provider: the Chat Completions API with the official async SDK.
 
-Plans and verdicts use structured outputs with a strict JSON schema. Any server that speaks Chat
-Completions works through OPENAI_BASE_URL (vLLM, Ollama, llama.cpp); when such a server reports
-no usage, the token counts are estimated and marked as such. An agent's turn offers its tools
+Plans and verdicts use structured outputs with a strict JSON schema, or, for a server that
+refuses it, the compatibility mode HARNESS_OPENAI_COMPAT sets or the provider learns
+(activities.llm.openai_compat). Any server that speaks Chat Completions works through
+OPENAI_BASE_URL (vLLM, Ollama, llama.cpp); when such a server reports no usage, the token counts
+are estimated and marked as such. An agent's turn offers its tools
 as functions (`tools`), gets its calls as the assistant's `tool_calls` and sends each result
 back as a `role: tool` message (activities.llm.tool_use). SDK retries are off: Temporal
 retries the activity.
@@ -11,7 +13,7 @@ retries the activity.
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
 
 import openai
 from openai.types.chat import (
@@ -21,7 +23,6 @@ from openai.types.chat import (
 )
 from openai.types.chat.chat_completion import Choice
 from openai.types.chat.chat_completion_message_function_tool_call import Function
-from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
@@ -36,9 +37,23 @@ from activities.llm.config import (
     ProviderSettings,
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
+from activities.llm.openai_compat import (
+    Compat,
+    CompatMode,
+    Structured,
+    compat_setting,
+    structured_text,
+)
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
 from activities.llm.scripted import estimate_tokens
-from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
+from activities.llm.structured import (
+    PLAN_EXAMPLE,
+    PLAN_SCHEMA,
+    VERDICT_EXAMPLE,
+    VERDICT_SCHEMA,
+    parse_plan,
+    parse_verdict,
+)
 from activities.llm.tool_use import openai_messages, openai_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
@@ -47,20 +62,25 @@ from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
 
+PLAN_OUTPUT = Structured("plan", PLAN_SCHEMA, PLAN_EXAMPLE)
+VERDICT_OUTPUT = Structured("verdict", VERDICT_SCHEMA, VERDICT_EXAMPLE)
+
 
 class OpenAIProvider:
     name = "openai"
 
-    def __init__(self, settings: ProviderSettings) -> None:
+    def __init__(self, settings: ProviderSettings, compat: CompatMode | None = None) -> None:
+        """`compat`: the compatibility mode of structured outputs; None learns it (auto)."""
         self._settings = settings
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key, base_url=settings.url, max_retries=0
         )
         self._endpoint = settings.endpoint()
+        self._compat = Compat(self._endpoint, compat)
 
     @classmethod
     def from_env(cls) -> OpenAIProvider:
-        return cls(ProviderSettings.from_env(OPENAI))
+        return cls(ProviderSettings.from_env(OPENAI), compat_setting(os.environ))
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
@@ -73,7 +93,7 @@ class OpenAIProvider:
             messages=_asked(system, prompt),
             max_tokens=PLAN_MAX_TOKENS,
             timeout=PLANNER_TIMEOUT_SECONDS,
-            schema=("plan", PLAN_SCHEMA),
+            structured=PLAN_OUTPUT,
         )
         text = _text(completion, whole=True)
         plan = parse_plan(text)
@@ -100,7 +120,7 @@ class OpenAIProvider:
             messages=_asked(JUDGE_ROLE, prompt),
             max_tokens=VERDICT_MAX_TOKENS,
             timeout=JUDGE_TIMEOUT_SECONDS,
-            schema=("verdict", VERDICT_SCHEMA),
+            structured=VERDICT_OUTPUT,
         )
         text = _text(completion, whole=True)
         verdict = parse_verdict(text)
@@ -144,34 +164,34 @@ class OpenAIProvider:
         messages: list[ChatCompletionMessageParam],
         max_tokens: int,
         timeout: float,
-        schema: tuple[str, dict[str, Any]] | None = None,
+        structured: Structured | None = None,
         tools: list[ChatCompletionToolParam] | None = None,
     ) -> ChatCompletion:
-        response_format: ResponseFormat | openai.Omit = openai.omit
-        if schema is not None:
-            name, body = schema
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": body, "strict": True},
-            }
-        try:
-            return await self._client.chat.completions.create(
-                model=model,
-                messages=messages,
-                max_completion_tokens=max_tokens,
-                response_format=response_format,
-                # no tools is no `tools` at all: the API refuses an empty list
-                tools=tools if tools else openai.omit,
-                timeout=timeout,
-            )
-        except openai.APIStatusError as error:
-            raise status_error(
-                self._endpoint, error.status_code, error.response.headers, error.body
-            ) from None
-        except openai.APITimeoutError:
-            raise timeout_error(self._endpoint, timeout) from None
-        except openai.APIConnectionError:
-            raise connection_error(self._endpoint) from None
+        """One completion. A refusal of a parameter the server can do without (auto mode's
+        structured output, a token-limit parameter) sends the call again without it."""
+        while True:
+            shape = self._compat.shape(model, messages, max_tokens, structured, tools)
+            try:
+                return await self._client.chat.completions.create(
+                    model=model,
+                    messages=shape.messages,
+                    max_completion_tokens=shape.max_completion_tokens,
+                    max_tokens=shape.max_tokens,
+                    response_format=shape.response_format,
+                    tools=shape.tools,
+                    tool_choice=shape.tool_choice,
+                    timeout=timeout,
+                )
+            except openai.APIStatusError as error:
+                if self._compat.learn(model, shape, error):
+                    continue
+                raise status_error(
+                    self._endpoint, error.status_code, error.response.headers, error.body
+                ) from None
+            except openai.APITimeoutError:
+                raise timeout_error(self._endpoint, timeout) from None
+            except openai.APIConnectionError:
+                raise connection_error(self._endpoint) from None
 
     def _usage(self, completion: ChatCompletion, model: str, sent: str, got: str) -> TokenUsage:
         """Token counts as reported (prompt tokens include the cached ones); estimated only when
@@ -225,9 +245,10 @@ def _arguments(function: Function) -> dict[str, JsonValue]:
 
 
 def _text(completion: ChatCompletion, *, whole: bool) -> str:
-    """The reply's text. `whole`: a reply cut off at the token limit is no answer at all."""
+    """The reply's text. `whole` (a plan, a verdict): a reply cut off at the token limit is no
+    answer at all, and a forced function call's arguments are the text (tools mode)."""
     choice = _choice(completion)
-    text = choice.message.content or ""
+    text = structured_text(choice) if whole else choice.message.content or ""
     if whole and choice.finish_reason == "length":
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,

@@ -140,6 +140,32 @@ class VerdictDraft(_Strict):
 PLAN_SCHEMA: dict[str, Any] = PlanDraft.model_json_schema()
 VERDICT_SCHEMA: dict[str, Any] = VerdictDraft.model_json_schema()
 
+# The shapes by example, for a server that constrains no decoding (the prompt carries them).
+_EXAMPLE_LOOKUP = NodeDraft(
+    id="lookup",
+    tool="TOOL_NAME",
+    arguments=[
+        BindingDraft(name="ARGUMENT", kind="LITERAL", value_json='"value"', node_id=None, path=None)
+    ],
+    deps=[],
+)
+_EXAMPLE_REPORT = NodeDraft(
+    id="report",
+    tool="FINAL_SYNTHESIS_TOOL_NAME",
+    arguments=[
+        BindingDraft(
+            name="ARGUMENT", kind="NODE_RESULT", value_json=None, node_id="lookup", path=None
+        )
+    ],
+    deps=["lookup"],
+)
+PLAN_EXAMPLE = PlanDraft(
+    nodes=[_EXAMPLE_LOOKUP, _EXAMPLE_REPORT], cannot_plan=None
+).model_dump_json()
+VERDICT_EXAMPLE = VerdictDraft(
+    passed=False, score=0.5, reasons=["The report names one city of the two."]
+).model_dump_json()
+
 
 def parse_plan(text: str) -> Plan:
     """The plan in a planner's reply; PlanningError when the model says no plan can work."""

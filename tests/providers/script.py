@@ -65,10 +65,15 @@ class CitiesScript:
     served: list[tuple[str, Usage]] = field(default_factory=list)
 
     def __call__(self, request: Recorded) -> Reply:
+        text, usage = self.answer(request)
+        return self.api.text_reply(text, usage)(request)
+
+    def answer(self, request: Recorded) -> tuple[str, Usage]:
+        """The model's text for `request` and the tokens it reports."""
         model = request.body["model"]
         text, usage = self._answer(model, self.api.user_text(request))
         self.served.append((model, usage))
-        return self.api.text_reply(text, usage)(request)
+        return text, usage
 
     def _answer(self, model: str, prompt: str) -> tuple[str, Usage]:
         if model == MODELS.planner:
