@@ -41,8 +41,12 @@ ALL_BLOCKS = [block for path in markdown_files() for block in blocks(path)]
 COMMAND_LANGS = {"bash"}
 SNIPPET_LANGS = {"python", "json", "yaml"}
 OUTPUT_LANGS = {"text", "mermaid"}  # what a command prints, and pictures: nothing to run
-EXTERNAL_COMMANDS = {"temporal", "docker", "pip", "export", "git", "head"}
+EXTERNAL_COMMANDS = {
+    "temporal", "docker", "pip", "export", "git", "head", "llama-server", "ollama", "vllm",
+}  # fmt: skip
 """Commands of other tools the docs show; the harness's own, `make` and `python -m` are checked."""
+EXTERNAL_MODULES = {"llama_cpp.server"}
+"""`python -m` modules of other tools the docs show (model servers, not installed here)."""
 SDK_VARIABLES = {
     "TEMPORAL_API_KEY",
     "TEMPORAL_TLS",
@@ -174,6 +178,8 @@ def _command_problem(command: str) -> str | None:
         return f"no make target {unknown}" if unknown else None
     if head in ("python", "python3") and words[1:2] == ["-m"]:
         module = words[2]
+        if module in EXTERNAL_MODULES:
+            return None
         return None if importlib.util.find_spec(module) else f"no module {module}"
     if head in EXTERNAL_COMMANDS or head.startswith(".venv/bin/"):
         return None
