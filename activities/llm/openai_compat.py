@@ -23,7 +23,8 @@ The token limit: OpenAI's own API takes `max_completion_tokens` (and refuses `ma
 reasoning models), while llama-cpp-python and Ollama ignore `max_completion_tokens` and honour
 `max_tokens`. So OpenAI's hosts get `max_completion_tokens` only, and every other server gets
 both, with the same value: a server that ignores one still caps the reply with the other. A
-server that refuses one of them by name (400 or 422) gets the other only from then on.
+server that refuses one of them by name as a parameter it does not take (400 or 422) gets the
+other only from then on.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ _STRUCTURED_WORDS = re.compile(
     r"response_format|json_schema|json_object|schema|grammar|tool_choice|\btools?\b|function"
 )
 _CAP_STATUSES = frozenset({400, 422})
+_UNKNOWN_PARAMETER = re.compile(
+    r"unsupported|not supported|unknown|unrecognized|unexpected|extra|not permitted|not allowed"
+)
 _OPENAI_HOSTS = ("openai.com", "openai.azure.com")
 
 
@@ -226,10 +230,11 @@ def _refuses_mode(status: int, text: str, mode: CompatMode, official: bool) -> b
 
 
 def _refused_cap(status: int, text: str, sent: ChatShape) -> str | None:
-    """The token-limit parameter a 400/422 names, when the request can do without it: with
-    both sent, `max_tokens` goes first (OpenAI's message for a reasoning model names both)."""
-    if status not in _CAP_STATUSES:
-        return None
+    """The token-limit parameter a 400/422 refuses by name as one the server does not take, when
+    the request can do without it: `max_tokens` first (OpenAI's message for a reasoning model
+    names both)."""
+    if status not in _CAP_STATUSES or not _UNKNOWN_PARAMETER.search(text):
+        return None  # not "no such parameter" (a limit too large for the context, say)
     both = not isinstance(sent.max_tokens, openai.Omit) and not isinstance(
         sent.max_completion_tokens, openai.Omit
     )

@@ -219,6 +219,20 @@ async def test_a_server_that_refuses_max_tokens_by_name_is_sent_the_other_limit_
     assert sent == [(True, True), (False, True), (False, True)]
 
 
+async def test_a_limit_too_large_for_the_context_is_an_error_not_a_refused_parameter(
+    api: FakeApi, server: FakeServer
+) -> None:
+    too_large = "'max_tokens' or 'max_completion_tokens' is too large: 16000 (context 8192)"
+    server.enqueue(api.error_reply(400, too_large))
+    with pytest.raises(ProviderError) as raised:
+        await provider_at(server).write(
+            TextRequest(system="You write.", prompt="Describe Paris.", draft="")
+        )
+    assert "is too large" in raised.value.message
+    (request,) = server.requests
+    assert "max_tokens" in request.body and "max_completion_tokens" in request.body
+
+
 @pytest.mark.parametrize(
     "base_url", ["https://api.openai.com/v1", "https://team.openai.azure.com/openai/v1"]
 )
