@@ -121,8 +121,8 @@ class Compat:
 
     endpoint: Endpoint
     fixed: CompatMode | None = None
-    _learned: dict[tuple[str, str], CompatMode] = field(default_factory=dict)
-    _refused_caps: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    _learned: dict[tuple[str, str], CompatMode] = field(default_factory=dict, init=False)
+    _refused_caps: dict[tuple[str, str], set[str]] = field(default_factory=dict, init=False)
 
     def mode(self, model: str) -> CompatMode:
         return self.fixed or self._learned.get(self._key(model), CompatMode.STRICT)
@@ -160,7 +160,14 @@ class Compat:
             return False
         following = MODES[MODES.index(sent.mode) + 1]
         self._learned[key] = max(following, self.mode(model), key=MODES.index)
-        self._note("openai.compat_mode_switched", model, error, refused=sent.mode, now=following)
+        self._note(
+            "openai.compat_mode_switched",
+            model,
+            error,
+            refused=sent.mode,
+            now=following,
+            hint=f"set {COMPAT_VARIABLE}={following} to ask so from the first call",
+        )
         return True
 
     def _caps(self, model: str, max_tokens: int) -> tuple[int | openai.Omit, int | openai.Omit]:

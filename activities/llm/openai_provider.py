@@ -4,10 +4,9 @@ Plans and verdicts use structured outputs with a strict JSON schema, or, for a s
 refuses it, the compatibility mode HARNESS_OPENAI_COMPAT sets or the provider learns
 (activities.llm.openai_compat). Any server that speaks Chat Completions works through
 OPENAI_BASE_URL (vLLM, Ollama, llama.cpp); when such a server reports no usage, the token counts
-are estimated and marked as such. An agent's turn offers its tools
-as functions (`tools`), gets its calls as the assistant's `tool_calls` and sends each result
-back as a `role: tool` message (activities.llm.tool_use). SDK retries are off: Temporal
-retries the activity.
+are estimated and marked as such. An agent's turn offers its tools as functions (`tools`), gets
+its calls as the assistant's `tool_calls` and sends each result back as a `role: tool` message
+(activities.llm.tool_use). SDK retries are off: Temporal retries the activity.
 """
 
 from __future__ import annotations
