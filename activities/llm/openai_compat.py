@@ -156,7 +156,7 @@ class Compat:
             return True
         if self.fixed is not None or sent.mode is None:
             return False
-        if not _refuses_mode(error.status_code, text, sent.mode, self._official()):
+        if not refuses_mode(error.status_code, text, sent.mode, self._official()):
             return False
         following = MODES[MODES.index(sent.mode) + 1]
         self._learned[key] = max(following, self.mode(model), key=MODES.index)
@@ -226,7 +226,7 @@ def _asked(
     return ChatShape(with_schema(messages, structured, example=True), mode)
 
 
-def _refuses_mode(status: int, text: str, mode: CompatMode, official: bool) -> bool:
+def refuses_mode(status: int, text: str, mode: CompatMode, official: bool) -> bool:
     """Whether a server's error refuses the structured-output parameters of `mode`."""
     if mode is CompatMode.PROMPT or status not in _REFUSING_STATUSES:
         return False

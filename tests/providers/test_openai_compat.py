@@ -15,6 +15,7 @@ from activities.llm.openai_compat import (
     CompatMode,
     Structured,
     compat_setting,
+    refuses_mode,
 )
 from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.structured import PLAN_EXAMPLE, PLAN_SCHEMA
@@ -245,6 +246,27 @@ def test_openais_own_hosts_get_max_completion_tokens_only(base_url: str) -> None
     )
     assert shape.max_completion_tokens == 100
     assert isinstance(shape.max_tokens, openai.Omit)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "mode", "official", "refused"),
+    [
+        (500, "internal server error", CompatMode.STRICT, False, True),
+        (500, "internal server error", CompatMode.STRICT, True, False),
+        (500, "internal server error", CompatMode.JSON_OBJECT, False, False),
+        (500, "response_format json_schema is unavailable", CompatMode.STRICT, True, True),
+        (400, "type 'json_object' is not supported", CompatMode.JSON_OBJECT, False, True),
+        (422, "grammar could not be built", CompatMode.STRICT, False, True),
+        (400, "tool_choice: only 'auto' is supported", CompatMode.TOOLS, False, True),
+        (400, "the conversation is too long", CompatMode.STRICT, False, False),
+        (429, "response_format: rate limited", CompatMode.STRICT, False, False),
+        (400, "response_format", CompatMode.PROMPT, False, False),
+    ],
+)  # fmt: skip
+def test_what_counts_as_a_refusal_of_a_mode(
+    status: int, message: str, mode: CompatMode, official: bool, refused: bool
+) -> None:
+    assert refuses_mode(status, message, mode, official) is refused
 
 
 RUNS = [
