@@ -41,7 +41,10 @@ ALL_BLOCKS = [block for path in markdown_files() for block in blocks(path)]
 COMMAND_LANGS = {"bash"}
 SNIPPET_LANGS = {"python", "json", "yaml"}
 OUTPUT_LANGS = {"text", "mermaid"}  # what a command prints, and pictures: nothing to run
-EXTERNAL_COMMANDS = {"temporal", "docker", "pip", "export", "git", "head"}
+EXTERNAL_COMMANDS = {
+    *("temporal", "docker", "pip", "export", "git", "head"),
+    *("apt-cache", "apt-get", "dpkg", "echo"),  # docs/local-model-smoke.md: a Debian package
+}
 """Commands of other tools the docs show; the harness's own, `make` and `python -m` are checked."""
 SDK_VARIABLES = {
     "TEMPORAL_API_KEY",
