@@ -261,14 +261,14 @@ class ResponsesApi:
                 estimated=True,
             )
         else:
-            read = reported.input_tokens_details
-            written = reported.output_tokens_details
+            # a server that speaks the API (vLLM, Ollama) may leave the details out
+            read, written = reported.input_tokens_details, reported.output_tokens_details
             usage = TokenUsage(
-                input_tokens=reported.input_tokens,
-                output_tokens=reported.output_tokens,
-                cached_tokens=read.cached_tokens or 0,
-                cache_write_tokens=read.cache_write_tokens or 0,
-                reasoning_tokens=written.reasoning_tokens or 0,
+                input_tokens=reported.input_tokens or 0,
+                output_tokens=reported.output_tokens or 0,
+                cached_tokens=getattr(read, "cached_tokens", 0) or 0,
+                cache_write_tokens=getattr(read, "cache_write_tokens", 0) or 0,
+                reasoning_tokens=getattr(written, "reasoning_tokens", 0) or 0,
             )
         return self._settings.pricing.priced(usage, response.model, model)
 

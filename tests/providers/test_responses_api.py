@@ -27,7 +27,7 @@ from harness.catalog.llm import JudgeRequest, TextRequest
 from harness.core.errors import ErrorCode
 from harness.engine.messages import PlanRequest
 from scenarios import get_scenario
-from tests.fakes import FakeCall, FakeServer, Usage
+from tests.fakes import FakeCall, FakeServer, Recorded, Reply, Usage
 from tests.fakes.openai_responses_api import OpenAIResponsesApi
 from tests.providers.script import PLAN_USAGE, cities_plan_json, counted, expected_usage
 from tests.providers.support import MODELS, PRICE, PRICING, TEST_KEY
@@ -322,3 +322,31 @@ async def test_an_http_error_is_classified_as_for_chat_completions(
     assert raised.value.code is code
     assert raised.value.retry_after == (2.0 if status == 429 else None)
     assert len(server.requests) == 1, "the SDK must not retry on its own"
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"input_tokens": 30, "output_tokens": 12, "total_tokens": 42}, (30, 12, False)),
+        (None, None),
+    ],
+)
+async def test_a_server_that_reports_little_or_no_usage_is_still_charged(
+    server: FakeServer,
+    provider: OpenAIProvider,
+    usage: dict[str, int] | None,
+    expected: tuple[int, int, bool] | None,
+) -> None:
+    """Servers that speak the API (vLLM, Ollama) may leave out the details, or the usage."""
+
+    def sparse(request: Recorded) -> Reply:
+        reply = API.text_reply("Paris is lovely.", Usage(1, 1))(request)
+        return Reply(reply.status, {**reply.body, "usage": usage})
+
+    server.enqueue(sparse)
+    charged = (await provider.write(text_request())).usage
+    if expected is None:
+        assert charged.estimated and charged.input_tokens > 0 and charged.output_tokens > 0
+    else:
+        assert (charged.input_tokens, charged.output_tokens, charged.estimated) == expected
+        assert charged.cached_tokens == charged.reasoning_tokens == 0
