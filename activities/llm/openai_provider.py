@@ -5,7 +5,8 @@ Completions works through OPENAI_BASE_URL (vLLM, Ollama, llama.cpp); when such a
 no usage, the token counts are estimated and marked as such. An agent's turn offers its tools
 as functions (`tools`), gets its calls as the assistant's `tool_calls` and sends each result
 back as a `role: tool` message (activities.llm.tool_use). SDK retries are off: Temporal
-retries the activity.
+retries the activity. A model that speaks only the Responses API (`-pro`, codex) is called
+through it instead (activities.llm.openai_responses; HARNESS_OPENAI_API chooses).
 """
 
 from __future__ import annotations
