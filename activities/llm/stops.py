@@ -32,8 +32,9 @@ def refused(
     """A POLICY_VIOLATION naming what the API said of the refusal: its categories (or that it
     named none), whether a content filter stopped the reply, and the model's own words."""
     named = ", ".join(categories) if categories else "none given"
-    how = "its content filter stopped the reply" if filtered else "it refused"
-    message = f"{model} refused (category: {named}): {how}"
+    message = f"{model} refused (category: {named})"
+    if filtered:
+        message += ": its content filter stopped the reply"
     if said and said.strip():
         message += f": {' '.join(said.split())[:_SAID_CHARS]}"
     return ProviderError(ErrorCode.POLICY_VIOLATION, message, usage=usage)

@@ -40,9 +40,9 @@ def changed(responder: Responder, change: dict[str, Any], choice: dict[str, Any]
     [
         (
             {"type": "refusal", "category": "cyber", "explanation": "It asks for an exploit."},
-            "refused (category: cyber): it refused: It asks for an exploit.",
+            "refused (category: cyber): It asks for an exploit.",
         ),
-        (None, "refused (category: none given): it refused: I won't."),
+        (None, "refused (category: none given): I won't."),
     ],
 )
 async def test_an_anthropic_refusal_names_its_category_and_explanation(
@@ -70,7 +70,7 @@ async def test_an_openai_refusal_is_a_policy_violation_with_the_models_words(
         await provider.write(WRITE)
     assert raised.value.code is ErrorCode.POLICY_VIOLATION
     assert raised.value.message == (
-        f"{MODELS.worker} refused (category: none given): it refused: I can't help with that."
+        f"{MODELS.worker} refused (category: none given): I can't help with that."
     )
 
 

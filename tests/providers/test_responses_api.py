@@ -280,8 +280,7 @@ async def test_a_refusal_is_a_policy_violation_naming_the_flagged_categories(
         await provider.write(text_request())
     assert raised.value.code is ErrorCode.POLICY_VIOLATION
     assert raised.value.message == (
-        f"{MODELS.worker} refused (category: self-harm, violence): it refused: "
-        "I can't help with that."
+        f"{MODELS.worker} refused (category: self-harm, violence): I can't help with that."
     )
     assert raised.value.usage is not None and raised.value.usage.input_tokens == 30
 
