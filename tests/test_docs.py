@@ -42,8 +42,10 @@ COMMAND_LANGS = {"bash"}
 SNIPPET_LANGS = {"python", "json", "yaml"}
 OUTPUT_LANGS = {"text", "mermaid"}  # what a command prints, and pictures: nothing to run
 EXTERNAL_COMMANDS = {
-    "temporal", "docker", "pip", "export", "git", "head", "llama-server", "ollama", "vllm",
-}  # fmt: skip
+    *("temporal", "docker", "pip", "export", "git", "head"),
+    *("llama-server", "ollama", "vllm"),  # docs/local-models.md: model servers
+    *("apt-cache", "apt-get", "dpkg", "echo"),  # docs/local-model-smoke.md: a Debian package
+}
 """Commands of other tools the docs show; the harness's own, `make` and `python -m` are checked."""
 EXTERNAL_MODULES = {"llama_cpp.server"}
 """`python -m` modules of other tools the docs show (model servers, not installed here)."""

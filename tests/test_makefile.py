@@ -200,3 +200,13 @@ def test_pre_commit_runs_the_checks_make_test_runs() -> None:
     made = [tool.removesuffix(" .") for tool in tools("lint") + tools("typecheck")]
     assert entries == [f".venv/bin/{tool}" for tool in made]  # on the files of the commit
     assert next(h for h in hooks if h["id"] == "mypy")["pass_filenames"] is False
+
+
+def test_smoke_local_model_looks_for_the_model_before_it_installs_llama_cpp_then_runs() -> None:
+    """Not in CI (llama-cpp-python builds): a machine without the GGUF file is told what to
+    install before anything is built."""
+    find, install, smoke = _dry_run("smoke-local-model")[-3:]
+    assert find == [".venv/bin/python", "-m", "scripts.smoke_local_model", "--find"]
+    assert install[install.index("||") + 1 :][1:3] == ["pip", "install"]
+    assert install[-1] == "llama-cpp-python[server]"
+    assert smoke == [".venv/bin/python", "-m", "scripts.smoke_local_model"]

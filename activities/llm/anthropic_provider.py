@@ -34,6 +34,7 @@ from activities.llm.config import (
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.stops import refused, writer_cut_off
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
@@ -88,6 +89,9 @@ class AnthropicProvider:
             max_tokens=request.max_output_tokens,
             timeout=WORKER_TIMEOUT_SECONDS,
         )
+        if message.stop_reason in _CUT_OFF:
+            usage = self._usage(message, model)
+            raise writer_cut_off(message.model, request.max_output_tokens, usage)
         text = _text(message, whole=False)
         return TextReply(text=text, model=message.model, usage=self._usage(message, model))
 
@@ -197,10 +201,15 @@ def _arguments(given: object) -> dict[str, JsonValue]:
 
 
 def _said(message: Message) -> str:
-    """The reply's text blocks; a refusal is a POLICY_VIOLATION, whatever it says."""
+    """The reply's text blocks; a refusal is a POLICY_VIOLATION naming its category, whatever
+    it says."""
     text = "".join(block.text for block in message.content if block.type == "text")
     if message.stop_reason == "refusal":
-        raise ProviderError(ErrorCode.POLICY_VIOLATION, f"{message.model} refused: {text[:200]}")
+        details = message.stop_details
+        category = details.category if details is not None else None
+        explained = details.explanation if details is not None else None
+        categories = [category] if category else []
+        raise refused(message.model, said=explained or text, categories=categories)
     return text
 
 

@@ -6,7 +6,9 @@ refuses it, the compatibility mode HARNESS_OPENAI_COMPAT sets or the provider le
 OPENAI_BASE_URL (vLLM, Ollama, llama.cpp); when such a server reports no usage, the token counts
 are estimated and marked as such. An agent's turn offers its tools as functions (`tools`), gets
 its calls as the assistant's `tool_calls` and sends each result back as a `role: tool` message
-(activities.llm.tool_use). SDK retries are off: Temporal retries the activity.
+(activities.llm.tool_use). SDK retries are off: Temporal retries the activity. A model that
+speaks only the Responses API (`-pro`, codex) is called through it instead
+(activities.llm.openai_responses; HARNESS_OPENAI_API chooses).
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ from activities.llm.openai_compat import (
     compat_setting,
     structured_text,
 )
+from activities.llm.openai_responses import ResponsesApi, WireApi
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
 from activities.llm.scripted import estimate_tokens
+from activities.llm.stops import chat_refused, writer_cut_off
 from activities.llm.structured import (
     PLAN_EXAMPLE,
     PLAN_SCHEMA,
@@ -68,21 +72,36 @@ VERDICT_OUTPUT = Structured("verdict", VERDICT_SCHEMA, VERDICT_EXAMPLE)
 class OpenAIProvider:
     name = "openai"
 
-    def __init__(self, settings: ProviderSettings, compat: CompatMode | None = None) -> None:
-        """`compat`: the compatibility mode of structured outputs; None learns it (auto)."""
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        *,
+        compat: CompatMode | None = None,
+        wire: WireApi = WireApi.AUTO,
+    ) -> None:
+        """`compat`: the compatibility mode of structured outputs; None learns it (auto).
+        `wire`: which OpenAI API a model is called through (chat, or Responses for the models
+        that speak only it)."""
         self._settings = settings
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key, base_url=settings.url, max_retries=0
         )
         self._endpoint = settings.endpoint()
         self._compat = Compat(self._endpoint, compat)
+        self._responses = ResponsesApi(self._client, settings, self._endpoint, wire)
 
     @classmethod
     def from_env(cls) -> OpenAIProvider:
-        return cls(ProviderSettings.from_env(OPENAI), compat_setting(os.environ))
+        return cls(
+            ProviderSettings.from_env(OPENAI),
+            compat=compat_setting(os.environ),
+            wire=WireApi.from_env(),
+        )
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
+        if self._responses.serves(model):
+            return await self._responses.plan(request, scenario, model)
         system, prompt = (
             planner_system(request.catalog, scenario.instructions),
             planner_user(request),
@@ -101,18 +120,25 @@ class OpenAIProvider:
 
     async def write(self, request: TextRequest) -> TextReply:
         model = self._settings.worker_model(request.model, request.economy)
+        if self._responses.serves(model):
+            return await self._responses.write(request, model)
         completion = await self._create(
             model,
             messages=_asked(request.system, request.prompt),
             max_tokens=request.max_output_tokens,
             timeout=WORKER_TIMEOUT_SECONDS,
         )
+        if _choice(completion).finish_reason == "length":
+            usage = self._usage(completion, model, request.system + request.prompt, "")
+            raise writer_cut_off(completion.model, request.max_output_tokens, usage)
         text = _text(completion, whole=False)
         usage = self._usage(completion, model, request.system + request.prompt, text)
         return TextReply(text=text, model=completion.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         model = self._settings.judge_model(request.model)
+        if self._responses.serves(model):
+            return await self._responses.judge(request, model)
         prompt = judge_user(request)
         completion = await self._create(
             model,
@@ -133,6 +159,8 @@ class OpenAIProvider:
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
         model = self._settings.agent_model(request.model, request.economy)
+        if self._responses.serves(model):
+            return await self._responses.agent_turn(request, model)
         messages = openai_messages(request.system, request.messages)
         completion = await self._create(
             model,
@@ -218,13 +246,13 @@ def _asked(system: str, prompt: str) -> list[ChatCompletionMessageParam]:
 
 
 def _choice(completion: ChatCompletion) -> Choice:
-    """The reply's one choice; a refusal or a filtered reply is a POLICY_VIOLATION."""
+    """The reply's one choice; a refusal or a filtered reply is a POLICY_VIOLATION naming the
+    categories a moderated reply was flagged for."""
     if not completion.choices:
         raise ProviderError(ErrorCode.INVALID_MODEL_OUTPUT, f"{completion.model} gave no choices")
     choice = completion.choices[0]
     if choice.message.refusal or choice.finish_reason == "content_filter":
-        reason = choice.message.refusal or "its content filter stopped the reply"
-        raise ProviderError(ErrorCode.POLICY_VIOLATION, f"{completion.model} refused: {reason}")
+        raise chat_refused(completion, choice)
     return choice
 
 

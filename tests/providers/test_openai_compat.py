@@ -50,7 +50,7 @@ def provider_at(server: FakeServer, compat: CompatMode | None = None) -> OpenAIP
         pricing=PRICING,
         base_url=f"{server.url}/v1",
     )
-    return OpenAIProvider(settings, compat)
+    return OpenAIProvider(settings, compat=compat)
 
 
 def cities_model(api: FakeApi) -> CitiesScript:

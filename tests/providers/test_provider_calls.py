@@ -152,11 +152,16 @@ async def test_the_writer_returns_the_models_text_and_its_priced_usage(
     assert "You write." in api.system_text(server.requests[0])
 
 
-async def test_a_writer_reply_cut_off_at_its_token_limit_is_kept(
+async def test_a_writer_reply_cut_off_at_its_token_limit_fails_naming_the_limit_and_its_cost(
     api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
-    server.enqueue(api.text_reply("Paris is the capital", Usage(5, 200), cut_off=True))
-    assert (await provider.write(text_request())).text == "Paris is the capital"
+    server.enqueue(api.text_reply("Paris is the capital", Usage(5, 1024), cut_off=True))
+    with pytest.raises(ProviderError) as raised:
+        await provider.write(text_request())
+    assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
+    assert "cut at its limit of 1024 output tokens" in raised.value.message
+    assert "max_output_tokens" in raised.value.message
+    assert raised.value.usage is not None and raised.value.usage.output_tokens == 1024
 
 
 async def test_a_plan_cut_off_at_its_token_limit_is_invalid_model_output(
