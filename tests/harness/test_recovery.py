@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.core.errors import ErrorClass as Class
-from harness.core.errors import ErrorCode
+from harness.core.errors import ErrorCode, FailureContext
 from harness.engine.budget import Degradation as Level
 from harness.engine.recovery import (
     BUDGET_EXHAUSTED,
@@ -17,6 +17,7 @@ from harness.engine.recovery import (
     NO_REPLAN_UNDER_PRESSURE,
     RETRIES_EXHAUSTED,
     FailedPhase,
+    FailureCause,
     RecoveryAction,
     RecoveryDecision,
     RecoveryInput,
@@ -255,3 +256,17 @@ def test_only_the_model_call_codes_end_a_run_failed_provider() -> None:
         ErrorCode.TIMEOUT,
         ErrorCode.PROVIDER_UNAVAILABLE,
     }
+
+
+def test_a_run_replans_its_first_cannot_plan_and_asks_after_its_second() -> None:
+    state = run_state("Compare Paris and Tokyo")
+    refusal = [FailureContext(code=ErrorCode.CANNOT_PLAN.value, message="no weather tool")]
+    decisions = []
+    for _ in range(2):
+        state.begin_attempt()
+        state.failed(Then.FAILED_VALIDATION, "planning failed", refusal)
+        cause = FailureCause(model_refusals=state.model_refusals())
+        decision = decide(state.recovery_input(Class.MISSING_INFO, At.PLANNING, Level.FULL, cause))
+        decisions.append(decision.action)
+        state.replans += decision.action is REPLAN
+    assert decisions == [REPLAN, ASK_USER]
