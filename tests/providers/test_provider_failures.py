@@ -85,6 +85,27 @@ async def test_an_unavailable_server_with_a_retry_after_is_waited_for_and_the_ru
     assert 1.0 <= info.next_retry_delay.ToTimedelta().total_seconds() <= 1.5
 
 
+@pytest.mark.waits_out_timeouts
+@pytest.mark.requires_local_server("the test server does not pass the last failure to the retry")
+async def test_an_outage_outlasting_the_retries_ends_failed_provider_after_longer_backoffs(
+    client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    server.enqueue(*[api.error_reply(500, "upstream connect error")] * 3)
+    server.fallback = CitiesScript(api, GOAL)
+    async with running_worker(client, task_queue, provider):
+        result = await execute_run(client, task_queue, RunRequest(goal=GOAL))
+    assert result.status is RunPhase.FAILED_PROVIDER, result.error
+    assert (
+        result.error is not None and "is unavailable (500): upstream connect error" in result.error
+    )
+    assert len(planner_requests(server)) == 3, "the planner's three attempts, then no replan"
+    (planning,) = plan_activities(await history_events(client, result.run_id))
+    assert planning.attempt == 3 and planning.last_failure is not None
+    info = planning.last_failure.application_failure_info
+    assert info.type == "PROVIDER_UNAVAILABLE"
+    assert 10.0 <= info.next_retry_delay.ToTimedelta().total_seconds() <= 15.0  # 2nd of 5, 10
+
+
 async def test_a_writing_tool_whose_request_is_rejected_ends_the_run_failed_provider(
     client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
