@@ -36,6 +36,10 @@ _PARAMETERS = re.compile(
 )
 """Request parameters a server may name when it cannot take them (OpenAI's and Anthropic's)."""
 _OUTAGE_WITH_DELAY = (503, 529)
+_COMPAT_PARAMETERS = frozenset(
+    {"response_format", "json_schema", "json_object", "max_completion_tokens", "tool_choice"}
+)
+"""What an OpenAI-compatible server may refuse that another HARNESS_OPENAI_COMPAT mode avoids."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,8 @@ def rejection_hint(endpoint: Endpoint, status: int, detail: str, parameter: str 
     if parameter is not None:
         fix = (
             "set HARNESS_OPENAI_COMPAT to a mode that does not send it"
-            if endpoint.provider == "openai"
-            else "use a model that supports it"
+            if endpoint.provider == "openai" and parameter in _COMPAT_PARAMETERS
+            else "use a model or server that accepts it"
         )
         return f"the server does not accept '{parameter}': {fix}"
     if status == 413 or "context" in detail.lower() or "too long" in detail.lower():

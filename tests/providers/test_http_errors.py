@@ -108,10 +108,19 @@ def test_a_request_too_large_says_to_use_a_larger_context() -> None:
     assert "larger context" in error.message
 
 
-def test_an_openai_parameter_refusal_points_at_the_compatibility_setting() -> None:
-    openai = Endpoint("openai", "http://localhost:8000/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL", "")
-    error = status_error(openai, 422, {}, {"error": {"message": "no", "param": "max_tokens"}})
-    assert "'max_tokens'" in error.message and "HARNESS_OPENAI_COMPAT" in error.message
+OPENAI = Endpoint("openai", "http://localhost:8000/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL", "")
+
+
+def test_a_refused_structured_output_parameter_points_at_the_compatibility_setting() -> None:
+    body = {"error": {"message": "no", "param": "response_format"}}
+    error = status_error(OPENAI, 422, {}, body)
+    assert "'response_format'" in error.message and "HARNESS_OPENAI_COMPAT" in error.message
+
+
+def test_another_refused_parameter_asks_for_a_model_that_accepts_it() -> None:
+    body = {"error": {"message": "unsupported", "param": "temperature"}}
+    error = status_error(OPENAI, 400, {}, body)
+    assert "does not accept 'temperature': use a model or server that accepts it" in error.message
 
 
 def test_a_rejected_key_names_the_variable_to_fix() -> None:
