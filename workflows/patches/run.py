@@ -174,7 +174,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         FAILED_PROVIDER_PATCH,
         date(2026, 12, 4),
-        "",
+        "a0d764d",
         "0.10.0",
         "A run that halts on a model call the provider refused or kept failing (the planner's, "
         "a writing tool's or agent turn's, the judge's) ends FAILED_PROVIDER, where it ended "
