@@ -8,6 +8,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
+from activities.llm.structured import ModelCannotPlanError
 from activities.provider_errors import as_temporal_failures
 from harness.core.errors import ErrorCode
 from harness.engine.contracts import PLAN_ACTIVITY
@@ -38,11 +39,13 @@ class PlannerActivities:
                 response = await with_heartbeats(provider.plan(request, scenario))
         except PlanningError as error:
             logger.info("planning.cannot_plan", reason=str(error))
+            code = (
+                ErrorCode.CANNOT_PLAN
+                if isinstance(error, ModelCannotPlanError)
+                else ErrorCode.MISSING_INFO
+            )
             raise ApplicationError(
-                str(error),
-                {"attempt": attempt},
-                type=ErrorCode.MISSING_INFO.value,
-                non_retryable=True,
+                str(error), {"attempt": attempt}, type=code.value, non_retryable=True
             ) from error
         logger.info("planning.finish", nodes=len(response.plan.nodes), by=response.planned_by)
         return response

@@ -33,10 +33,29 @@ def rate_limit_delay(
     return timedelta(seconds=base * (1 + RATE_LIMIT_JITTER * draw()))
 
 
+OUTAGE_BASE_SECONDS = 5.0
+OUTAGE_CAP_SECONDS = 120.0
+OUTAGE_JITTER = 0.5
+"""A provider outage (a 5xx that is no rate limit) waits 5, 10, 20 ... 120 s plus up to half as
+much again: longer than a rate limit, since a server that is down seldom recovers in a second,
+and jittered alike. A `retry-after` it sends is honoured as a rate limit's is."""
+
+
+def outage_delay(
+    retry_after: float | None, attempt: int, draw: Callable[[], float] = random.random
+) -> timedelta:
+    base = retry_after
+    if base is None:
+        base = min(OUTAGE_CAP_SECONDS, OUTAGE_BASE_SECONDS * 2 ** max(attempt - 1, 0))
+    return timedelta(seconds=base * (1 + OUTAGE_JITTER * draw()))
+
+
 def provider_failure(error: ProviderError, attempt: int) -> ApplicationError:
     delay = timedelta(seconds=error.retry_after) if error.retry_after is not None else None
     if error.code is ErrorCode.RATE_LIMITED:
         delay = rate_limit_delay(error.retry_after, attempt)
+    elif error.code is ErrorCode.PROVIDER_UNAVAILABLE:
+        delay = outage_delay(error.retry_after, attempt)
     return ApplicationError(
         error.message,
         {"attempt": attempt},

@@ -41,6 +41,7 @@ from harness.engine.budget import BudgetLimits
 from harness.engine.dag import NodeStatus
 from harness.engine.faults import FaultSpec
 from harness.engine.run import RunPhase, RunRequest, RunResult, ScaleOptions, WaitTimeouts
+from harness.engine.run_models import RunModels
 from harness.governance.work import TaskBinding
 from harness.waits.deliveries import AnswerRequest, ApprovalRequest, DeliverRequest
 from harness.waits.signatures import signed_message
@@ -1385,6 +1386,19 @@ CASES = (
         RunPhase.SUCCEEDED,
         agent_asks_the_user,
         children={"agent_asks_the_user_scout": "-attempt-1-agent-scout"},
+    ),
+    # 0.10: a writing tool's model call the provider refuses (a worker model it does not serve)
+    # ends the run FAILED_PROVIDER, not FAILED_EXECUTION
+    Case(
+        "writer_refused_ends_failed_provider",
+        RunPhase.FAILED_PROVIDER,
+        _to_the_end(RunRequest(goal=THREE_CITIES, models=RunModels(worker="gpt-4.1"))),
+    ),
+    # 0.10: the planner's model call refused ends the run FAILED_PROVIDER, not FAILED_VALIDATION
+    Case(
+        "planner_refused_ends_failed_provider",
+        RunPhase.FAILED_PROVIDER,
+        _to_the_end(RunRequest(goal=THREE_CITIES, models=RunModels(planner="gpt-4.1"))),
     ),
 )
 

@@ -26,6 +26,7 @@ FAILED_ENDINGS = frozenset(
         RunPhase.FAILED_VALIDATION,
         RunPhase.FAILED_EXECUTION,
         RunPhase.FAILED_VERIFICATION,
+        RunPhase.FAILED_PROVIDER,
         RunPhase.BUDGET_EXHAUSTED,
     }
 )

@@ -16,7 +16,7 @@ from harness.engine.bounds import request_problems
 from harness.engine.budget import Degradation
 from harness.engine.messages import PlanCheckRequest, PlanRequest, PlanResponse, WorkContextRequest
 from harness.engine.node_ledger import NodeLedger
-from harness.engine.recovery import FailedPhase, decide
+from harness.engine.recovery import FailedPhase, FailureCause, decide
 from harness.engine.run import ExecutionOptions, RunPhase
 from harness.engine.trace import AgentRole, TraceKind
 from harness.engine.validation import ValidationIssue, validate_plan
@@ -27,6 +27,7 @@ from workflows.activity_calls import steps, stores
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import SHORT_RETRY
 from workflows.activity_calls.steps import PLAN_RETRY
+from workflows.failure_causes import execution_cause, planning_cause
 from workflows.patches import REQUEST_BOUNDS_PATCH
 from workflows.run_context import RunContext
 from workflows.run_memory import run_scope
@@ -115,7 +116,10 @@ class RunPhases:
             response = await self._ask_planner(record.attempt)
             if response is None:
                 failure_class = classify(parse_error_code(state.failures[0].code))
-                return self.recover(FailedPhase.PLANNING, failure_class)
+                cause = planning_cause(state)
+                if cause.provider_failed:
+                    state.attempt.outcome = RunPhase.FAILED_PROVIDER
+                return self.recover(FailedPhase.PLANNING, failure_class, cause)
             state.planned(response.plan, response.planned_by)
         assert state.plan is not None
         nodes, planned_by = len(state.plan.nodes), record.planned_by
@@ -263,9 +267,13 @@ class RunPhases:
         if ledger.failures:
             first = ledger.failures[0]
             error = f"node '{first.node_id}' ({first.tool}) failed: {first.code}: {first.message}"
-            state.failed(RunPhase.FAILED_EXECUTION, error, ledger.failures)
+            cause = execution_cause(ledger, first)
+            outcome = (
+                RunPhase.FAILED_PROVIDER if cause.provider_failed else RunPhase.FAILED_EXECUTION
+            )
+            state.failed(outcome, error, ledger.failures)
             worst = worst_class([failure.code for failure in ledger.failures])
-            return self.recover(FailedPhase.EXECUTING, worst)
+            return self.recover(FailedPhase.EXECUTING, worst, cause)
         return RunPhase.VERIFYING
 
     async def verify(self) -> RunPhase:
@@ -276,6 +284,11 @@ class RunPhases:
         if verdict.passed:
             ctx.state.attempt.outcome = RunPhase.SUCCEEDED
             return RunPhase.SUCCEEDED
+        if ctx.judge_failure is not None:  # the judge's model call failed for good
+            error = f"the judge failed: {ctx.judge_failure.message}"
+            ctx.state.failed(RunPhase.FAILED_PROVIDER, error, [ctx.judge_failure])
+            judged = classify(parse_error_code(ctx.judge_failure.code))
+            return self.recover(FailedPhase.VERIFYING, judged, FailureCause(provider_failed=True))
         failures = [FailureContext(code=VERIFICATION_FAILED, message=r) for r in verdict.reasons]
         error = "verification failed: " + "; ".join(verdict.reasons)
         ctx.state.failed(RunPhase.FAILED_VERIFICATION, error, failures)
@@ -285,11 +298,13 @@ class RunPhases:
         self._ctx.state.replans += 1
         return RunPhase.PLANNING
 
-    def recover(self, failed: FailedPhase, error_class: ErrorClass) -> RunPhase:
+    def recover(
+        self, failed: FailedPhase, error_class: ErrorClass, cause: FailureCause | None = None
+    ) -> RunPhase:
         """Decide with the recovery table, record the decision, follow it."""
         ctx = self._ctx
         state = ctx.state
-        facts = state.recovery_input(error_class, failed, ctx.degradation())
+        facts = state.recovery_input(error_class, failed, ctx.degradation(), cause)
         decision = decide(facts)
         ctx.trace.emit(
             TraceKind.RECOVERY_DECIDE,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from temporalio import workflow
 
+from harness.core.errors import FailureContext
 from harness.engine.budget import Budget, Degradation
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.progress_page import ProgressPage, page_after
@@ -64,6 +65,9 @@ class RunContext:
     known_outcomes: bool = False
     """An operation started again by a replan is settled from the outcome an earlier attempt
     was delivered (since the patch that brought it)."""
+    judge_failure: FailureContext | None = None
+    """The judge's model call failed for good (since FAILED_PROVIDER_PATCH): the run ends
+    FAILED_PROVIDER instead of passing the report unjudged."""
     memory: RunMemory | None = None
     """What the run remembers and leaves (since 0.6, unless the run has no memory)."""
     ended: RunResult | None = None

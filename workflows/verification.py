@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 from temporalio.exceptions import ActivityError
 
+from harness.core.errors import FailureContext
 from harness.engine.budget import MINIMAL_AT, Degradation
 from harness.engine.messages import JudgeCallRequest, ReportCheckRequest
 from harness.engine.run import Verdict
@@ -15,6 +16,7 @@ from workflows.activity_calls import steps
 from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
 from workflows.activity_calls.placement import SHORT_RETRY
 from workflows.activity_calls.steps import PLAN_RETRY
+from workflows.failure_causes import provider_failed
 from workflows.run_context import RunContext
 
 
@@ -85,6 +87,9 @@ async def _judge(
         raise_if_cancelled(error)
         failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
         reason = f"judge unavailable ({failure.type}): {failure.message}"
+        if provider_failed(failure.code.value):
+            ctx.judge_failure = FailureContext(code=failure.code.value, message=failure.message)
+            return Verdict(passed=False, reasons=[reason], checked_by=verdict.checked_by)
         return verdict.model_copy(update={"judge_skipped_reason": reason})
     state.charge(AgentRole.CRITIC, judged.usage)
     budget.charge_tokens(judged.usage.total_tokens, judged.usage.cost_usd)

@@ -1,15 +1,24 @@
 """A failed call to a model API, as a ProviderError whose code decides what recovery does.
 
-429, 529 (overloaded), 409 and other 5xx are RATE_LIMITED; timeouts (408, 499, 504, no answer in
-time, no connection) are TIMEOUT: both retry, after `retry-after` when the server sends it.
-401/403/402 are AUTH_FAILED and 404 (unknown model or wrong base URL) is CONFIG_INVALID: both
-halt, since no retry or new plan can fix them. Other 4xx (400, 413, 422) are INVALID_ARGUMENT.
+- 429, and a 503 or 529 that says when to come back (`retry-after`), are RATE_LIMITED: retried
+  after the delay the server asked for.
+- Other 5xx, 529 (overloaded) and 409 are PROVIDER_UNAVAILABLE: an outage, retried with a
+  longer backoff of its own (activities.provider_errors). 529 is Anthropic's "overloaded": no
+  limit of ours was reached, so it waits like an outage unless the server says how long.
+- Timeouts (408, 499, 504, no answer in time, no connection) are TIMEOUT, retried.
+- 400, 413, 422 and every other 4xx, and a 5xx whose body names a request parameter, are
+  REQUEST_REJECTED: the same request would fail again, so the run halts with the server's
+  message and a hint of what to change; it is never planned again with the same request.
+- 401/403/402 are AUTH_FAILED and 404 (unknown model or wrong base URL) is CONFIG_INVALID: both
+  halt, since no retry or new plan can fix them.
+
 Messages never carry the API key, even when a server echoes it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +29,17 @@ from harness.core.errors import ErrorCode, is_retryable
 
 _DETAIL_CHARS = 300
 _REDACTED = "[redacted]"
+_PARAMETERS = re.compile(
+    r"\b(response_format|json_schema|json_object|max_completion_tokens|max_tokens|max_output_tokens"
+    r"|tool_choice|parallel_tool_calls|reasoning_effort|prompt_cache_key|stream_options"
+    r"|top_p|temperature|logprobs|stop_sequences|thinking|output_format)\b"
+)
+"""Request parameters a server may name when it cannot take them (OpenAI's and Anthropic's)."""
+_OUTAGE_WITH_DELAY = (503, 529)
+_COMPAT_PARAMETERS = frozenset(
+    {"response_format", "json_schema", "json_object", "max_completion_tokens", "tool_choice"}
+)
+"""What an OpenAI-compatible server may refuse that another HARNESS_OPENAI_COMPAT mode avoids."""
 
 
 @dataclass(frozen=True)
@@ -42,12 +62,15 @@ class Endpoint:
 def status_error(
     endpoint: Endpoint, status: int, headers: Mapping[str, str], body: object
 ) -> ProviderError:
-    code, message = _classify(endpoint, status, endpoint.redact(api_detail(body)))
-    retry_after = retry_after_seconds(headers) if is_retryable(code) else None
-    return ProviderError(code, message, retry_after=retry_after)
+    detail = endpoint.redact(api_detail(body))
+    retry_after = retry_after_seconds(headers)
+    code, message = _classify(endpoint, status, detail, named_parameter(body), retry_after)
+    return ProviderError(code, message, retry_after=retry_after if is_retryable(code) else None)
 
 
-def _classify(endpoint: Endpoint, status: int, detail: str) -> tuple[ErrorCode, str]:
+def _classify(
+    endpoint: Endpoint, status: int, detail: str, parameter: str | None, retry_after: float | None
+) -> tuple[ErrorCode, str]:
     where = endpoint.where()
     if status in (401, 403):
         return (
@@ -72,11 +95,48 @@ def _classify(endpoint: Endpoint, status: int, detail: str) -> tuple[ErrorCode, 
         return ErrorCode.TIMEOUT, f"{where} timed out ({status}): {detail}"
     if status == 429:
         return ErrorCode.RATE_LIMITED, f"{where} is rate limiting requests (429): {detail}"
-    if status == 529:
-        return ErrorCode.RATE_LIMITED, f"{where} is overloaded (529): {detail}"
-    if status == 409 or status >= 500:
-        return ErrorCode.RATE_LIMITED, f"{where} failed with a server error ({status}): {detail}"
-    return ErrorCode.INVALID_ARGUMENT, f"{where} rejected the request ({status}): {detail}"
+    if status >= 500 and parameter is None:
+        if status in _OUTAGE_WITH_DELAY and retry_after is not None:
+            return ErrorCode.RATE_LIMITED, (
+                f"{where} asks to come back in {retry_after:g} s ({status}): {detail}"
+            )
+        return ErrorCode.PROVIDER_UNAVAILABLE, f"{where} is unavailable ({status}): {detail}"
+    if status == 409:
+        return ErrorCode.PROVIDER_UNAVAILABLE, f"{where} answered a conflict (409): {detail}"
+    return ErrorCode.REQUEST_REJECTED, (
+        f"{where} rejected the request ({status}): {detail}; "
+        + rejection_hint(endpoint, status, detail, parameter)
+    )
+
+
+def rejection_hint(endpoint: Endpoint, status: int, detail: str, parameter: str | None) -> str:
+    """What to change so that the server accepts the request: the same one will fail again."""
+    if parameter is not None:
+        fix = (
+            "set HARNESS_OPENAI_COMPAT to a mode that does not send it"
+            if endpoint.provider == "openai" and parameter in _COMPAT_PARAMETERS
+            else "use a model or server that accepts it"
+        )
+        return f"the server does not accept '{parameter}': {fix}"
+    if status == 413 or "context" in detail.lower() or "too long" in detail.lower():
+        return "the prompt is too large for the model: use a model with a larger context"
+    return (
+        f"check that {endpoint.provider} serves the models named by HARNESS_PLANNER_MODEL, "
+        f"HARNESS_WORKER_MODEL and HARNESS_JUDGE_MODEL with these settings, and "
+        f"{endpoint.base_url_variable}"
+    )
+
+
+def named_parameter(body: object) -> str | None:
+    """The request parameter an error body names: its `param` field (OpenAI's), else a known
+    parameter in its message."""
+    error = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(error, dict):
+        param = error.get("param")
+        if isinstance(param, str) and param:
+            return param
+    found = _PARAMETERS.search(api_detail(body))
+    return found.group(1) if found else None
 
 
 def timeout_error(endpoint: Endpoint, seconds: float) -> ProviderError:

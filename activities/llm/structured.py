@@ -167,11 +167,16 @@ VERDICT_EXAMPLE = VerdictDraft(
 ).model_dump_json()
 
 
+class ModelCannotPlanError(PlanningError):
+    """The model answered `cannot_plan`: a CANNOT_PLAN failure, planned once more before the
+    user is asked (a scenario's own planner raises PlanningError: MISSING_INFO, asked at once)."""
+
+
 def parse_plan(text: str) -> Plan:
     """The plan in a planner's reply; PlanningError when the model says no plan can work."""
     draft = _parse(PlanDraft, text, "a plan")
     if draft.cannot_plan and not draft.nodes:
-        raise PlanningError(f"the planner cannot plan this goal: {draft.cannot_plan}")
+        raise ModelCannotPlanError(f"the planner cannot plan this goal: {draft.cannot_plan}")
     return draft.plan()
 
 

@@ -16,6 +16,9 @@ class ErrorCode(StrEnum):
     MISSING_REQUIRED_ARGUMENT = "MISSING_REQUIRED_ARGUMENT"
     INVALID_ARGUMENT = "INVALID_ARGUMENT"
     MISSING_INFO = "MISSING_INFO"
+    CANNOT_PLAN = "CANNOT_PLAN"
+    """The planner's model says no plan over the tools can reach the goal (its `cannot_plan`,
+    with its reason): planned once more, told the reason, then the user is asked."""
     ALREADY_DONE = "ALREADY_DONE"
     """What the step would do has been done already (by an earlier run): plan around it."""
     RATE_LIMITED = "RATE_LIMITED"
@@ -50,6 +53,7 @@ _CLASS_OF: dict[ErrorCode, ErrorClass] = {
     ErrorCode.MISSING_REQUIRED_ARGUMENT: ErrorClass.VALIDATION,
     ErrorCode.INVALID_ARGUMENT: ErrorClass.VALIDATION,
     ErrorCode.MISSING_INFO: ErrorClass.MISSING_INFO,
+    ErrorCode.CANNOT_PLAN: ErrorClass.MISSING_INFO,
     ErrorCode.ALREADY_DONE: ErrorClass.MISSING_INFO,
     ErrorCode.RATE_LIMITED: ErrorClass.TRANSIENT,
     ErrorCode.TIMEOUT: ErrorClass.TRANSIENT,

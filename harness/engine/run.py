@@ -38,6 +38,10 @@ class RunPhase(StrEnum):
     FAILED_VALIDATION = "FAILED_VALIDATION"
     FAILED_EXECUTION = "FAILED_EXECUTION"
     FAILED_VERIFICATION = "FAILED_VERIFICATION"
+    FAILED_PROVIDER = "FAILED_PROVIDER"
+    """A model call of the run (the planner's, an agent turn's, a writing tool's, the judge's)
+    failed for good: the provider refused the request or the key, or kept failing after every
+    retry. Nothing another plan could mend."""
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     CANCELLED = "CANCELLED"
 
@@ -52,6 +56,7 @@ TERMINAL_PHASES = frozenset(
         RunPhase.FAILED_VALIDATION,
         RunPhase.FAILED_EXECUTION,
         RunPhase.FAILED_VERIFICATION,
+        RunPhase.FAILED_PROVIDER,
         RunPhase.BUDGET_EXHAUSTED,
         RunPhase.CANCELLED,
     }

@@ -11,12 +11,12 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from harness.catalog.tools import ToolCatalog
-from harness.core.errors import ErrorClass, FailureContext
+from harness.core.errors import ErrorClass, ErrorCode, FailureContext
 from harness.core.plan import Plan
 from harness.core.usage import TokenUsage
 from harness.engine.budget import BudgetSnapshot, Degradation
 from harness.engine.messages import ToolCallResult, WorkContext
-from harness.engine.recovery import FailedPhase, RecoveryInput
+from harness.engine.recovery import FailedPhase, FailureCause, RecoveryInput
 from harness.engine.run import (
     TERMINAL_PHASES,
     AttemptRecord,
@@ -37,13 +37,22 @@ _FAILED = (RunPhase.FAILED_VALIDATION, RunPhase.BUDGET_EXHAUSTED, RunPhase.CANCE
 
 TRANSITIONS: dict[RunPhase, tuple[RunPhase, ...]] = {
     RunPhase.CREATED: (RunPhase.PLANNING, RunPhase.FAILED_VALIDATION, RunPhase.CANCELLED),
-    RunPhase.PLANNING: (RunPhase.VALIDATING, RunPhase.WAITING, RunPhase.REPLANNING, *_FAILED),
+    RunPhase.PLANNING: (
+        RunPhase.VALIDATING,
+        RunPhase.WAITING,
+        RunPhase.REPLANNING,
+        RunPhase.FAILED_VALIDATION,
+        RunPhase.FAILED_PROVIDER,
+        RunPhase.BUDGET_EXHAUSTED,
+        RunPhase.CANCELLED,
+    ),
     RunPhase.WAITING: (RunPhase.PLANNING, *_FAILED),
     RunPhase.VALIDATING: (RunPhase.EXECUTING, RunPhase.REPLANNING, *_FAILED),
     RunPhase.EXECUTING: (
         RunPhase.VERIFYING,
         RunPhase.REPLANNING,
         RunPhase.FAILED_EXECUTION,
+        RunPhase.FAILED_PROVIDER,
         RunPhase.BUDGET_EXHAUSTED,
         RunPhase.CANCELLED,
     ),
@@ -51,6 +60,7 @@ TRANSITIONS: dict[RunPhase, tuple[RunPhase, ...]] = {
         RunPhase.SUCCEEDED,
         RunPhase.REPLANNING,
         RunPhase.FAILED_VERIFICATION,
+        RunPhase.FAILED_PROVIDER,
         RunPhase.BUDGET_EXHAUSTED,
         RunPhase.CANCELLED,
     ),
@@ -151,9 +161,21 @@ class RunState(BaseModel):
         self.answers.append(answer)
         self.failures = []
 
+    def model_refusals(self) -> int:
+        """How many of the run's plan attempts the model answered with `cannot_plan`."""
+        return sum(
+            bool(attempt.failure) and attempt.failure[0].code == ErrorCode.CANNOT_PLAN
+            for attempt in self.attempts
+        )
+
     def recovery_input(
-        self, error_class: ErrorClass, failed: FailedPhase, level: Degradation
+        self,
+        error_class: ErrorClass,
+        failed: FailedPhase,
+        level: Degradation,
+        cause: FailureCause | None = None,
     ) -> RecoveryInput:
+        cause = cause or FailureCause()
         return RecoveryInput(
             error_class=error_class,
             failed=failed,
@@ -161,6 +183,8 @@ class RunState(BaseModel):
             max_replans=self.request.max_replans,
             degradation=level,
             may_ask_user=self.may_ask_user(),
+            provider_failed=cause.provider_failed,
+            model_refusals=cause.model_refusals,
         )
 
     def charge(self, role: AgentRole, usage: TokenUsage) -> None:

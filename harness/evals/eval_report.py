@@ -4,6 +4,7 @@ tokens and cost per scenario and overall, and the comparison with a baseline."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -180,6 +181,14 @@ class PassSummary(BaseModel):
     p95_seconds: float
     tokens: int
     cost_usd: float
+    endings: dict[str, int] = Field(
+        default_factory=dict,
+        description="Runs per ending: the terminal phase, or NOT_ENDED for a run that never "
+        "ended. A provider that failed (FAILED_PROVIDER) stands apart from a plan that did.",
+    )
+
+
+NOT_ENDED = "NOT_ENDED"
 
 
 class EvalReport(BaseModel):
@@ -228,6 +237,9 @@ def summarise(name: str, results: Sequence[CaseResult]) -> PassSummary:
         p95_seconds=percentile(latencies, 95),
         tokens=sum(result.tokens for result in results),
         cost_usd=sum(result.cost_usd for result in results),
+        endings=dict(
+            sorted(Counter(r.status.value if r.status else NOT_ENDED for r in results).items())
+        ),
     )
 
 

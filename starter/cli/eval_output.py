@@ -48,6 +48,8 @@ def summary_table(report: EvalReport) -> str:
         lines.append(_summary_row(summary, repeated, width))
     if repeated:
         lines.append(f"(k = {report.repeat}: pass@k, one of k runs passed; pass^k, all k passed)")
+    endings = report.overall.endings.items()
+    lines.append("endings: " + ", ".join(f"{ending} {runs}" for ending, runs in endings))
     return "\n".join(lines)
 
 

@@ -124,7 +124,7 @@ async def test_the_docs_plan_of_two_agents_runs_offline_and_succeeds(
         ]
 
 
-async def test_an_agent_whose_model_turn_fails_fails_its_node_with_the_turns_error(
+async def test_an_agent_whose_model_turn_fails_fails_its_node_and_the_run_names_the_provider(
     client: Client, task_queue: str
 ) -> None:
     request = two_agents()
@@ -133,7 +133,7 @@ async def test_an_agent_whose_model_turn_fails_fails_its_node_with_the_turns_err
     scout.arguments.append(lit("model", "gpt-4.1"))  # not a model the offline provider serves
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, request)
-    assert result.status is RunPhase.FAILED_EXECUTION
+    assert result.status is RunPhase.FAILED_PROVIDER
     failed = next(n for n in result.nodes if n.id == "scout")
     assert failed.error_code == "CONFIG_INVALID"
     assert failed.error_message is not None and "turn 1 of the agent failed" in failed.error_message

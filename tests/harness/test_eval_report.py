@@ -68,6 +68,14 @@ def test_pass_rates_are_per_scenario_and_overall() -> None:
     assert report.overall.p50_seconds == 1.0
 
 
+def test_each_ending_is_counted_apart_so_provider_failures_stand_out() -> None:
+    provider = result("cities/b", False).model_copy(update={"status": RunPhase.FAILED_PROVIDER})
+    never = result("games/c", False).model_copy(update={"status": None})
+    report = report_of(result("cities/a", True), provider, never)
+    assert report.overall.endings == {"FAILED_PROVIDER": 1, "NOT_ENDED": 1, "SUCCEEDED": 1}
+    assert report.scenarios[0].endings == {"FAILED_PROVIDER": 1, "SUCCEEDED": 1}
+
+
 def test_pass_at_k_needs_one_run_and_pass_all_k_needs_every_run() -> None:
     report = report_of(
         result("cities/a", True, 1),

@@ -7,18 +7,22 @@ from typing import Any
 import pytest
 
 from harness.core.errors import ErrorClass as Class
+from harness.core.errors import ErrorCode, FailureContext
 from harness.engine.budget import Degradation as Level
 from harness.engine.recovery import (
     BUDGET_EXHAUSTED,
     FATAL_HALTS,
+    MODEL_CANNOT_PLAN,
     NEEDS_INFORMATION,
     NO_REPLAN_UNDER_PRESSURE,
     RETRIES_EXHAUSTED,
     FailedPhase,
+    FailureCause,
     RecoveryAction,
     RecoveryDecision,
     RecoveryInput,
     decide,
+    is_provider_failure,
 )
 from harness.engine.run import RunPhase as Then
 from harness.engine.run_state import MAX_QUESTIONS
@@ -36,6 +40,8 @@ def facts(
     used: int = 0,
     allowed: int = 2,
     ask: bool = False,
+    provider: bool = False,
+    refusals: int = 0,
 ) -> RecoveryInput:
     return RecoveryInput(
         error_class=error_class,
@@ -44,6 +50,8 @@ def facts(
         max_replans=allowed,
         degradation=level,
         may_ask_user=ask,
+        provider_failed=provider,
+        model_refusals=refusals,
     )
 
 
@@ -66,6 +74,8 @@ def row_id(line: Row) -> str:
     given = line[0]
     name = f"{given.error_class}@{given.failed}-{given.degradation}"
     name += f"-{given.replans_used}of{given.max_replans}"
+    name += "-provider" if given.provider_failed else ""
+    name += f"-refusal{given.model_refusals}" if given.model_refusals else ""
     return name + ("-may_ask" if given.may_ask_user else "")
 
 
@@ -112,6 +122,28 @@ TABLE = [
     row(Class.VALIDATION, At.VERIFYING, Level.CONSERVE, HALT, Then.FAILED_VERIFICATION),
     row(Class.VALIDATION, At.VERIFYING, Level.MINIMAL, HALT, Then.FAILED_VERIFICATION),
     row(Class.VALIDATION, At.VERIFYING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED),
+    # A model call the provider refused or kept failing: a halt names the provider.
+    row(Class.TRANSIENT, At.PLANNING, Level.FULL, HALT, Then.FAILED_PROVIDER, provider=True),
+    row(Class.FATAL, At.PLANNING, Level.FULL, HALT, Then.FAILED_PROVIDER, provider=True, ask=True),
+    row(Class.TRANSIENT, At.EXECUTING, Level.FULL, HALT, Then.FAILED_PROVIDER, provider=True),
+    row(Class.FATAL, At.VERIFYING, Level.CONSERVE, HALT, Then.FAILED_PROVIDER, provider=True),
+    row(Class.FATAL, At.EXECUTING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED, provider=True),
+    # The model's cannot_plan: its first is planned once more, then the user is asked.
+    row(Class.MISSING_INFO, At.PLANNING, Level.FULL, REPLAN, Then.REPLANNING, refusals=1, ask=True),
+    row(Class.MISSING_INFO, At.PLANNING, Level.FULL, REPLAN, Then.REPLANNING, refusals=1),
+    row(Class.MISSING_INFO, At.PLANNING, Level.FULL, ASK_USER, Then.WAITING, refusals=2, ask=True),
+    row(Class.MISSING_INFO, At.PLANNING, Level.FULL, HALT, Then.FAILED_VALIDATION, refusals=2),
+    row(
+        Class.MISSING_INFO,
+        At.PLANNING,
+        Level.FULL,
+        ASK_USER,
+        Then.WAITING,
+        refusals=1,
+        used=2,
+        ask=True,
+    ),
+    row(Class.MISSING_INFO, At.PLANNING, Level.EXHAUSTED, HALT, Then.BUDGET_EXHAUSTED, refusals=1),
     # MISSING_INFO after planning recovers like VALIDATION.
     row(Class.MISSING_INFO, At.VALIDATING, Level.FULL, REPLAN, Then.REPLANNING, ask=True),
     row(Class.MISSING_INFO, At.VALIDATING, Level.FULL, HALT, Then.FAILED_VALIDATION, used=2),
@@ -206,3 +238,35 @@ def test_missing_info_at_planning_halts_at_once_when_the_run_may_not_ask() -> No
     decision = decide(state.recovery_input(Class.MISSING_INFO, At.PLANNING, Level.FULL))
 
     assert (decision.action, decision.reason) == (HALT, NEEDS_INFORMATION)
+
+
+def test_a_models_cannot_plan_is_planned_once_more_then_asked() -> None:
+    decision = decide(facts(Class.MISSING_INFO, At.PLANNING, refusals=1, ask=True))
+    assert (decision.action, decision.reason) == (REPLAN, MODEL_CANNOT_PLAN)
+    again = decide(facts(Class.MISSING_INFO, At.PLANNING, used=1, refusals=2, ask=True))
+    assert again.action is ASK_USER
+
+
+def test_only_the_model_call_codes_end_a_run_failed_provider() -> None:
+    assert {code for code in ErrorCode if is_provider_failure(code)} == {
+        ErrorCode.REQUEST_REJECTED,
+        ErrorCode.AUTH_FAILED,
+        ErrorCode.CONFIG_INVALID,
+        ErrorCode.RATE_LIMITED,
+        ErrorCode.TIMEOUT,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+    }
+
+
+def test_a_run_replans_its_first_cannot_plan_and_asks_after_its_second() -> None:
+    state = run_state("Compare Paris and Tokyo")
+    refusal = [FailureContext(code=ErrorCode.CANNOT_PLAN.value, message="no weather tool")]
+    decisions = []
+    for _ in range(2):
+        state.begin_attempt()
+        state.failed(Then.FAILED_VALIDATION, "planning failed", refusal)
+        cause = FailureCause(model_refusals=state.model_refusals())
+        decision = decide(state.recovery_input(Class.MISSING_INFO, At.PLANNING, Level.FULL, cause))
+        decisions.append(decision.action)
+        state.replans += decision.action is REPLAN
+    assert decisions == [REPLAN, ASK_USER]

@@ -34,16 +34,17 @@ def _body(message: str) -> dict[str, object]:
     ("status", "code"),
     [
         (429, ErrorCode.RATE_LIMITED),
-        (529, ErrorCode.RATE_LIMITED),
-        (500, ErrorCode.RATE_LIMITED),
-        (502, ErrorCode.RATE_LIMITED),
-        (503, ErrorCode.RATE_LIMITED),
-        (409, ErrorCode.RATE_LIMITED),
+        (529, ErrorCode.PROVIDER_UNAVAILABLE),
+        (500, ErrorCode.PROVIDER_UNAVAILABLE),
+        (502, ErrorCode.PROVIDER_UNAVAILABLE),
+        (503, ErrorCode.PROVIDER_UNAVAILABLE),
+        (409, ErrorCode.PROVIDER_UNAVAILABLE),
         (408, ErrorCode.TIMEOUT),
         (504, ErrorCode.TIMEOUT),
-        (400, ErrorCode.INVALID_ARGUMENT),
-        (413, ErrorCode.INVALID_ARGUMENT),
-        (422, ErrorCode.INVALID_ARGUMENT),
+        (400, ErrorCode.REQUEST_REJECTED),
+        (413, ErrorCode.REQUEST_REJECTED),
+        (422, ErrorCode.REQUEST_REJECTED),
+        (405, ErrorCode.REQUEST_REJECTED),
         (401, ErrorCode.AUTH_FAILED),
         (403, ErrorCode.AUTH_FAILED),
         (402, ErrorCode.AUTH_FAILED),
@@ -56,12 +57,70 @@ def test_each_status_maps_to_the_code_that_decides_recovery(status: int, code: E
 
 @pytest.mark.parametrize(
     ("status", "error_class"),
-    [(429, ErrorClass.TRANSIENT), (422, ErrorClass.VALIDATION), (401, ErrorClass.FATAL)],
+    [
+        (429, ErrorClass.TRANSIENT),
+        (500, ErrorClass.TRANSIENT),
+        (422, ErrorClass.FATAL),
+        (401, ErrorClass.FATAL),
+    ],
 )
-def test_rate_limits_retry_bad_requests_replan_and_rejected_keys_halt(
+def test_rate_limits_and_outages_retry_while_rejected_requests_and_keys_halt(
     status: int, error_class: ErrorClass
 ) -> None:
     assert classify(status_error(ENDPOINT, status, {}, None).code) is error_class
+
+
+@pytest.mark.parametrize("status", [503, 529])
+def test_an_unavailable_server_that_says_when_to_come_back_is_a_rate_limit(status: int) -> None:
+    error = status_error(ENDPOINT, status, {"Retry-After": "3"}, _body("try later"))
+    assert (error.code, error.retry_after) == (ErrorCode.RATE_LIMITED, 3.0)
+
+
+def test_an_outage_that_sends_a_retry_after_keeps_it() -> None:
+    error = status_error(ENDPOINT, 502, {"Retry-After": "4"}, _body("bad gateway"))
+    assert (error.code, error.retry_after) == (ErrorCode.PROVIDER_UNAVAILABLE, 4.0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "Internal error", "param": "response_format"}},
+        _body("unsupported value for response_format: json_schema"),
+    ],
+)
+def test_a_server_error_that_names_a_parameter_is_a_rejected_request(body: object) -> None:
+    error = status_error(ENDPOINT, 500, {"Retry-After": "1"}, body)
+    assert error.code is ErrorCode.REQUEST_REJECTED and error.retry_after is None
+    assert "does not accept 'response_format'" in error.message
+
+
+def test_a_rejected_request_carries_the_servers_message_and_what_to_change() -> None:
+    error = status_error(ENDPOINT, 400, {}, _body("model does not support images"))
+    assert error.message.startswith(
+        "anthropic at https://api.anthropic.com rejected the request (400): "
+        "model does not support images; check that anthropic serves the models"
+    )
+    assert "HARNESS_PLANNER_MODEL" in error.message
+
+
+def test_a_request_too_large_says_to_use_a_larger_context() -> None:
+    error = status_error(ENDPOINT, 413, {}, _body("request too large"))
+    assert "larger context" in error.message
+
+
+OPENAI = Endpoint("openai", "http://localhost:8000/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL", "")
+
+
+def test_a_refused_structured_output_parameter_points_at_the_compatibility_setting() -> None:
+    body = {"error": {"message": "no", "param": "response_format"}}
+    error = status_error(OPENAI, 422, {}, body)
+    assert "'response_format'" in error.message and "HARNESS_OPENAI_COMPAT" in error.message
+
+
+def test_another_refused_parameter_asks_for_a_model_that_accepts_it() -> None:
+    body = {"error": {"message": "unsupported", "param": "temperature"}}
+    error = status_error(OPENAI, 400, {}, body)
+    assert "does not accept 'temperature': use a model or server that accepts it" in error.message
 
 
 def test_a_rejected_key_names_the_variable_to_fix() -> None:

@@ -1,10 +1,10 @@
 """Rate-limited model calls come back at jittered times: never before the provider asked, and
-never all at once."""
+never all at once; an outage waits longer, jittered alike."""
 
 from __future__ import annotations
 
 from activities.llm import ProviderError
-from activities.provider_errors import provider_failure, rate_limit_delay
+from activities.provider_errors import outage_delay, provider_failure, rate_limit_delay
 from harness.core.errors import ErrorCode
 
 
@@ -33,3 +33,22 @@ def test_other_retryable_errors_keep_the_servers_retry_after_as_it_is() -> None:
     failure = provider_failure(ProviderError(ErrorCode.TIMEOUT, "slow", 3.0), 1)
     assert failure.next_retry_delay is not None
     assert failure.next_retry_delay.total_seconds() == 3.0
+
+
+def test_an_outage_waits_longer_than_a_rate_limit_doubling_up_to_two_minutes() -> None:
+    delays = [outage_delay(None, attempt, lambda: 0.0).total_seconds() for attempt in range(1, 8)]
+    assert delays == [5.0, 10.0, 20.0, 40.0, 80.0, 120.0, 120.0]
+    assert all(
+        outage_delay(None, attempt, lambda: 0.0) > rate_limit_delay(None, attempt, lambda: 0.0)
+        for attempt in range(1, 7)
+    )
+
+
+def test_outage_retries_are_jittered_and_honour_a_retry_after() -> None:
+    failures = [
+        provider_failure(ProviderError(ErrorCode.PROVIDER_UNAVAILABLE, "502"), 1) for _ in range(50)
+    ]
+    delays = {failure.next_retry_delay for failure in failures}
+    assert len(delays) > 40
+    assert all(d is not None and 5.0 <= d.total_seconds() <= 7.5 for d in delays)
+    assert outage_delay(2.0, 3, lambda: 1.0).total_seconds() == 3.0

@@ -119,7 +119,7 @@ async def test_a_rejected_key_fails_the_run_at_once_with_a_message_naming_the_va
     async with running_worker(client, task_queue, provider):
         result = await execute_run(client, task_queue, RunRequest(goal=GOAL))
     variable = "ANTHROPIC_API_KEY" if api.name == "anthropic" else "OPENAI_API_KEY"
-    assert result.status is RunPhase.FAILED_VALIDATION
+    assert result.status is RunPhase.FAILED_PROVIDER
     assert result.error is not None and f"{variable} was rejected (401)" in result.error
     assert len(server.requests) == 1, "no retries, no replans"
     events = await history_events(client, result.run_id)
@@ -206,7 +206,7 @@ async def test_a_run_for_a_provider_without_a_key_fails_with_the_missing_key_mes
     set_provider_env(monkeypatch, api, server, "")
     async with build_worker(client, task_queue, ProviderRegistry(default="scripted")):
         result = await execute_run(client, task_queue, RunRequest(goal=GOAL, provider=api.name))
-    assert result.status is RunPhase.FAILED_VALIDATION
+    assert result.status is RunPhase.FAILED_PROVIDER
     assert result.error is not None
     assert f"{api.name.upper()}_API_KEY is not set" in result.error
     assert server.requests == []

@@ -35,6 +35,10 @@ def test_the_table_lists_each_unmet_expectation_under_its_case() -> None:
     assert "pass@k" not in table
 
 
+def test_the_summary_counts_the_runs_of_each_ending() -> None:
+    assert "endings: FAILED_EXECUTION 1" in report_table(report())
+
+
 def test_repeated_cases_show_pass_at_k_and_pass_all_k() -> None:
     table = report_table(report(repeat=2))
     assert "cities/odd #2" in table and "pass@k  pass^k" in table

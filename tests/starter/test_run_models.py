@@ -55,7 +55,7 @@ async def test_a_model_the_worker_cannot_serve_fails_the_run_with_the_reason(
     async with running_worker(client, task_queue):  # the worker's provider is the offline one
         code, out, _ = await harness(*args, client=client, task_queue=task_queue)
     result = json.loads(out)
-    assert code == 1 and result["status"] == "FAILED_VALIDATION"  # as any planner CONFIG_INVALID
+    assert code == 1 and result["status"] == "FAILED_PROVIDER"  # as any planner CONFIG_INVALID
     assert "provider scripted serves scripted-* models, not gpt-4.1" in result["error"]
 
 
@@ -66,6 +66,6 @@ async def test_a_worker_model_the_worker_cannot_serve_fails_its_first_writing_to
     async with running_worker(client, task_queue):
         code, out, _ = await harness(*args, client=client, task_queue=task_queue)
     result = json.loads(out)
-    assert code == 1 and result["status"] == "FAILED_EXECUTION"
+    assert code == 1 and result["status"] == "FAILED_PROVIDER"
     failed = [node for node in result["nodes"] if node["status"] == "FAILED"]
     assert failed and {node["error_code"] for node in failed} == {"CONFIG_INVALID"}

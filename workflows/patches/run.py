@@ -26,6 +26,7 @@ ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
+FAILED_PROVIDER_PATCH = "failed-provider-phase"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -169,5 +170,16 @@ PATCHES: tuple[Patch, ...] = (
         "0.9.0",
         "A failing memory store (down, corrupt, locked, slow) costs a run at most its bounds; "
         "it no longer fails the run.",
+    ),
+    Patch(
+        FAILED_PROVIDER_PATCH,
+        date(2026, 12, 4),
+        "a0d764d",
+        "0.10.0",
+        "A run that halts on a model call the provider refused or kept failing (the planner's, "
+        "a writing tool's or agent turn's, the judge's) ends FAILED_PROVIDER, where it ended "
+        "FAILED_VALIDATION or FAILED_EXECUTION and a failed judge let the report pass; a "
+        "model's cannot_plan is planned once more before the user is asked. Asked when such a "
+        "failure arrives, not in the first workflow task.",
     ),
 )
