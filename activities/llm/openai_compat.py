@@ -122,10 +122,29 @@ class Compat:
     endpoint: Endpoint
     fixed: CompatMode | None = None
     _learned: dict[tuple[str, str], CompatMode] = field(default_factory=dict, init=False)
+    _trying: dict[tuple[str, str], CompatMode] = field(default_factory=dict, init=False)
+    """A mode tried after a bare 500, learned only once a request in it is answered: a 500
+    that names nothing may be an outage, which must not change the mode for the worker's life."""
     _refused_caps: dict[tuple[str, str], set[str]] = field(default_factory=dict, init=False)
 
     def mode(self, model: str) -> CompatMode:
-        return self.fixed or self._learned.get(self._key(model), CompatMode.STRICT)
+        key = self._key(model)
+        return self.fixed or self._trying.get(key) or self._learned.get(key, CompatMode.STRICT)
+
+    def settle(self, model: str, *, answered: bool) -> None:
+        """After a request for `model`: a mode tried on a guess is learned if the server
+        answered in it, and forgotten if it failed too (then the 500 was an outage)."""
+        key = self._key(model)
+        tried = self._trying.pop(key, None)
+        if tried is not None and answered:
+            self._learned[key] = tried
+            log.warning(
+                "openai.compat_mode_switched",
+                base_url=self.endpoint.base_url,
+                model=model,
+                now=tried,
+                hint=f"set {COMPAT_VARIABLE}={tried} to ask so from the first call",
+            )
 
     def shape(
         self,
@@ -159,7 +178,11 @@ class Compat:
         if not refuses_mode(error.status_code, text, sent.mode, self._official()):
             return False
         following = MODES[MODES.index(sent.mode) + 1]
-        self._learned[key] = max(following, self.mode(model), key=MODES.index)
+        if not _STRUCTURED_WORDS.search(text):  # a bare 500: tried, learned once answered
+            self._trying[key] = following
+            return True
+        self._trying.pop(key, None)
+        self._learned[key] = max(following, self._learned.get(key, following), key=MODES.index)
         self._note(
             "openai.compat_mode_switched",
             model,

@@ -199,7 +199,7 @@ class OpenAIProvider:
         while True:
             shape = self._compat.shape(model, messages, max_tokens, structured, tools)
             try:
-                return await self._client.chat.completions.create(
+                completion = await self._client.chat.completions.create(
                     model=model,
                     messages=shape.messages,
                     max_completion_tokens=shape.max_completion_tokens,
@@ -212,13 +212,17 @@ class OpenAIProvider:
             except openai.APIStatusError as error:
                 if self._compat.learn(model, shape, error):
                     continue
+                self._compat.settle(model, answered=False)
                 raise status_error(
                     self._endpoint, error.status_code, error.response.headers, error.body
                 ) from None
-            except openai.APITimeoutError:
-                raise timeout_error(self._endpoint, timeout) from None
-            except openai.APIConnectionError:
+            except (openai.APITimeoutError, openai.APIConnectionError) as error:
+                self._compat.settle(model, answered=False)
+                if isinstance(error, openai.APITimeoutError):
+                    raise timeout_error(self._endpoint, timeout) from None
                 raise connection_error(self._endpoint) from None
+            self._compat.settle(model, answered=True)
+            return completion
 
     def _usage(self, completion: ChatCompletion, model: str, sent: str, got: str) -> TokenUsage:
         """Token counts as reported (prompt tokens include the cached ones); estimated only when

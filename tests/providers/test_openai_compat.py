@@ -20,6 +20,7 @@ from activities.llm.openai_compat import (
 from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.structured import PLAN_EXAMPLE, PLAN_SCHEMA
 from harness.catalog.llm import JudgeRequest, TextRequest
+from harness.core.errors import ErrorCode
 from harness.engine.messages import PlanRequest
 from harness.engine.run import RunPhase, RunRequest
 from scenarios import get_scenario
@@ -117,6 +118,24 @@ async def test_auto_mode_falls_back_to_json_object_when_json_schema_gets_a_500_a
     ], "the second plan goes straight to the mode learned"
     told = server.requests[1].body["messages"][0]["content"]
     assert '"cannot_plan"' in told and "matches this JSON schema" in told
+
+
+async def test_a_bare_500_that_the_next_mode_gets_too_is_an_outage_that_switches_nothing(
+    api: FakeApi, server: FakeServer
+) -> None:
+    server.enqueue(*[api.error_reply(500, "upstream connect error")] * 2)
+    server.fallback = local(api, LLAMA_CPP_PYTHON)
+    provider = provider_at(server)
+    with pytest.raises(ProviderError) as raised:
+        await provider.plan(plan_request(), CITIES)
+    assert raised.value.code is ErrorCode.PROVIDER_UNAVAILABLE
+    await provider.plan(plan_request(), CITIES)
+    assert [kind(request) for request in server.requests] == [
+        "json_schema",
+        "json_object",
+        "json_schema",
+        "json_object",
+    ], "the outage taught nothing: the next call starts strict and learns from its own 500"
 
 
 async def test_auto_mode_learns_per_model(api: FakeApi, server: FakeServer) -> None:
