@@ -84,6 +84,7 @@ async def _judge(
     except ActivityError as error:
         raise_if_cancelled(error)
         failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
+        ctx.charge_failed(AgentRole.CRITIC, failure, "judging")
         reason = f"judge unavailable ({failure.type}): {failure.message}"
         return verdict.model_copy(update={"judge_skipped_reason": reason})
     state.charge(AgentRole.CRITIC, judged.usage)

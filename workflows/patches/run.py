@@ -26,6 +26,7 @@ ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
+CHARGE_FAILED_PATCH = "charge-failed-model-calls"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -169,5 +170,14 @@ PATCHES: tuple[Patch, ...] = (
         "0.9.0",
         "A failing memory store (down, corrupt, locked, slow) costs a run at most its bounds; "
         "it no longer fails the run.",
+    ),
+    Patch(
+        CHARGE_FAILED_PATCH,
+        date(2026, 12, 4),
+        "",
+        "0.10.0",
+        "What a failed model call cost (a cut-off, unparseable or refused reply, a cannot_plan, "
+        "an abandoned timeout, a refused request), as its activity reports it, is charged to the "
+        "run's usage and budget. Asked where such a failure is charged, not at the run's start.",
     ),
 )
