@@ -85,9 +85,7 @@ def policy_retry(policy: CallPolicy) -> RetryPolicy:
     )
 
 
-def policy_timeout(
-    policy: CallPolicy | None, *, local: bool, uses_llm: bool = False
-) -> timedelta:
+def policy_timeout(policy: CallPolicy | None, *, local: bool, uses_llm: bool = False) -> timedelta:
     """One attempt's start-to-close timeout: the tool's own, else the house's (a tool that calls
     a model: as long as a model call may be set to take, see steps.PLAN_TIMEOUT)."""
     if policy is not None and policy.timeout_seconds is not None:
