@@ -8,9 +8,11 @@ from temporalio.client import Client
 
 from activities.llm import LLMProvider
 from activities.llm.config import PLAN_MAX_TOKENS, RoleTimeouts
+from activities.llm.pricing import PricingTable
 from harness.core.usage import TokenUsage
 from harness.engine.run import RunPhase, RunRequest, RunResult
-from harness.engine.trace import TraceKind
+from harness.engine.trace import AgentRole, TraceKind
+from scenarios.registry import registered
 from tests.fakes import FakeApi, FakeServer, Recorded, Reply
 from tests.providers.script import (
     PLAN_USAGE,
@@ -19,15 +21,18 @@ from tests.providers.script import (
     counted,
     expected_usage,
 )
-from tests.providers.support import MODELS
+from tests.providers.support import MODELS, PRICING, build_provider
+from tests.providers.test_agent_runs import AGENTS_PLAN
 from tests.providers.test_failed_call_usage import (
     CUT_OFF_PLAN,
     WRITE_USAGE,
     estimate,
+    refusal,
     sent_chars,
     slow,
     with_timeouts,
 )
+from tests.scenarios.tides import QUESTION, TIDES
 from tests.support import execute_run, running_worker
 
 GOAL = "Compare Paris and Tokyo"
@@ -166,3 +171,24 @@ async def test_an_unparseable_verdict_is_charged_to_the_run(
         result = await execute_run(client, task_queue, RunRequest(goal=GOAL))
     assert result.verdict is not None and result.verdict.judge_skipped_reason is not None
     assert_usage(result, script.total().plus(expected_usage(MODELS.judge, WRITE_USAGE)))
+
+
+async def test_a_refused_agent_turn_is_charged_to_the_run(
+    client: Client, task_queue: str, api: FakeApi, server: FakeServer
+) -> None:
+    pricing = PricingTable({**PRICING.prices(), MODELS.planner: PRICING.prices()[MODELS.planner]})
+    provider: LLMProvider = build_provider(api, api.base_url(server.url), pricing=pricing)
+    server.fallback = refusal(api, WRITE_USAGE)
+    request = RunRequest(goal=QUESTION, scenario=TIDES.name, plan=AGENTS_PLAN, max_replans=0)
+    with registered(TIDES):
+        async with running_worker(client, task_queue, provider):
+            result = await execute_run(client, task_queue, request)
+    assert result.status is not RunPhase.SUCCEEDED
+    failed = [node for node in result.nodes if node.error_code == "POLICY_VIOLATION"]
+    assert failed, result.error
+    turn = expected_usage(MODELS.planner, WRITE_USAGE)
+    refused = TokenUsage()
+    for _ in failed:
+        refused = refused.plus(turn)
+    assert counted(result.usage_by_role[AgentRole.AGENT]) == pytest.approx(counted(refused))
+    assert_usage(result, refused)
