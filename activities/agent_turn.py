@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
+from activities.spending import Spending, charged_attempts
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.core.errors import ErrorCode
 from harness.engine.contracts import AGENT_TURN_ACTIVITY
@@ -37,9 +38,11 @@ class AgentTurnActivities:
                 type=ErrorCode.INVALID_ARGUMENT.value,
                 non_retryable=True,
             )
-        with as_temporal_failures(attempt):
+        spending = Spending()
+        with charged_attempts(spending), as_temporal_failures(attempt):
             provider = self._providers.get(request.provider)
-            reply = await with_heartbeats(provider.agent_turn(request))
+            reply = await with_heartbeats(provider.agent_turn(request), spending.details)
+        reply.usage = spending.plus_earlier(reply.usage)
         logger.info(
             "agent.turn", stop=reply.stop.value, calls=len(reply.tool_calls), model=reply.model
         )

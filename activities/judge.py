@@ -9,6 +9,7 @@ from temporalio import activity
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderRegistry
 from activities.provider_errors import as_temporal_failures
+from activities.spending import Spending, charged_attempts
 from harness.catalog.llm import JudgeRequest
 from harness.engine.contracts import JUDGE_ACTIVITY
 from harness.engine.messages import JudgeCallRequest, JudgeCallResult
@@ -25,7 +26,8 @@ class JudgeActivities:
     @activity.defn(name=JUDGE_ACTIVITY)
     async def judge(self, request: JudgeCallRequest) -> JudgeCallResult:
         attempt = activity.info().attempt
-        with as_temporal_failures(attempt):
+        spending = Spending()
+        with charged_attempts(spending), as_temporal_failures(attempt):
             scenario = get_scenario(request.scenario)
             provider = self._providers.get(request.provider)
             rubric = scenario.rubric(
@@ -40,12 +42,12 @@ class JudgeActivities:
                     model=request.model,
                 )
             )
-            reply = await with_heartbeats(judging)
+            reply = await with_heartbeats(judging, spending.details)
         log.info("judge.finish", run_id=request.run_id, passed=reply.passed, score=reply.score)
         return JudgeCallResult(
             passed=reply.passed,
             score=reply.score,
             reasons=reply.reasons,
             model=reply.model,
-            usage=reply.usage,
+            usage=spending.plus_earlier(reply.usage),
         )

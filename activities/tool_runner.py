@@ -13,13 +13,16 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from activities.attempt_clock import AttemptClock
 from activities.heartbeats import with_heartbeats
 from activities.llm import ProviderConfigError, ProviderError, ProviderRegistry
+from activities.llm.charging import spent_by
 from activities.mcp_hub import McpHub
 from activities.provider_errors import config_failure, provider_failure
+from activities.spending import Spending
 from activities.tool_metrics import record_tool_call
 from harness.catalog.llm import TextReply, TextRequest
 from harness.core.errors import ErrorCode, ToolError, is_retryable
 from harness.core.problems import describe_invalid
 from harness.core.redaction import redact
+from harness.core.usage import TokenUsage
 from harness.engine.contracts import PROBE_OPERATION_ACTIVITY, RUN_TOOL_ACTIVITY, RUN_TOOLS_ACTIVITY
 from harness.engine.messages import (
     BatchCallOutcome,
@@ -78,13 +81,17 @@ class ToolActivities:
     @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
         clock = AttemptClock(request.earlier_attempts)
+        spending = Spending()
         try:
-            result = await self._run_tool(request, clock)
+            result = await self._run_tool(request, clock, spending)
         except ApplicationError as error:
             record_tool_call(
                 request.scenario, request.tool, "FAILED", error.type, clock.elapsed_ms()
             )
-            raise clock.stamped(error) from error.__cause__
+            cause = error.__cause__
+            spent = spent_by(cause) if isinstance(cause, Exception) else None
+            failure = spending.failed(clock.stamped(error), spent, clock.details)
+            raise failure from cause
         record_tool_call(request.scenario, request.tool, "DONE", None, result.latency_ms)
         return result
 
@@ -113,7 +120,9 @@ class ToolActivities:
         record_tool_call(request.scenario, request.tool, "DONE", None, result.latency_ms)
         return BatchCallOutcome(node_id=request.node_id, call=result, attempts=result.attempt)
 
-    async def _run_tool(self, request: ToolCallRequest, clock: AttemptClock) -> ToolCallResult:
+    async def _run_tool(
+        self, request: ToolCallRequest, clock: AttemptClock, spending: Spending | None = None
+    ) -> ToolCallResult:
         attempt = clock.attempt
         logger = log.bind(
             run_id=request.run_id,
@@ -131,10 +140,13 @@ class ToolActivities:
             call = self._mcp_call(request, attempt)
         else:
             arguments = _arguments(tool, request, attempt)
-            context = self._context(request, attempt)
+            context = writing = self._context(request, attempt)
             call = tool.call(arguments, context)
+            if spending is not None:
+                spending.metered(lambda: writing.usage)
+        carried = spending.details if spending is not None else ()
         try:
-            result = await with_heartbeats(call, clock.details)
+            result = await with_heartbeats(call, (*clock.details, *carried))
         except ToolError as error:
             latency = round(clock.elapsed_ms(), 2)
             logger.info(
@@ -160,6 +172,8 @@ class ToolActivities:
         latency_ms = (timing.finished_at - timing.started_at).total_seconds() * 1000
         logger.info("tool.call", status="DONE", latency_ms=round(latency_ms, 2))
         usage = context.usage if context is not None and context.usage.total_tokens else None
+        if spending is not None and spending.earlier.total_tokens:
+            usage = spending.plus_earlier(usage or TokenUsage())
         return ToolCallResult(
             result=result, attempt=attempt, latency_ms=latency_ms, usage=usage, timing=timing
         )

@@ -55,7 +55,7 @@ from harness.engine.contracts import (
     AGENT_WAIT_ANSWER_SIGNAL,
 )
 from harness.waits.wait_book import WaitKind
-from workflows.activity_calls.failures import ActivityFailure, raise_if_cancelled
+from workflows.activity_calls.failures import ActivityFailure, charged_usage, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import PLAN_RETRY
 from workflows.activity_calls.tools import tool_call_summary
@@ -176,6 +176,8 @@ class AgentLoopWorkflow:
         except ActivityError as error:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+            if (spent := charged_usage(failure)) is not None:  # the parent charges the loop's
+                state.usage = state.usage.plus(spent)
             # the node fails as a node whose model call failed so would, with what it spent
             raise ApplicationError(
                 f"turn {turn} of the agent failed: {failure.code.value}: {failure.message}",

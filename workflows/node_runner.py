@@ -23,7 +23,7 @@ from harness.engine.faults import FaultSpec
 from harness.engine.messages import BatchCall, ToolCallGroup, ToolCallRequest
 from harness.engine.node_ledger import NodeLedger
 from harness.engine.run import ExecutionOptions
-from workflows.activity_calls.failures import ActivityFailure
+from workflows.activity_calls.failures import ActivityFailure, charged_usage
 from workflows.activity_calls.tools import (
     policy_retry,
     retry_after,
@@ -177,6 +177,8 @@ class NodeRunner:
         self._ledger.fail(
             node_id, arguments, failure.code, failure.message, failure.attempts, failure.timing
         )
+        if (usage := charged_usage(failure)) is not None:
+            self._ledger.charge_failed(node_id, usage)
 
     def _fault(self, tool: str, arguments: dict[str, JsonValue]) -> FaultSpec | None:
         """The injected fault this call carries, if the run has one for it."""

@@ -157,6 +157,7 @@ class RunPhases:
         except ActivityError as error:
             raise_if_cancelled(error)
             failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts)
+            self._ctx.charge_failed(AgentRole.PLANNER, failure, "planning")
             failures = [FailureContext(code=failure.type, message=failure.message)]
             state.failed(
                 RunPhase.FAILED_VALIDATION, f"planning failed: {failure.message}", failures

@@ -17,8 +17,9 @@ from harness.engine.node_ledger import NodeLedger
 from harness.engine.progress_page import ProgressPage, page_after
 from harness.engine.run import NodeOutcome, RunCounts, RunPhase, RunResult, RunStatus
 from harness.engine.run_state import RunState
-from harness.engine.trace import TraceLog
+from harness.engine.trace import AgentRole, TraceKind, TraceLog
 from workflows import search_attributes
+from workflows.activity_calls.failures import ActivityFailure, charged_usage
 from workflows.clock import RunClock
 from workflows.details import current_details
 from workflows.patches import ELAPSED_ON_DEMAND_PATCH
@@ -88,6 +89,23 @@ class RunContext:
         if self.budget.limits.max_seconds is None or workflow.patched(ELAPSED_ON_DEMAND_PATCH):
             return self.budget.degradation()
         return self.budget.degradation(self.trace.elapsed_at_last_event)
+
+    def charge_failed(self, role: AgentRole, failure: ActivityFailure, what: str) -> None:
+        """What a failed model call (`what`: planning, judging) cost, charged to the run."""
+        usage = charged_usage(failure)
+        if usage is None:
+            return
+        self.state.charge(role, usage)
+        self.budget.charge_tokens(usage.total_tokens, usage.cost_usd)
+        estimated = " (estimated)" if usage.estimated else ""
+        self.trace.emit(
+            TraceKind.USAGE_CHARGE,
+            role=role,
+            tokens=usage.total_tokens,
+            cost_usd=usage.cost_usd,
+            message=f"failed {what} cost {usage.total_tokens} tokens{estimated}",
+            data={"estimated": usage.estimated},
+        )
 
     def display_phase(self) -> RunPhase:
         """WAITING while anything waits on a person or a system, else the run's phase."""

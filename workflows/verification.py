@@ -86,6 +86,7 @@ async def _judge(
     except ActivityError as error:
         raise_if_cancelled(error)
         failure = ActivityFailure(error, PLAN_RETRY.maximum_attempts or 1)
+        ctx.charge_failed(AgentRole.CRITIC, failure, "judging")
         reason = f"judge unavailable ({failure.type}): {failure.message}"
         if provider_failed(failure.code.value):
             ctx.judge_failure = FailureContext(code=failure.code.value, message=failure.message)

@@ -9,6 +9,8 @@ and catalog) is marked for prompt caching. SDK retries are off: Temporal retries
 
 from __future__ import annotations
 
+import json
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anthropic
@@ -22,16 +24,8 @@ from anthropic.types import (
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
-from activities.llm.config import (
-    AGENT_TURN_TIMEOUT_SECONDS,
-    ANTHROPIC,
-    JUDGE_TIMEOUT_SECONDS,
-    PLAN_MAX_TOKENS,
-    PLANNER_TIMEOUT_SECONDS,
-    VERDICT_MAX_TOKENS,
-    WORKER_TIMEOUT_SECONDS,
-    ProviderSettings,
-)
+from activities.llm.charging import charged, charged_estimate
+from activities.llm.config import ANTHROPIC, PLAN_MAX_TOKENS, VERDICT_MAX_TOKENS, ProviderSettings
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
 from activities.llm.stops import refused, writer_cut_off
@@ -68,50 +62,59 @@ class AnthropicProvider:
             "text": planner_system(request.catalog, scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
-        message = await self._create(
-            model,
-            system=[system],
-            messages=_asked(planner_user(request)),
-            max_tokens=PLAN_MAX_TOKENS,
-            timeout=PLANNER_TIMEOUT_SECONDS,
-            schema=PLAN_SCHEMA,
-        )
-        plan = parse_plan(_text(message, whole=True))
+        prompt = planner_user(request)
+        with self._charged(model, system["text"] + prompt, PLAN_MAX_TOKENS):
+            message = await self._create(
+                model,
+                system=[system],
+                messages=_asked(prompt),
+                max_tokens=PLAN_MAX_TOKENS,
+                timeout=self._settings.timeouts.planner,
+                schema=PLAN_SCHEMA,
+            )
         usage = self._usage(message, model)
+        with charged(usage):
+            plan = parse_plan(_text(message, whole=True))
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{message.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
         model = self._settings.worker_model(request.model, request.economy)
-        message = await self._create(
-            model,
-            system=[{"type": "text", "text": request.system}],
-            messages=_asked(request.prompt),
-            max_tokens=request.max_output_tokens,
-            timeout=WORKER_TIMEOUT_SECONDS,
-        )
+        with self._charged(model, request.system + request.prompt, request.max_output_tokens):
+            message = await self._create(
+                model,
+                system=[{"type": "text", "text": request.system}],
+                messages=_asked(request.prompt),
+                max_tokens=request.max_output_tokens,
+                timeout=self._settings.timeouts.writer,
+            )
+        usage = self._usage(message, model)
         if message.stop_reason in _CUT_OFF:
-            usage = self._usage(message, model)
             raise writer_cut_off(message.model, request.max_output_tokens, usage)
-        text = _text(message, whole=False)
-        return TextReply(text=text, model=message.model, usage=self._usage(message, model))
+        with charged(usage):
+            text = _text(message, whole=False)
+        return TextReply(text=text, model=message.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
         model = self._settings.judge_model(request.model)
-        message = await self._create(
-            model,
-            system=[{"type": "text", "text": JUDGE_ROLE}],
-            messages=_asked(judge_user(request)),
-            max_tokens=VERDICT_MAX_TOKENS,
-            timeout=JUDGE_TIMEOUT_SECONDS,
-            schema=VERDICT_SCHEMA,
-        )
-        verdict = parse_verdict(_text(message, whole=True))
+        prompt = judge_user(request)
+        with self._charged(model, JUDGE_ROLE + prompt, VERDICT_MAX_TOKENS):
+            message = await self._create(
+                model,
+                system=[{"type": "text", "text": JUDGE_ROLE}],
+                messages=_asked(prompt),
+                max_tokens=VERDICT_MAX_TOKENS,
+                timeout=self._settings.timeouts.judge,
+                schema=VERDICT_SCHEMA,
+            )
+        usage = self._usage(message, model)
+        with charged(usage):
+            verdict = parse_verdict(_text(message, whole=True))
         return JudgeReply(
             passed=verdict.passed,
             score=verdict.score,
             reasons=verdict.reasons,
             model=message.model,
-            usage=self._usage(message, model),
+            usage=usage,
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
@@ -122,22 +125,27 @@ class AnthropicProvider:
             "text": request.system,
             "cache_control": {"type": "ephemeral"},
         }
-        message = await self._create(
-            model,
-            system=[system],
-            messages=anthropic_messages(request.messages),
-            max_tokens=request.max_output_tokens,
-            timeout=AGENT_TURN_TIMEOUT_SECONDS,
-            tools=anthropic_tools(request.tools) or None,
-        )
-        text = _said(message)
-        calls = [
-            ToolCall(id=block.id, tool=block.name, arguments=_arguments(block.input))
-            for block in message.content
-            if block.type == "tool_use"
-        ]
-        cut_off = message.stop_reason in _CUT_OFF
+        messages = anthropic_messages(request.messages)
+        tools = anthropic_tools(request.tools)
+        sent = request.system + json.dumps(messages, default=str) + json.dumps(tools)
+        with self._charged(model, sent, request.max_output_tokens):
+            message = await self._create(
+                model,
+                system=[system],
+                messages=messages,
+                max_tokens=request.max_output_tokens,
+                timeout=self._settings.timeouts.agent_turn,
+                tools=tools or None,
+            )
         usage = self._usage(message, model)
+        with charged(usage):
+            text = _said(message)
+            calls = [
+                ToolCall(id=block.id, tool=block.name, arguments=_arguments(block.input))
+                for block in message.content
+                if block.type == "tool_use"
+            ]
+        cut_off = message.stop_reason in _CUT_OFF
         return turn_reply(text, calls, cut_off=cut_off, model=message.model, usage=usage)
 
     async def _create(
@@ -172,6 +180,12 @@ class AnthropicProvider:
             raise timeout_error(self._endpoint, timeout) from None
         except anthropic.APIConnectionError:
             raise connection_error(self._endpoint) from None
+
+    def _charged(self, model: str, sent: str, max_tokens: int) -> AbstractContextManager[None]:
+        """A call that gets no reply is charged an estimate (see activities.llm.charging)."""
+        return charged_estimate(
+            sent, max_tokens, lambda usage: self._settings.pricing.priced(usage, model)
+        )
 
     def _usage(self, message: Message, model: str) -> TokenUsage:
         """Token counts as reported; Anthropic counts cache reads and writes apart from input."""

@@ -67,13 +67,53 @@ OPENAI = Vendor(
     default_models=RoleModels(planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1"),
 )
 
-# Each call gives up before its activity's start-to-close timeout does, so that the failure names
-# the provider instead of a bare activity timeout: planning and judging 3 min, tools 2 min
-# (an agent's turn gives up as the planner does, so its activity is to allow 3 min too).
-PLANNER_TIMEOUT_SECONDS = 150.0
-WORKER_TIMEOUT_SECONDS = 90.0
-JUDGE_TIMEOUT_SECONDS = 90.0
-AGENT_TURN_TIMEOUT_SECONDS = 150.0
+MODEL_CALL_TIMEOUT_MAX_SECONDS = 3600.0
+"""The longest a model call may be given: the activities that make them allow a little more
+(workflows.activity_calls.steps.MODEL_CALL_TIMEOUT), so the call, not Temporal, gives up first
+and the failure names the provider. A dead worker or server is found sooner, by the heartbeat
+timeout."""
+
+
+@dataclass(frozen=True)
+class RoleTimeouts:
+    """How long one model call of each role may take before the worker abandons it, in seconds.
+    The defaults fit a long plan (16,000 tokens) at a slow local server's speed."""
+
+    planner: float = 600.0
+    writer: float = 300.0
+    judge: float = 300.0
+    agent_turn: float = 600.0
+
+
+TIMEOUT_VARIABLES = {
+    "planner": "HARNESS_PLANNER_TIMEOUT_SECONDS",
+    "writer": "HARNESS_WRITER_TIMEOUT_SECONDS",
+    "judge": "HARNESS_JUDGE_TIMEOUT_SECONDS",
+    "agent_turn": "HARNESS_AGENT_TURN_TIMEOUT_SECONDS",
+}
+
+
+def role_timeouts(env: Mapping[str, str]) -> RoleTimeouts:
+    """The timeouts the environment sets, each role's default where it sets none; a value that
+    is not a number of seconds in (0, 3600] is a ProviderConfigError saying which."""
+    chosen: dict[str, float] = {}
+    for role, variable in TIMEOUT_VARIABLES.items():
+        raw = env.get(variable, "").strip()
+        if not raw:
+            continue
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds <= MODEL_CALL_TIMEOUT_MAX_SECONDS:
+            raise ProviderConfigError(
+                f"{variable} is {raw!r}; use a number of seconds more than 0 and at most "
+                f"{MODEL_CALL_TIMEOUT_MAX_SECONDS:g}"
+            )
+        chosen[role] = seconds
+    return RoleTimeouts(**chosen)
+
+
 PLAN_MAX_TOKENS = 16_000
 VERDICT_MAX_TOKENS = 2_000
 
@@ -93,6 +133,7 @@ class ProviderSettings:
     models: RoleModels
     pricing: PricingTable = field(repr=False)
     base_url: str | None = None
+    timeouts: RoleTimeouts = field(default_factory=RoleTimeouts)
 
     @property
     def url(self) -> str:
@@ -172,5 +213,10 @@ class ProviderSettings:
         )
         pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None)
         return cls(
-            vendor=vendor, api_key=api_key, models=models, pricing=pricing, base_url=base_url
+            vendor=vendor,
+            api_key=api_key,
+            models=models,
+            pricing=pricing,
+            base_url=base_url,
+            timeouts=role_timeouts(env),
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import AbstractContextManager
 
 import openai
 from openai.types.chat import (
@@ -27,16 +28,8 @@ from openai.types.chat.chat_completion_message_function_tool_call import Functio
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
-from activities.llm.config import (
-    AGENT_TURN_TIMEOUT_SECONDS,
-    JUDGE_TIMEOUT_SECONDS,
-    OPENAI,
-    PLAN_MAX_TOKENS,
-    PLANNER_TIMEOUT_SECONDS,
-    VERDICT_MAX_TOKENS,
-    WORKER_TIMEOUT_SECONDS,
-    ProviderSettings,
-)
+from activities.llm.charging import charged, charged_estimate
+from activities.llm.config import OPENAI, PLAN_MAX_TOKENS, VERDICT_MAX_TOKENS, ProviderSettings
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.openai_compat import (
     Compat,
@@ -106,33 +99,36 @@ class OpenAIProvider:
             planner_system(request.catalog, scenario.instructions),
             planner_user(request),
         )
-        completion = await self._create(
-            model,
-            messages=_asked(system, prompt),
-            max_tokens=PLAN_MAX_TOKENS,
-            timeout=PLANNER_TIMEOUT_SECONDS,
-            structured=PLAN_OUTPUT,
-        )
-        text = _text(completion, whole=True)
-        plan = parse_plan(text)
-        usage = self._usage(completion, model, system + prompt, text)
+        with self._charged(model, system + prompt, PLAN_MAX_TOKENS):
+            completion = await self._create(
+                model,
+                messages=_asked(system, prompt),
+                max_tokens=PLAN_MAX_TOKENS,
+                timeout=self._settings.timeouts.planner,
+                structured=PLAN_OUTPUT,
+            )
+        usage = self._usage(completion, model, system + prompt, _said(completion))
+        with charged(usage):
+            plan = parse_plan(_text(completion, whole=True))
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{completion.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
         model = self._settings.worker_model(request.model, request.economy)
         if self._responses.serves(model):
             return await self._responses.write(request, model)
-        completion = await self._create(
-            model,
-            messages=_asked(request.system, request.prompt),
-            max_tokens=request.max_output_tokens,
-            timeout=WORKER_TIMEOUT_SECONDS,
-        )
-        if _choice(completion).finish_reason == "length":
-            usage = self._usage(completion, model, request.system + request.prompt, "")
-            raise writer_cut_off(completion.model, request.max_output_tokens, usage)
-        text = _text(completion, whole=False)
-        usage = self._usage(completion, model, request.system + request.prompt, text)
+        sent = request.system + request.prompt
+        with self._charged(model, sent, request.max_output_tokens):
+            completion = await self._create(
+                model,
+                messages=_asked(request.system, request.prompt),
+                max_tokens=request.max_output_tokens,
+                timeout=self._settings.timeouts.writer,
+            )
+        usage = self._usage(completion, model, sent, _said(completion))
+        with charged(usage):
+            if _choice(completion).finish_reason == "length":
+                raise writer_cut_off(completion.model, request.max_output_tokens, usage)
+            text = _text(completion, whole=False)
         return TextReply(text=text, model=completion.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
@@ -140,21 +136,23 @@ class OpenAIProvider:
         if self._responses.serves(model):
             return await self._responses.judge(request, model)
         prompt = judge_user(request)
-        completion = await self._create(
-            model,
-            messages=_asked(JUDGE_ROLE, prompt),
-            max_tokens=VERDICT_MAX_TOKENS,
-            timeout=JUDGE_TIMEOUT_SECONDS,
-            structured=VERDICT_OUTPUT,
-        )
-        text = _text(completion, whole=True)
-        verdict = parse_verdict(text)
+        with self._charged(model, JUDGE_ROLE + prompt, VERDICT_MAX_TOKENS):
+            completion = await self._create(
+                model,
+                messages=_asked(JUDGE_ROLE, prompt),
+                max_tokens=VERDICT_MAX_TOKENS,
+                timeout=self._settings.timeouts.judge,
+                structured=VERDICT_OUTPUT,
+            )
+        usage = self._usage(completion, model, JUDGE_ROLE + prompt, _said(completion))
+        with charged(usage):
+            verdict = parse_verdict(_text(completion, whole=True))
         return JudgeReply(
             passed=verdict.passed,
             score=verdict.score,
             reasons=verdict.reasons,
             model=completion.model,
-            usage=self._usage(completion, model, JUDGE_ROLE + prompt, text),
+            usage=usage,
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
@@ -162,21 +160,23 @@ class OpenAIProvider:
         if self._responses.serves(model):
             return await self._responses.agent_turn(request, model)
         messages = openai_messages(request.system, request.messages)
-        completion = await self._create(
-            model,
-            messages=messages,
-            max_tokens=request.max_output_tokens,
-            timeout=AGENT_TURN_TIMEOUT_SECONDS,
-            tools=openai_tools(request.tools) or None,
-        )
-        choice = _choice(completion)
-        text = choice.message.content or ""
-        calls = [
-            ToolCall(id=call.id, tool=call.function.name, arguments=_arguments(call.function))
-            for call in choice.message.tool_calls or []
-            if call.type == "function"
-        ]
         sent = json.dumps(messages, default=str) + json.dumps(openai_tools(request.tools))
+        with self._charged(model, sent, request.max_output_tokens):
+            completion = await self._create(
+                model,
+                messages=messages,
+                max_tokens=request.max_output_tokens,
+                timeout=self._settings.timeouts.agent_turn,
+                tools=openai_tools(request.tools) or None,
+            )
+        with charged(self._usage(completion, model, sent, _said(completion))):
+            choice = _choice(completion)
+            text = choice.message.content or ""
+            calls = [
+                ToolCall(id=call.id, tool=call.function.name, arguments=_arguments(call.function))
+                for call in choice.message.tool_calls or []
+                if call.type == "function"
+            ]
         got = text + "".join(call.model_dump_json() for call in calls)
         usage = self._usage(completion, model, sent, got)
         # Servers that speak the API (Ollama, vLLM) may finish a turn with calls as "stop":
@@ -223,6 +223,12 @@ class OpenAIProvider:
                 raise connection_error(self._endpoint) from None
             self._compat.settle(model, answered=True)
             return completion
+
+    def _charged(self, model: str, sent: str, max_tokens: int) -> AbstractContextManager[None]:
+        """A call that gets no reply is charged an estimate (see activities.llm.charging)."""
+        return charged_estimate(
+            sent, max_tokens, lambda usage: self._settings.pricing.priced(usage, model)
+        )
 
     def _usage(self, completion: ChatCompletion, model: str, sent: str, got: str) -> TokenUsage:
         """Token counts as reported (prompt tokens include the cached ones); estimated only when
@@ -273,6 +279,12 @@ def _arguments(function: Function) -> dict[str, JsonValue]:
             f"{function.arguments!r:.120}",
         )
     return arguments
+
+
+def _said(completion: ChatCompletion) -> str:
+    """The reply's text, whatever it is: what its output is estimated from, if not reported."""
+    choice = completion.choices[0] if completion.choices else None
+    return (choice.message.content or "") if choice else ""
 
 
 def _text(completion: ChatCompletion, *, whole: bool) -> str:

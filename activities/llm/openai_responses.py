@@ -35,13 +35,10 @@ from openai.types.shared.responses_model import ResponsesModel
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderConfigError, ProviderError
+from activities.llm.charging import charged, charged_estimate
 from activities.llm.config import (
-    AGENT_TURN_TIMEOUT_SECONDS,
-    JUDGE_TIMEOUT_SECONDS,
     PLAN_MAX_TOKENS,
-    PLANNER_TIMEOUT_SECONDS,
     VERDICT_MAX_TOKENS,
-    WORKER_TIMEOUT_SECONDS,
     ProviderSettings,
 )
 from activities.llm.http_errors import (
@@ -148,7 +145,7 @@ class ResponsesApi:
             system,
             _asked(prompt),
             max_tokens=PLAN_MAX_TOKENS,
-            timeout=PLANNER_TIMEOUT_SECONDS,
+            timeout=self._settings.timeouts.planner,
             schema=("plan", PLAN_SCHEMA),
         )
         usage = self._usage(response, model, system + prompt)
@@ -162,7 +159,7 @@ class ResponsesApi:
             request.system,
             _asked(request.prompt),
             max_tokens=request.max_output_tokens,
-            timeout=WORKER_TIMEOUT_SECONDS,
+            timeout=self._settings.timeouts.writer,
         )
         usage = self._usage(response, model, request.system + request.prompt)
         if _cut_off(response):
@@ -177,7 +174,7 @@ class ResponsesApi:
             JUDGE_ROLE,
             _asked(prompt),
             max_tokens=VERDICT_MAX_TOKENS,
-            timeout=JUDGE_TIMEOUT_SECONDS,
+            timeout=self._settings.timeouts.judge,
             schema=("verdict", VERDICT_SCHEMA),
         )
         usage = self._usage(response, model, JUDGE_ROLE + prompt)
@@ -198,7 +195,7 @@ class ResponsesApi:
             request.system,
             items,
             max_tokens=request.max_output_tokens,
-            timeout=AGENT_TURN_TIMEOUT_SECONDS,
+            timeout=self._settings.timeouts.agent_turn,
             tools=tools,
         )
         sent = request.system + json.dumps(items, default=str) + json.dumps(tools)
@@ -228,6 +225,22 @@ class ResponsesApi:
         if schema is not None:
             name, body = schema
             text = {"format": {"type": "json_schema", "name": name, "schema": body, "strict": True}}
+        sent = instructions + json.dumps(items, default=str)
+        priced = lambda usage: self._settings.pricing.priced(usage, model)  # noqa: E731
+        with charged_estimate(sent, max_tokens, priced):
+            return await self._send(model, instructions, items, max_tokens, timeout, text, tools)
+
+    async def _send(
+        self,
+        model: str,
+        instructions: str,
+        items: ResponseInputParam,
+        max_tokens: int,
+        timeout: float,
+        text: ResponseTextConfigParam | openai.Omit,
+        tools: list[FunctionToolParam] | None,
+    ) -> Response:
+        """One request; a failure is classified as the chat API's are."""
         try:
             response = await self._client.responses.create(
                 model=model,
@@ -325,12 +338,10 @@ def _asked(prompt: str) -> ResponseInputParam:
 
 
 def _charged(usage: TokenUsage, parse: Callable[[Given], Parsed], given: Given) -> Parsed:
-    """`parse(given)`; a reply it rejects still cost `usage`, so the failure carries it."""
-    try:
+    """`parse(given)`; a reply it rejects (or a model's cannot_plan) still cost `usage`, so the
+    failure carries it."""
+    with charged(usage):
         return parse(given)
-    except ProviderError as error:
-        error.usage = error.usage or usage
-        raise
 
 
 def _cut_off(response: Response) -> bool:

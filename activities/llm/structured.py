@@ -24,6 +24,7 @@ from activities.llm.base import ProviderError
 from harness.core.errors import ErrorCode
 from harness.core.plan import ArgumentBinding, ArgumentKind, Plan, PlanNode
 from harness.core.problems import describe_invalid
+from harness.core.usage import TokenUsage
 from scenarios.base import PlanningError
 
 _THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL)
@@ -169,7 +170,12 @@ VERDICT_EXAMPLE = VerdictDraft(
 
 class ModelCannotPlanError(PlanningError):
     """The model answered `cannot_plan`: a CANNOT_PLAN failure, planned once more before the
-    user is asked (a scenario's own planner raises PlanningError: MISSING_INFO, asked at once)."""
+    user is asked (a scenario's own planner raises PlanningError: MISSING_INFO, asked at once).
+    `usage`: what the call that said it cost, so that the run is charged for it."""
+
+    def __init__(self, message: str, usage: TokenUsage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 def parse_plan(text: str) -> Plan:

@@ -335,6 +335,25 @@ class NodeLedger:
         )
         self._mark_skipped(skipped, f"dependency '{node_id}' failed", budget=False)
 
+    def charge_failed(self, node_id: str, usage: TokenUsage) -> None:
+        """What a failed call's model calls cost: charged to the run's usage and budget, shown
+        on the node and traced (marked when estimated)."""
+        outcome = self.outcomes[node_id]
+        outcome.usage = usage if outcome.usage is None else outcome.usage.plus(usage)
+        self.usage = self.usage.plus(usage)
+        self._budget.charge_tokens(usage.total_tokens, usage.cost_usd)
+        self._trace.emit(
+            TraceKind.USAGE_CHARGE,
+            role=AgentRole.WORKER,
+            node_id=node_id,
+            tool=outcome.tool,
+            tokens=usage.total_tokens,
+            cost_usd=usage.cost_usd,
+            message=f"the failed call of {outcome.tool} cost {usage.total_tokens} tokens"
+            + (" (estimated)" if usage.estimated else ""),
+            data={"estimated": usage.estimated},
+        )
+
     def cancel(self, node_id: str, reason: str, *, budget: bool) -> None:
         """An admitted node stopped before it finished: SKIPPED, with its dependents."""
         self._settle(node_id, 1)

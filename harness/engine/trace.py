@@ -35,6 +35,9 @@ class TraceKind(StrEnum):
     MEMORY_RETRIEVE = "memory.retrieve"
     MEMORY_RECORD = "memory.record"
     """Only when the run's episode was not saved (since 0.10), with why."""
+    USAGE_CHARGE = "usage.charge"
+    """What a failed model call cost, charged to the run (since 0.10): its tokens, its cost and
+    whether they are estimated."""
     VERIFICATION_FINISH = "verification.finish"
     RUN_FINISH = "run.finish"
 

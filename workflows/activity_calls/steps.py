@@ -35,11 +35,14 @@ from workflows.activity_calls.failures import NON_RETRYABLE_CODES
 from workflows.activity_calls.placement import SHORT_RETRY, llm_queue, local_activity
 
 CATALOG_TIMEOUT = timedelta(seconds=30)
-PLAN_TIMEOUT = timedelta(minutes=3)
+PLAN_TIMEOUT = timedelta(minutes=62)
+"""A model call's activity (planner, judge, agent turn, a writing tool's): longer than the
+longest call an operator may set (HARNESS_*_TIMEOUT_SECONDS, at most an hour), so the call gives
+up first and names the provider. A dead worker is found by the heartbeat timeout instead."""
 CHECK_TIMEOUT = timedelta(seconds=60)
 LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 """The planner and the judge heartbeat while the model answers: a dead worker is seen in
-seconds, not after the three-minute timeout of the call."""
+seconds, not after the hour-long timeout of the call."""
 PLAN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_attempts=3,

@@ -36,6 +36,7 @@ from workflows.activity_calls.failures import (
     raise_if_cancelled,
 )
 from workflows.activity_calls.placement import llm_queue, local_activity
+from workflows.activity_calls.steps import PLAN_TIMEOUT
 
 TOOL_TIMEOUT = timedelta(minutes=2)
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=10)
@@ -84,10 +85,13 @@ def policy_retry(policy: CallPolicy) -> RetryPolicy:
     )
 
 
-def policy_timeout(policy: CallPolicy | None, *, local: bool) -> timedelta:
-    """One attempt's start-to-close timeout: the tool's own, else the house's."""
+def policy_timeout(policy: CallPolicy | None, *, local: bool, uses_llm: bool = False) -> timedelta:
+    """One attempt's start-to-close timeout: the tool's own, else the house's (a tool that calls
+    a model: as long as a model call may be set to take, see steps.PLAN_TIMEOUT)."""
     if policy is not None and policy.timeout_seconds is not None:
         return timedelta(seconds=policy.timeout_seconds)
+    if uses_llm and not local:
+        return PLAN_TIMEOUT
     return LOCAL_TOOL_TIMEOUT if local else TOOL_TIMEOUT
 
 
@@ -117,7 +121,7 @@ async def run_tool_call(
         request,
         task_queue=llm_queue() if uses_llm else None,
         result_type=ToolCallResult,
-        start_to_close_timeout=policy_timeout(policy, local=False),
+        start_to_close_timeout=policy_timeout(policy, local=False, uses_llm=uses_llm),
         heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
         retry_policy=retry,
         summary=summary,

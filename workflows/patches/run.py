@@ -27,6 +27,7 @@ BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
 FAILED_PROVIDER_PATCH = "failed-provider-phase"
+CHARGE_FAILED_PATCH = "charge-failed-model-calls"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -181,5 +182,14 @@ PATCHES: tuple[Patch, ...] = (
         "FAILED_VALIDATION or FAILED_EXECUTION and a failed judge let the report pass; a "
         "model's cannot_plan is planned once more before the user is asked. Asked when such a "
         "failure arrives, not in the first workflow task.",
+    ),
+    Patch(
+        CHARGE_FAILED_PATCH,
+        date(2026, 12, 4),
+        "7217a16",
+        "0.10.0",
+        "What a failed model call cost (a cut-off, unparseable or refused reply, a cannot_plan, "
+        "an abandoned timeout, a refused request), as its activity reports it, is charged to the "
+        "run's usage and budget. Asked where such a failure is charged, not at the run's start.",
     ),
 )
