@@ -76,12 +76,14 @@ async def test_an_unparseable_plan_is_charged_to_the_run(
 async def test_a_cannot_plan_is_charged_to_the_run_that_it_ends(
     client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
-    server.enqueue(api.text_reply('{"nodes": [], "cannot_plan": "no tool for it"}', PLAN_USAGE))
+    cannot = api.text_reply('{"nodes": [], "cannot_plan": "no tool for it"}', PLAN_USAGE)
+    server.enqueue(cannot, cannot)  # a cannot_plan is planned once more before the run ends
     async with running_worker(client, task_queue, provider):
         result = await execute_run(client, task_queue, RunRequest(goal=GOAL, ask_user=False))
-    assert result.status is not RunPhase.SUCCEEDED
+    assert result.status is RunPhase.FAILED_VALIDATION
     assert result.error is not None and "no tool for it" in result.error
-    assert_usage(result, expected_usage(MODELS.planner, PLAN_USAGE))
+    once = expected_usage(MODELS.planner, PLAN_USAGE)
+    assert_usage(result, once.plus(once))
     assert result.usage.cost_usd > 0
 
 
@@ -120,7 +122,7 @@ async def test_an_abandoned_plan_is_charged_its_input_and_output_cap_though_its_
 async def test_a_server_error_retried_by_temporal_is_charged_for_the_failed_attempt(
     client: Client, task_queue: str, api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
-    server.enqueue(api.error_reply(500, "the server fell over"))
+    server.enqueue(api.error_reply(502, "the server fell over"))
     script = CitiesScript(api, GOAL)
     server.fallback = script
     async with running_worker(client, task_queue, provider):

@@ -162,7 +162,9 @@ async def test_a_refused_request_is_charged_its_estimated_input_and_no_output(
         await provider.plan(plan_request(), CITIES)
     usage = failed.value.usage
     assert usage is not None and usage.estimated
-    (sent,) = server.requests
+    # (a bare 500 from a server that is not OpenAI's is first tried in the next compatibility
+    # mode, which fails too: the charge is the call's, estimated from what it was asked)
+    sent = server.requests[0]
     assert counted(usage) == pytest.approx(
         counted(estimate(MODELS.planner, sent_chars(api, sent), 0))
     )
@@ -179,7 +181,9 @@ async def test_an_abandoned_call_is_charged_its_estimated_input_and_its_whole_ou
     assert failed.value.code is ErrorCode.TIMEOUT
     usage = failed.value.usage
     assert usage is not None and usage.estimated
-    (sent,) = server.requests
+    # (a bare 500 from a server that is not OpenAI's is first tried in the next compatibility
+    # mode, which fails too: the charge is the call's, estimated from what it was asked)
+    sent = server.requests[0]
     expected = estimate(MODELS.planner, sent_chars(api, sent), PLAN_MAX_TOKENS)
     assert counted(usage) == pytest.approx(counted(expected))
 
