@@ -9,6 +9,7 @@ and catalog) is marked for prompt caching. SDK retries are off: Temporal retries
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -22,6 +23,7 @@ from anthropic.types import (
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
+from activities.llm.caching import warn_if_uncached
 from activities.llm.config import (
     AGENT_TURN_TIMEOUT_SECONDS,
     ANTHROPIC,
@@ -34,6 +36,8 @@ from activities.llm.config import (
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.reasoning import Role, anthropic_reasoning_tokens
+from activities.llm.request_options import anthropic_options
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
@@ -44,6 +48,7 @@ from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
 
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
+_Limited = PlanRequest | TextRequest | JudgeRequest | AgentTurnRequest
 
 
 class AnthropicProvider:
@@ -61,7 +66,7 @@ class AnthropicProvider:
         return cls(ProviderSettings.from_env(ANTHROPIC))
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
-        model = self._settings.planner_model(request.model, request.economy)
+        model = self._priced(self._settings.planner_model(request.model, request.economy), request)
         system: TextBlockParam = {
             "type": "text",
             "text": planner_system(request.catalog, scenario.instructions),
@@ -71,35 +76,39 @@ class AnthropicProvider:
             model,
             system=[system],
             messages=_asked(planner_user(request)),
-            max_tokens=PLAN_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS),
             timeout=PLANNER_TIMEOUT_SECONDS,
             schema=PLAN_SCHEMA,
+            options=anthropic_options(self._settings, Role.PLANNER, model),
         )
         plan = parse_plan(_text(message, whole=True))
         usage = self._usage(message, model)
+        warn_if_uncached(self.name, message.model, request.scenario, usage)
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{message.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.worker_model(request.model, request.economy)
+        model = self._priced(self._settings.worker_model(request.model, request.economy), request)
         message = await self._create(
             model,
             system=[{"type": "text", "text": request.system}],
             messages=_asked(request.prompt),
-            max_tokens=request.max_output_tokens,
+            max_tokens=self._settings.reasoning.room(Role.WRITER, request.max_output_tokens),
             timeout=WORKER_TIMEOUT_SECONDS,
+            options=anthropic_options(self._settings, Role.WRITER, model),
         )
         text = _text(message, whole=False)
         return TextReply(text=text, model=message.model, usage=self._usage(message, model))
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.judge_model(request.model)
+        model = self._priced(self._settings.judge_model(request.model), request)
         message = await self._create(
             model,
             system=[{"type": "text", "text": JUDGE_ROLE}],
             messages=_asked(judge_user(request)),
-            max_tokens=VERDICT_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS),
             timeout=JUDGE_TIMEOUT_SECONDS,
             schema=VERDICT_SCHEMA,
+            options=anthropic_options(self._settings, Role.JUDGE, model),
         )
         verdict = parse_verdict(_text(message, whole=True))
         return JudgeReply(
@@ -111,7 +120,7 @@ class AnthropicProvider:
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
-        model = self._settings.agent_model(request.model, request.economy)
+        model = self._priced(self._settings.agent_model(request.model, request.economy), request)
         # The same system text and tools every turn: marked, they are read from the cache.
         system: TextBlockParam = {
             "type": "text",
@@ -146,12 +155,14 @@ class AnthropicProvider:
         timeout: float,
         schema: dict[str, Any] | None = None,
         tools: list[ToolParam] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Message:
         output: OutputConfigParam | anthropic.Omit = (
             {"format": {"type": "json_schema", "schema": schema}} if schema else anthropic.omit
         )
         try:
-            return await self._client.messages.create(
+            # typed here: the options' Any would make the whole call's result Any
+            message: Message = await self._client.messages.create(
                 model=model,
                 max_tokens=max_tokens,
                 system=system,
@@ -159,7 +170,9 @@ class AnthropicProvider:
                 output_config=output,
                 tools=tools if tools else anthropic.omit,
                 timeout=timeout,
+                **(options or {}),
             )
+            return message
         except anthropic.APIStatusError as error:
             raise status_error(
                 self._endpoint, error.status_code, error.response.headers, error.body
@@ -179,8 +192,12 @@ class AnthropicProvider:
             output_tokens=reported.output_tokens,
             cached_tokens=read,
             cache_write_tokens=written,
+            reasoning_tokens=anthropic_reasoning_tokens(reported),
         )
         return self._settings.pricing.priced(usage, message.model, model)
+
+    def _priced(self, model: str, request: _Limited) -> str:
+        return self._settings.check_priced(model, request.cost_limited)
 
 
 def _asked(prompt: str) -> list[MessageParam]:

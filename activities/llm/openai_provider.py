@@ -11,6 +11,7 @@ retries the activity.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import openai
@@ -25,6 +26,7 @@ from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
+from activities.llm.caching import warn_if_uncached
 from activities.llm.config import (
     AGENT_TURN_TIMEOUT_SECONDS,
     JUDGE_TIMEOUT_SECONDS,
@@ -37,6 +39,8 @@ from activities.llm.config import (
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.reasoning import Role, openai_reasoning_tokens
+from activities.llm.request_options import openai_options
 from activities.llm.scripted import estimate_tokens
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import openai_messages, openai_tools, turn_reply
@@ -46,6 +50,8 @@ from harness.core.errors import ErrorCode
 from harness.core.usage import TokenUsage
 from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
+
+_Limited = PlanRequest | TextRequest | JudgeRequest | AgentTurnRequest
 
 
 class OpenAIProvider:
@@ -63,7 +69,7 @@ class OpenAIProvider:
         return cls(ProviderSettings.from_env(OPENAI))
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
-        model = self._settings.planner_model(request.model, request.economy)
+        model = self._priced(self._settings.planner_model(request.model, request.economy), request)
         system, prompt = (
             planner_system(request.catalog, scenario.instructions),
             planner_user(request),
@@ -71,36 +77,40 @@ class OpenAIProvider:
         completion = await self._create(
             model,
             messages=_asked(system, prompt),
-            max_tokens=PLAN_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS),
             timeout=PLANNER_TIMEOUT_SECONDS,
             schema=("plan", PLAN_SCHEMA),
+            options=openai_options(self._settings, Role.PLANNER, request.scenario),
         )
         text = _text(completion, whole=True)
         plan = parse_plan(text)
         usage = self._usage(completion, model, system + prompt, text)
+        warn_if_uncached(self.name, completion.model, request.scenario, usage)
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{completion.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.worker_model(request.model, request.economy)
+        model = self._priced(self._settings.worker_model(request.model, request.economy), request)
         completion = await self._create(
             model,
             messages=_asked(request.system, request.prompt),
-            max_tokens=request.max_output_tokens,
+            max_tokens=self._settings.reasoning.room(Role.WRITER, request.max_output_tokens),
             timeout=WORKER_TIMEOUT_SECONDS,
+            options=openai_options(self._settings, Role.WRITER),
         )
         text = _text(completion, whole=False)
         usage = self._usage(completion, model, request.system + request.prompt, text)
         return TextReply(text=text, model=completion.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.judge_model(request.model)
+        model = self._priced(self._settings.judge_model(request.model), request)
         prompt = judge_user(request)
         completion = await self._create(
             model,
             messages=_asked(JUDGE_ROLE, prompt),
-            max_tokens=VERDICT_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS),
             timeout=JUDGE_TIMEOUT_SECONDS,
             schema=("verdict", VERDICT_SCHEMA),
+            options=openai_options(self._settings, Role.JUDGE),
         )
         text = _text(completion, whole=True)
         verdict = parse_verdict(text)
@@ -113,7 +123,7 @@ class OpenAIProvider:
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
-        model = self._settings.agent_model(request.model, request.economy)
+        model = self._priced(self._settings.agent_model(request.model, request.economy), request)
         messages = openai_messages(request.system, request.messages)
         completion = await self._create(
             model,
@@ -121,6 +131,7 @@ class OpenAIProvider:
             max_tokens=request.max_output_tokens,
             timeout=AGENT_TURN_TIMEOUT_SECONDS,
             tools=openai_tools(request.tools) or None,
+            options=openai_options(self._settings, Role.AGENT),
         )
         choice = _choice(completion)
         text = choice.message.content or ""
@@ -146,6 +157,7 @@ class OpenAIProvider:
         timeout: float,
         schema: tuple[str, dict[str, Any]] | None = None,
         tools: list[ChatCompletionToolParam] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ChatCompletion:
         response_format: ResponseFormat | openai.Omit = openai.omit
         if schema is not None:
@@ -155,7 +167,8 @@ class OpenAIProvider:
                 "json_schema": {"name": name, "schema": body, "strict": True},
             }
         try:
-            return await self._client.chat.completions.create(
+            # typed here: the options' Any would make the whole call's result Any
+            completion: ChatCompletion = await self._client.chat.completions.create(
                 model=model,
                 messages=messages,
                 max_completion_tokens=max_tokens,
@@ -163,7 +176,9 @@ class OpenAIProvider:
                 # no tools is no `tools` at all: the API refuses an empty list
                 tools=tools if tools else openai.omit,
                 timeout=timeout,
+                **(options or {}),
             )
+            return completion
         except openai.APIStatusError as error:
             raise status_error(
                 self._endpoint, error.status_code, error.response.headers, error.body
@@ -190,8 +205,12 @@ class OpenAIProvider:
                 output_tokens=reported.completion_tokens,
                 cached_tokens=(details.cached_tokens or 0) if details else 0,
                 cache_write_tokens=(details.cache_write_tokens or 0) if details else 0,
+                reasoning_tokens=openai_reasoning_tokens(reported),
             )
         return self._settings.pricing.priced(usage, completion.model, model)
+
+    def _priced(self, model: str, request: _Limited) -> str:
+        return self._settings.check_priced(model, request.cost_limited)
 
 
 def _asked(system: str, prompt: str) -> list[ChatCompletionMessageParam]:

@@ -58,6 +58,9 @@ class PlanRequest(BaseModel):
         description="The budget is under pressure (from 0.7): plan with the fallback model.",
     )
     model: str | None = Field(default=None, description="The run's planner model, if it names one.")
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: a model no price table lists is refused."
+    )
 
 
 class PlanResponse(BaseModel):
