@@ -29,7 +29,7 @@ _ANTHROPIC_MINIMUMS: tuple[tuple[str, int], ...] = (
 4.5 and Opus 4.5, and 1,024 for Sonnet and the other Opus models; later models of a family are
 taken to keep its minimum."""
 ANTHROPIC_DEFAULT_MINIMUM = 1_024
-_warned: set[tuple[str, str]] = set()
+_warned: set[tuple[str, str, str]] = set()
 
 
 def cache_minimum(provider: str, model: str) -> int:
@@ -55,9 +55,9 @@ def warn_if_uncached(provider: str, model: str, scenario: str, usage: TokenUsage
     cached = usage.cached_tokens or usage.cache_write_tokens
     if cached or usage.estimated or usage.input_tokens >= minimum:
         return
-    if (model, scenario) in _warned:
+    if (provider, model, scenario) in _warned:
         return
-    _warned.add((model, scenario))
+    _warned.add((provider, model, scenario))
     log.warning(
         "prompt_cache.under_minimum",
         provider=provider,
