@@ -39,7 +39,12 @@ class Role(StrEnum):
     AGENT = "agent"
 
 
-VARIABLES: dict[Role, str] = {role: f"HARNESS_{role.upper()}_REASONING" for role in Role}
+VARIABLES: dict[Role, str] = {
+    Role.PLANNER: "HARNESS_PLANNER_REASONING",
+    Role.WRITER: "HARNESS_WRITER_REASONING",
+    Role.JUDGE: "HARNESS_JUDGE_REASONING",
+    Role.AGENT: "HARNESS_AGENT_REASONING",
+}
 BUDGETS: dict[Effort, int] = {
     Effort.OFF: 0,
     Effort.LOW: 2_048,
