@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 
 import genai_prices
@@ -81,7 +80,7 @@ def maintained_cost(provider: str, model: str, usage: TokenUsage) -> float | Non
         price = info.calc_price(counts, found, genai_request_timestamp=datetime.now(UTC))
     except ValueError:  # a table entry that prices nothing of what was counted
         return None
-    return float(Decimal(price.total_price))
+    return float(price.total_price)
 
 
 class PricingTable:
