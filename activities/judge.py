@@ -40,6 +40,7 @@ class JudgeActivities:
                     criteria=rubric.criteria,
                     evidence_terms=rubric.evidence_terms,
                     model=request.model,
+                    cost_limited=request.cost_limited,
                 )
             )
             reply = await with_heartbeats(judging, spending.details)

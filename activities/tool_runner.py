@@ -193,6 +193,7 @@ class ToolActivities:
             plan_attempt=request.plan_attempt or 0,
             economy=request.economy,
             model=request.worker_model,
+            cost_limited=request.cost_limited,
         )
 
     def _mcp_call(self, request: ToolCallRequest, attempt: int) -> Awaitable[JsonValue]:

@@ -42,12 +42,16 @@ class ToolContext:
     """Under budget pressure: what the tool writes, the provider's fallback model writes."""
     model: str | None = None
     """The run's worker model, when the run names one."""
+    cost_limited: bool = False
+    """The run has a cost limit: a model no price table lists is refused."""
 
     async def write(self, request: TextRequest) -> TextReply:
         if self.economy:
             request = request.model_copy(update={"economy": True})
         if self.model and not request.model:
             request = request.model_copy(update={"model": self.model})
+        if self.cost_limited:
+            request = request.model_copy(update={"cost_limited": True})
         reply = await self.writer.write(request)
         self.usage = self.usage.plus(reply.usage)
         return reply

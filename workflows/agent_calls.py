@@ -60,6 +60,7 @@ async def model_turn(
             model=request.model,
             economy=request.economy,
             max_output_tokens=output_allowed(state.allowance, prompt),
+            cost_limited=state.allowance.limits.max_cost_usd is not None,
         ),
         task_queue=llm_queue(),
         result_type=AgentTurnReply,
@@ -150,5 +151,6 @@ def tool_request(
         task=request.task,
         plan_attempt=request.plan_attempt if request.task else None,
         economy=spec.uses_llm and request.economy,
+        cost_limited=spec.uses_llm and request.allowance.limits.max_cost_usd is not None,
         mcp=spec.mcp,
     )

@@ -261,6 +261,7 @@ class Batches:
                 scenario=options.scenario,
                 provider=options.provider,
                 worker_model=options.worker_model,
+                cost_limited=options.cost_limited,
                 max_concurrency=slots,
                 calls=calls,
                 task=options.task,

@@ -89,6 +89,7 @@ class NodeBatchWorkflow:
             arguments=call.arguments,
             provider=request.provider,
             worker_model=request.worker_model if call.uses_llm else None,
+            cost_limited=call.uses_llm and request.cost_limited,
             fault=call.fault,
             task=request.task,
             plan_attempt=request.plan_attempt,

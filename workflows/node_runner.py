@@ -106,6 +106,7 @@ class NodeRunner:
             plan_attempt=self._options.attempt if self._options.task else None,
             economy=spec.uses_llm and self._economy(),
             worker_model=self._options.worker_model if spec.uses_llm else None,
+            cost_limited=spec.uses_llm and self._options.cost_limited,
             mcp=spec.mcp,
             earlier_attempts=earlier_attempts,
         )

@@ -151,6 +151,7 @@ class RunPhases:
             memory=context,
             economy=self._ctx.economy and self._ctx.degradation() is not Degradation.FULL,
             model=state.request.models.planner,
+            cost_limited=self._ctx.budget.limits.max_cost_usd is not None,
         )
         try:
             response = await steps.make_plan(request)

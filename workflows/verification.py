@@ -80,6 +80,7 @@ async def _judge(
         results=results,
         provider=state.request.provider,
         model=state.request.models.judge,
+        cost_limited=budget.limits.max_cost_usd is not None,
     )
     try:
         judged = await steps.judge(request)

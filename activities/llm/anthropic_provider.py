@@ -10,6 +10,7 @@ and catalog) is marked for prompt caching. SDK retries are off: Temporal retries
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -24,10 +25,13 @@ from anthropic.types import (
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
+from activities.llm.caching import warn_if_uncached
 from activities.llm.charging import charged, charged_estimate
 from activities.llm.config import ANTHROPIC, PLAN_MAX_TOKENS, VERDICT_MAX_TOKENS, ProviderSettings
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.reasoning import Role, anthropic_reasoning_tokens
+from activities.llm.request_options import anthropic_options
 from activities.llm.stops import refused, writer_cut_off
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
@@ -39,6 +43,7 @@ from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
 
 _CUT_OFF = ("max_tokens", "model_context_window_exceeded")
+_Limited = PlanRequest | TextRequest | JudgeRequest | AgentTurnRequest
 
 
 class AnthropicProvider:
@@ -56,36 +61,41 @@ class AnthropicProvider:
         return cls(ProviderSettings.from_env(ANTHROPIC))
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
-        model = self._settings.planner_model(request.model, request.economy)
+        model = self._priced(self._settings.planner_model(request.model, request.economy), request)
         system: TextBlockParam = {
             "type": "text",
             "text": planner_system(request.catalog, scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
         prompt = planner_user(request)
-        with self._charged(model, system["text"] + prompt, PLAN_MAX_TOKENS):
+        max_tokens = self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS)
+        with self._charged(model, system["text"] + prompt, max_tokens):
             message = await self._create(
                 model,
                 system=[system],
                 messages=_asked(prompt),
-                max_tokens=PLAN_MAX_TOKENS,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.planner,
                 schema=PLAN_SCHEMA,
+                options=anthropic_options(self._settings, Role.PLANNER, model),
             )
         usage = self._usage(message, model)
+        warn_if_uncached(self.name, message.model, request.scenario, usage)
         with charged(usage):
             plan = parse_plan(_text(message, whole=True))
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{message.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.worker_model(request.model, request.economy)
-        with self._charged(model, request.system + request.prompt, request.max_output_tokens):
+        model = self._priced(self._settings.worker_model(request.model, request.economy), request)
+        max_tokens = self._settings.reasoning.room(Role.WRITER, request.max_output_tokens)
+        with self._charged(model, request.system + request.prompt, max_tokens):
             message = await self._create(
                 model,
                 system=[{"type": "text", "text": request.system}],
                 messages=_asked(request.prompt),
-                max_tokens=request.max_output_tokens,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.writer,
+                options=anthropic_options(self._settings, Role.WRITER, model),
             )
         usage = self._usage(message, model)
         if message.stop_reason in _CUT_OFF:
@@ -95,16 +105,18 @@ class AnthropicProvider:
         return TextReply(text=text, model=message.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.judge_model(request.model)
+        model = self._priced(self._settings.judge_model(request.model), request)
         prompt = judge_user(request)
-        with self._charged(model, JUDGE_ROLE + prompt, VERDICT_MAX_TOKENS):
+        max_tokens = self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS)
+        with self._charged(model, JUDGE_ROLE + prompt, max_tokens):
             message = await self._create(
                 model,
                 system=[{"type": "text", "text": JUDGE_ROLE}],
                 messages=_asked(prompt),
-                max_tokens=VERDICT_MAX_TOKENS,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.judge,
                 schema=VERDICT_SCHEMA,
+                options=anthropic_options(self._settings, Role.JUDGE, model),
             )
         usage = self._usage(message, model)
         with charged(usage):
@@ -118,7 +130,7 @@ class AnthropicProvider:
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
-        model = self._settings.agent_model(request.model, request.economy)
+        model = self._priced(self._settings.agent_model(request.model, request.economy), request)
         # The same system text and tools every turn: marked, they are read from the cache.
         system: TextBlockParam = {
             "type": "text",
@@ -136,6 +148,7 @@ class AnthropicProvider:
                 max_tokens=request.max_output_tokens,
                 timeout=self._settings.timeouts.agent_turn,
                 tools=tools or None,
+                options=anthropic_options(self._settings, Role.AGENT, model),
             )
         usage = self._usage(message, model)
         with charged(usage):
@@ -158,12 +171,14 @@ class AnthropicProvider:
         timeout: float,
         schema: dict[str, Any] | None = None,
         tools: list[ToolParam] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Message:
         output: OutputConfigParam | anthropic.Omit = (
             {"format": {"type": "json_schema", "schema": schema}} if schema else anthropic.omit
         )
         try:
-            return await self._client.messages.create(
+            # typed here: the options' Any would make the whole call's result Any
+            message: Message = await self._client.messages.create(
                 model=model,
                 max_tokens=max_tokens,
                 system=system,
@@ -171,7 +186,9 @@ class AnthropicProvider:
                 output_config=output,
                 tools=tools if tools else anthropic.omit,
                 timeout=timeout,
+                **(options or {}),
             )
+            return message
         except anthropic.APIStatusError as error:
             raise status_error(
                 self._endpoint, error.status_code, error.response.headers, error.body
@@ -197,8 +214,12 @@ class AnthropicProvider:
             output_tokens=reported.output_tokens,
             cached_tokens=read,
             cache_write_tokens=written,
+            reasoning_tokens=anthropic_reasoning_tokens(reported),
         )
         return self._settings.pricing.priced(usage, message.model, model)
+
+    def _priced(self, model: str, request: _Limited) -> str:
+        return self._settings.check_priced(model, request.cost_limited)
 
 
 def _asked(prompt: str) -> list[MessageParam]:

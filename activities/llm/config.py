@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from activities.llm.base import ProviderConfigError
 from activities.llm.http_errors import Endpoint
-from activities.llm.pricing import PRICING_FILE_VARIABLE, PricingTable, load_pricing
+from activities.llm.pricing import (
+    PRICING_FILE_VARIABLE,
+    PricingTable,
+    how_to_price,
+    load_pricing,
+)
+from activities.llm.reasoning import NO_REASONING_SETTINGS, Reasoning, read_reasoning
 from harness.engine.run_models import family_problem
 
 
@@ -54,9 +60,9 @@ ANTHROPIC = Vendor(
     base_url_variable="ANTHROPIC_BASE_URL",
     default_base_url="https://api.anthropic.com",
     default_models=RoleModels(
-        planner="claude-sonnet-4-6",
-        worker="claude-haiku-4-5",
-        judge="claude-sonnet-4-6",
+        planner="claude-sonnet-5-5",
+        worker="claude-haiku-5-5",
+        judge="claude-sonnet-5-5",
     ),
 )
 OPENAI = Vendor(
@@ -64,7 +70,7 @@ OPENAI = Vendor(
     key_variable="OPENAI_API_KEY",
     base_url_variable="OPENAI_BASE_URL",
     default_base_url="https://api.openai.com/v1",
-    default_models=RoleModels(planner="gpt-4.1", worker="gpt-4.1-mini", judge="gpt-4.1"),
+    default_models=RoleModels(planner="gpt-5.5", worker="gpt-5.4-mini", judge="gpt-5.5"),
 )
 
 MODEL_CALL_TIMEOUT_MAX_SECONDS = 3600.0
@@ -134,6 +140,7 @@ class ProviderSettings:
     pricing: PricingTable = field(repr=False)
     base_url: str | None = None
     timeouts: RoleTimeouts = field(default_factory=RoleTimeouts)
+    reasoning: Reasoning = NO_REASONING_SETTINGS
 
     @property
     def url(self) -> str:
@@ -171,21 +178,19 @@ class ProviderSettings:
         return self.served(asked) if asked else self.models.judge
 
     def served(self, model: str) -> str:
-        """`model`, if this provider serves it to a run that asks: one of its family that the
-        price table lists, so that the run's cost budget holds."""
+        """`model`, if this provider serves it to a run that asks: one of its family."""
         problem = family_problem(self.vendor.name, model)
-        if problem is None and self.pricing.price_of(model) is None:
-            problem = (
-                f"{self.vendor.name} serves a run only the models it can price "
-                f"({', '.join(self._priced_of_family())}); add {model} to the file named by "
-                f"{PRICING_FILE_VARIABLE}"
-            )
         if problem is not None:
             raise ProviderConfigError(problem)
         return model
 
-    def _priced_of_family(self) -> list[str]:
-        return [m for m in self.pricing.models() if family_problem(self.vendor.name, m) is None]
+    def check_priced(self, model: str, cost_limited: bool) -> str:
+        """`model`, unless the run has a cost limit and no table prices the model: its calls
+        would count 0 and the limit would not hold. (Without a limit the call runs, its cost
+        marked unknown.)"""
+        if cost_limited and not self.pricing.knows(model):
+            raise ProviderConfigError(f"the run has a cost limit and {how_to_price(model)}")
+        return model
 
     @classmethod
     def from_env(cls, vendor: Vendor, env: Mapping[str, str] | None = None) -> ProviderSettings:
@@ -211,7 +216,7 @@ class ProviderSettings:
             fallback=env.get(MODEL_VARIABLES.fallback, "").strip() or defaults.fallback,
             agent=env.get(MODEL_VARIABLES.agent, "").strip() or defaults.agent,
         )
-        pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None)
+        pricing = load_pricing(env.get(PRICING_FILE_VARIABLE, "").strip() or None, vendor.name)
         return cls(
             vendor=vendor,
             api_key=api_key,
@@ -219,4 +224,5 @@ class ProviderSettings:
             pricing=pricing,
             base_url=base_url,
             timeouts=role_timeouts(env),
+            reasoning=read_reasoning(env, vendor.name),
         )

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
+from typing import Any
 
 import openai
 from openai.types.chat import (
@@ -28,6 +30,7 @@ from openai.types.chat.chat_completion_message_function_tool_call import Functio
 from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
+from activities.llm.caching import warn_if_uncached
 from activities.llm.charging import charged, charged_estimate
 from activities.llm.config import OPENAI, PLAN_MAX_TOKENS, VERDICT_MAX_TOKENS, ProviderSettings
 from activities.llm.http_errors import connection_error, status_error, timeout_error
@@ -40,6 +43,8 @@ from activities.llm.openai_compat import (
 )
 from activities.llm.openai_responses import ResponsesApi, WireApi
 from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.reasoning import Role, openai_reasoning_tokens
+from activities.llm.request_options import openai_options
 from activities.llm.scripted import estimate_tokens
 from activities.llm.stops import chat_refused, writer_cut_off
 from activities.llm.structured import (
@@ -60,6 +65,7 @@ from scenarios.base import Pack
 
 PLAN_OUTPUT = Structured("plan", PLAN_SCHEMA, PLAN_EXAMPLE)
 VERDICT_OUTPUT = Structured("verdict", VERDICT_SCHEMA, VERDICT_EXAMPLE)
+_Limited = PlanRequest | TextRequest | JudgeRequest | AgentTurnRequest
 
 
 class OpenAIProvider:
@@ -92,37 +98,42 @@ class OpenAIProvider:
         )
 
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
-        model = self._settings.planner_model(request.model, request.economy)
+        model = self._priced(self._settings.planner_model(request.model, request.economy), request)
         if self._responses.serves(model):
             return await self._responses.plan(request, scenario, model)
         system, prompt = (
             planner_system(request.catalog, scenario.instructions),
             planner_user(request),
         )
-        with self._charged(model, system + prompt, PLAN_MAX_TOKENS):
+        max_tokens = self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS)
+        with self._charged(model, system + prompt, max_tokens):
             completion = await self._create(
                 model,
                 messages=_asked(system, prompt),
-                max_tokens=PLAN_MAX_TOKENS,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.planner,
                 structured=PLAN_OUTPUT,
+                options=openai_options(self._settings, Role.PLANNER, request.scenario),
             )
         usage = self._usage(completion, model, system + prompt, _said(completion))
+        warn_if_uncached(self.name, completion.model, request.scenario, usage)
         with charged(usage):
             plan = parse_plan(_text(completion, whole=True))
         return PlanResponse(plan=plan, planned_by=f"{self.name}:{completion.model}", usage=usage)
 
     async def write(self, request: TextRequest) -> TextReply:
-        model = self._settings.worker_model(request.model, request.economy)
+        model = self._priced(self._settings.worker_model(request.model, request.economy), request)
         if self._responses.serves(model):
             return await self._responses.write(request, model)
         sent = request.system + request.prompt
-        with self._charged(model, sent, request.max_output_tokens):
+        max_tokens = self._settings.reasoning.room(Role.WRITER, request.max_output_tokens)
+        with self._charged(model, sent, max_tokens):
             completion = await self._create(
                 model,
                 messages=_asked(request.system, request.prompt),
-                max_tokens=request.max_output_tokens,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.writer,
+                options=openai_options(self._settings, Role.WRITER),
             )
         usage = self._usage(completion, model, sent, _said(completion))
         with charged(usage):
@@ -132,17 +143,19 @@ class OpenAIProvider:
         return TextReply(text=text, model=completion.model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
-        model = self._settings.judge_model(request.model)
+        model = self._priced(self._settings.judge_model(request.model), request)
         if self._responses.serves(model):
             return await self._responses.judge(request, model)
         prompt = judge_user(request)
-        with self._charged(model, JUDGE_ROLE + prompt, VERDICT_MAX_TOKENS):
+        max_tokens = self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS)
+        with self._charged(model, JUDGE_ROLE + prompt, max_tokens):
             completion = await self._create(
                 model,
                 messages=_asked(JUDGE_ROLE, prompt),
-                max_tokens=VERDICT_MAX_TOKENS,
+                max_tokens=max_tokens,
                 timeout=self._settings.timeouts.judge,
                 structured=VERDICT_OUTPUT,
+                options=openai_options(self._settings, Role.JUDGE),
             )
         usage = self._usage(completion, model, JUDGE_ROLE + prompt, _said(completion))
         with charged(usage):
@@ -156,7 +169,7 @@ class OpenAIProvider:
         )
 
     async def agent_turn(self, request: AgentTurnRequest) -> AgentTurnReply:
-        model = self._settings.agent_model(request.model, request.economy)
+        model = self._priced(self._settings.agent_model(request.model, request.economy), request)
         if self._responses.serves(model):
             return await self._responses.agent_turn(request, model)
         messages = openai_messages(request.system, request.messages)
@@ -168,6 +181,7 @@ class OpenAIProvider:
                 max_tokens=request.max_output_tokens,
                 timeout=self._settings.timeouts.agent_turn,
                 tools=openai_tools(request.tools) or None,
+                options=openai_options(self._settings, Role.AGENT),
             )
         with charged(self._usage(completion, model, sent, _said(completion))):
             choice = _choice(completion)
@@ -193,13 +207,16 @@ class OpenAIProvider:
         timeout: float,
         structured: Structured | None = None,
         tools: list[ChatCompletionToolParam] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ChatCompletion:
         """One completion. A refusal of a parameter the server can do without (auto mode's
-        structured output, a token-limit parameter) sends the call again without it."""
+        structured output, a token-limit parameter) sends the call again without it. `options`:
+        the role's extra parameters (reasoning effort, prompt cache key)."""
         while True:
             shape = self._compat.shape(model, messages, max_tokens, structured, tools)
             try:
-                completion = await self._client.chat.completions.create(
+                # typed here: the options' Any would make the whole call's result Any
+                completion: ChatCompletion = await self._client.chat.completions.create(
                     model=model,
                     messages=shape.messages,
                     max_completion_tokens=shape.max_completion_tokens,
@@ -208,6 +225,7 @@ class OpenAIProvider:
                     tools=shape.tools,
                     tool_choice=shape.tool_choice,
                     timeout=timeout,
+                    **(options or {}),
                 )
             except openai.APIStatusError as error:
                 if self._compat.learn(model, shape, error):
@@ -247,8 +265,12 @@ class OpenAIProvider:
                 output_tokens=reported.completion_tokens,
                 cached_tokens=(details.cached_tokens or 0) if details else 0,
                 cache_write_tokens=(details.cache_write_tokens or 0) if details else 0,
+                reasoning_tokens=openai_reasoning_tokens(reported),
             )
         return self._settings.pricing.priced(usage, completion.model, model)
+
+    def _priced(self, model: str, request: _Limited) -> str:
+        return self._settings.check_priced(model, request.cost_limited)
 
 
 def _asked(system: str, prompt: str) -> list[ChatCompletionMessageParam]:

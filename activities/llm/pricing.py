@@ -1,18 +1,26 @@
-"""What model calls cost: USD per million tokens per model, overridable with HARNESS_PRICING_FILE.
+"""What model calls cost: genai-prices' maintained table, overridable with HARNESS_PRICING_FILE.
 
-Prices are list prices for standard processing (no batch discount, no long-context surcharge);
-the cost they give is an estimate of the bill, computed from the token counts the API reported.
-A table of our own rather than a pricing package (litellm's, say): the run's cost budget must
-be computed the same way on every worker and replay, from prices pinned in the repository and
-overridden only by the operator's file, never by a download.
+The table is the one bundled with the locked version of genai-prices (pyproject pins it), read
+from the package and never fetched: every worker prices a call the same, and a run's cost budget
+never depends on a download. The operator's file adds models (a local server's, at 0 say) or
+replaces prices, in USD per million tokens. Reasoning tokens are part of the output tokens the
+APIs report, and are priced as output.
+
+A model neither lists is unpriced: its calls cost 0 and their usage names it in
+`unpriced_models` (cost unknown), with a warning once per model; a run with a cost limit
+refuses it (`ProviderSettings.check_priced`).
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
+import genai_prices
 import structlog
+from genai_prices import data as bundled
+from genai_prices.data_snapshot import DataSnapshot
 from pydantic import BaseModel, Field, RootModel, ValidationError
 
 from activities.llm.base import ProviderConfigError
@@ -23,7 +31,11 @@ log = structlog.get_logger()
 
 PRICING_FILE_VARIABLE = "HARNESS_PRICING_FILE"
 PER_TOKENS = 1_000_000
+MAINTAINED_TABLE = f"genai-prices {genai_prices.__version__}"
 _SNAPSHOT = re.compile(r"(.+)-(?:\d{8}|\d{4}-\d{2}-\d{2})")
+# Built from the package's own data, not genai_prices.calc_price's snapshot: that one is
+# replaced by whatever starts genai_prices.UpdatePrices in the process (pydantic-ai can).
+_TABLE = DataSnapshot(providers=bundled.providers, from_auto_update=False)
 
 
 class ModelPrice(BaseModel):
@@ -51,70 +63,89 @@ class PriceList(RootModel[dict[str, ModelPrice]]):
     """The JSON of a pricing file: `{"model-name": {"input": 3, "output": 15, ...}, ...}`."""
 
 
-def _price(base: float, output: float, cached: float, write: float) -> ModelPrice:
-    return ModelPrice(input=base, output=output, cached_input=cached, cache_write=write)
-
-
-# Anthropic: cache writes (5-minute TTL) cost 1.25x input, cache reads 0.1x.
-# OpenAI: caching is automatic; writes cost the input price, reads are discounted.
-DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4-7": _price(5.0, 25.0, 0.50, 6.25),
-    "claude-opus-4-6": _price(5.0, 25.0, 0.50, 6.25),
-    "claude-opus-4-5": _price(5.0, 25.0, 0.50, 6.25),
-    "claude-sonnet-4-6": _price(3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4-5": _price(3.0, 15.0, 0.30, 3.75),
-    "claude-haiku-4-5": _price(1.0, 5.0, 0.10, 1.25),
-    "gpt-5.5": _price(5.0, 30.0, 0.50, 5.0),
-    "gpt-5.4": _price(2.50, 15.0, 0.25, 2.50),
-    "gpt-5.4-mini": _price(0.75, 4.50, 0.075, 0.75),
-    "gpt-5.4-nano": _price(0.20, 1.25, 0.02, 0.20),
-    "gpt-4.1": _price(2.0, 8.0, 0.50, 2.0),
-    "gpt-4.1-mini": _price(0.40, 1.60, 0.10, 0.40),
-    "gpt-4.1-nano": _price(0.10, 0.40, 0.025, 0.10),
-}
+def maintained_cost(provider: str, model: str, usage: TokenUsage) -> float | None:
+    """The cost of `usage` at the bundled table's price of `model` as `provider` sells it (its
+    dated snapshots included), at today's price; None when the table does not list it."""
+    try:
+        found, info = _TABLE.find_provider_model(model, None, provider, None)
+    except LookupError:
+        return None
+    counts = genai_prices.Usage(
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        output_tokens=usage.output_tokens,
+    )
+    try:
+        price = info.calc_price(counts, found, genai_request_timestamp=datetime.now(UTC))
+    except ValueError:  # a table entry that prices nothing of what was counted
+        return None
+    return float(price.total_price)
 
 
 class PricingTable:
-    def __init__(self, prices: dict[str, ModelPrice]) -> None:
+    """The operator's prices (`prices`), then, for a table of a hosted `provider`, the
+    maintained table's."""
+
+    def __init__(self, prices: dict[str, ModelPrice], provider: str | None = None) -> None:
         self._prices = dict(prices)
+        self._provider = provider
         self._unpriced: set[str] = set()
 
-    def models(self) -> list[str]:
-        return sorted(self._prices)
-
     def prices(self) -> dict[str, ModelPrice]:
+        """The operator's prices."""
         return dict(self._prices)
 
     def price_of(self, model: str) -> ModelPrice | None:
-        """The price of `model`, or of the model it is a dated snapshot of
+        """The operator's price of `model`, or of the model it is a dated snapshot of
         (`claude-haiku-4-5-20251001` as `claude-haiku-4-5`, `gpt-4.1-2025-04-14` as `gpt-4.1`)."""
         if model in self._prices:
             return self._prices[model]
         snapshot = _SNAPSHOT.fullmatch(model)
         return self._prices.get(snapshot.group(1)) if snapshot else None
 
+    def cost(self, usage: TokenUsage, model: str) -> float | None:
+        """What `usage` of `model` costs; None when neither table prices it."""
+        price = self.price_of(model)
+        if price is not None:
+            return price.cost(usage)
+        if self._provider is None:
+            return None
+        return maintained_cost(self._provider, model, usage)
+
+    def knows(self, model: str) -> bool:
+        return self.cost(TokenUsage(), model) is not None
+
     def priced(self, usage: TokenUsage, *models: str) -> TokenUsage:
-        """`usage` with its cost at the price of the first of `models` the table lists (the
-        model a reply names, then the one asked for); 0 when it lists none of them."""
-        price = next(filter(None, (self.price_of(model) for model in models)), None)
-        if price is None:
+        """`usage` with its cost at the price of the first of `models` a table lists (the model
+        a reply names, then the one asked for); 0 and cost unknown when none is listed."""
+        named = list(models[:1])
+        cost = next(filter(lambda c: c is not None, (self.cost(usage, m) for m in models)), None)
+        if cost is None:
             self._warn_unpriced(models[0] if models else "?")
-            return usage.model_copy(update={"cost_usd": 0.0, "models": list(models[:1])})
-        return usage.model_copy(update={"cost_usd": price.cost(usage), "models": list(models[:1])})
+            return usage.model_copy(
+                update={"cost_usd": 0.0, "models": named, "unpriced_models": named}
+            )
+        return usage.model_copy(update={"cost_usd": cost, "models": named})
 
     def _warn_unpriced(self, model: str) -> None:
         if model not in self._unpriced:
             self._unpriced.add(model)
-            log.warning(
-                "pricing.unknown_model",
-                model=model,
-                hint=f"price it in the file named by {PRICING_FILE_VARIABLE}; it counts as free",
-            )
+            log.warning("pricing.unknown_model", model=model, hint=how_to_price(model))
 
 
-def load_pricing(path: str | None) -> PricingTable:
-    """The default prices, with the models in the file at `path` (if any) added or replaced."""
-    prices = dict(DEFAULT_PRICES)
+def how_to_price(model: str) -> str:
+    return (
+        f"{MAINTAINED_TABLE} does not price {model}: add it to the JSON file named by "
+        f'{PRICING_FILE_VARIABLE}, e.g. {{"{model}": {{"input": 1.0, "output": 4.0}}}} '
+        "(USD per million tokens; 0 for a local server)"
+    )
+
+
+def load_pricing(path: str | None, provider: str | None = None) -> PricingTable:
+    """The maintained prices of `provider`'s models, with the models in the file at `path`
+    (if any) added or replaced."""
+    prices: dict[str, ModelPrice] = {}
     if path:
         try:
             listed = PriceList.model_validate_json(Path(path).read_text())
@@ -130,4 +161,4 @@ def load_pricing(path: str | None) -> PricingTable:
                 '{"model": {"input": 3.0, "output": 15.0}}, USD per million tokens'
             ) from error
         prices.update(listed.root)
-    return PricingTable(prices)
+    return PricingTable(prices, provider)

@@ -104,6 +104,11 @@ class AgentTurnRequest(BaseModel):
         default=False, description="Under budget pressure: the provider's fallback model answers."
     )
     max_output_tokens: int = Field(default=DEFAULT_TURN_OUTPUT_TOKENS, ge=1)
+    cost_limited: bool = Field(
+        default=False,
+        exclude_if=lambda limited: not limited,
+        description="The run has a cost limit: a model no price table lists is refused.",
+    )
 
     def problems(self) -> list[str]:
         """What makes the conversation one no API accepts (none: fine)."""

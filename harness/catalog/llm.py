@@ -24,6 +24,11 @@ class TextRequest(BaseModel):
         default=False, description="Under budget pressure: the provider's fallback model writes."
     )
     model: str | None = Field(default=None, description="The run's worker model, if it names one.")
+    cost_limited: bool = Field(
+        default=False,
+        exclude_if=lambda limited: not limited,
+        description="The run has a cost limit: a model no price table lists is refused.",
+    )
 
 
 class TextReply(BaseModel):
@@ -48,6 +53,11 @@ class JudgeRequest(BaseModel):
         description="Facts from the tool results that a faithful report repeats verbatim.",
     )
     model: str | None = Field(default=None, description="The run's judge model, if it names one.")
+    cost_limited: bool = Field(
+        default=False,
+        exclude_if=lambda limited: not limited,
+        description="The run has a cost limit: a model no price table lists is refused.",
+    )
 
 
 class JudgeReply(BaseModel):

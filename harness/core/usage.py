@@ -21,6 +21,17 @@ class TokenUsage(BaseModel):
     models: list[str] = Field(
         default_factory=list, description="The models behind this usage, in order of first use."
     )
+    unpriced_models: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda models: not models,
+        description="Models no price table lists: their calls count 0 in `cost_usd`, so the "
+        "cost is unknown. Left out when empty.",
+    )
+
+    @property
+    def cost_known(self) -> bool:
+        """Whether `cost_usd` is the whole cost (every model behind the usage is priced)."""
+        return not self.unpriced_models
 
     @property
     def total_tokens(self) -> int:
@@ -36,6 +47,7 @@ class TokenUsage(BaseModel):
             cost_usd=self.cost_usd + other.cost_usd,
             estimated=self.estimated or other.estimated,
             models=list(dict.fromkeys([*self.models, *other.models])),
+            unpriced_models=list(dict.fromkeys([*self.unpriced_models, *other.unpriced_models])),
         )
 
 

@@ -58,6 +58,9 @@ class PlanRequest(BaseModel):
         description="The budget is under pressure (from 0.7): plan with the fallback model.",
     )
     model: str | None = Field(default=None, description="The run's planner model, if it names one.")
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: a model no price table lists is refused."
+    )
 
 
 class PlanResponse(BaseModel):
@@ -81,6 +84,9 @@ class ToolCallRequest(BaseModel):
     )
     worker_model: str | None = unless_none(
         description="The model the run's tools write with, if it names one."
+    )
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: its model calls refuse a model no price table lists."
     )
     mcp: McpTarget | None = unless_none(
         description="The MCP server and tool that serve this call, if any."
@@ -199,6 +205,9 @@ class JudgeCallRequest(BaseModel):
     results: dict[str, JsonValue]
     provider: str | None = None
     model: str | None = Field(default=None, description="The run's judge model, if it names one.")
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: its model calls refuse a model no price table lists."
+    )
 
 
 class JudgeCallResult(BaseModel):
@@ -232,6 +241,9 @@ class NodeBatchRequest(BaseModel):
     scenario: str
     provider: str | None = unless_none()
     worker_model: str | None = unless_none()
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: its model calls refuse a model no price table lists."
+    )
     max_concurrency: int
     calls: list[BatchCall]
     task: TaskBinding | None = unless_none()

@@ -11,7 +11,7 @@ from harness.core.errors import FailureContext
 from harness.core.plan import Plan
 from harness.core.usage import TokenUsage
 from harness.engine.budget import BudgetLimits, BudgetSnapshot
-from harness.engine.compact import unless_none
+from harness.engine.compact import unless_false, unless_none
 from harness.engine.dag import NodeStatus
 from harness.engine.faults import FaultSpec
 from harness.engine.run_models import RunModels
@@ -185,6 +185,9 @@ class ExecutionOptions(BaseModel):
     max_concurrency: int = Field(ge=1)
     provider: str | None = None
     worker_model: str | None = None
+    cost_limited: bool = unless_false(
+        description="The run has a cost limit: its model calls refuse a model no price table lists."
+    )
     agent_model: str | None = Field(
         default=None, description="The model of the run's agent nodes; none: the worker's."
     )
@@ -245,6 +248,7 @@ class ExecutionOptions(BaseModel):
             max_concurrency=request.max_concurrency,
             provider=request.provider,
             worker_model=request.models.worker,
+            cost_limited=request.limits.max_cost_usd is not None,
             agent_model=request.models.agent,
             agent_runtime=request.agent_runtime,
             faults=request.faults,

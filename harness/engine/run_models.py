@@ -3,9 +3,9 @@ writes inside tools, the judge gives the verdict, the agent takes agent nodes' t
 role left unset uses the worker's model for it (HARNESS_PLANNER_MODEL, HARNESS_WORKER_MODEL,
 HARNESS_JUDGE_MODEL, HARNESS_AGENT_MODEL).
 
-Which models a provider serves is checked twice: here by family, before the run starts, when
-the run names its provider (a Claude model is not an OpenAI model), and by the worker, which
-serves only models it can price (activities.llm.pricing), so a run's cost budget holds."""
+Which models a provider serves is checked here by family, before the run starts, when the run
+names its provider (a Claude model is not an OpenAI model). The worker serves a run with a cost
+limit only models it can price (activities.llm.pricing), so the limit holds."""
 
 from __future__ import annotations
 

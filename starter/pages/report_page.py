@@ -134,11 +134,19 @@ def _usage(by_role: dict[str, TokenUsage], total: TokenUsage) -> str:
                     f"{usage.input_tokens:,}",
                     f"{usage.output_tokens:,}",
                     f"{usage.total_tokens:,}",
-                    f"{usage.cost_usd:.4f}",
+                    _cost(usage),
                 ),
             )
         )
     return _table(rows)
+
+
+def _cost(usage: TokenUsage) -> str:
+    """The cost, and the models whose part of it is unknown (no price table lists them)."""
+    known = f"{usage.cost_usd:.4f}"
+    if usage.cost_known:
+        return known
+    return f"{known} + unknown ({', '.join(usage.unpriced_models)})"
 
 
 def _attempts(history: list[AttemptRecord]) -> str:

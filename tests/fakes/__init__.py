@@ -16,6 +16,8 @@ class Usage:
     output: int
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int = 0
+    """The part of `output` spent reasoning."""
 
 
 @dataclass(frozen=True)

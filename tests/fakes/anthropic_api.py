@@ -15,8 +15,12 @@ class AnthropicApi:
         return root
 
     def text_reply(self, text: str, usage: Usage, *, cut_off: bool = False) -> Responder:
-        """A message with one text block, from the model the request named."""
+        """A message with one text block (after a thinking block when `usage` counts reasoning),
+        from the model the request named."""
         blocks = [{"type": "text", "text": text}]
+        if usage.reasoning:
+            thought = {"type": "thinking", "thinking": "Let me see.", "signature": "sig-1"}
+            blocks.insert(0, thought)
         return _message(blocks, "max_tokens" if cut_off else "end_turn", usage)
 
     def tool_calls_reply(self, calls: list[FakeCall], usage: Usage, text: str = "") -> Responder:
@@ -79,6 +83,7 @@ def _message(blocks: list[dict[str, Any]], stop_reason: str, usage: Usage) -> Re
                     "cache_read_input_tokens": usage.cache_read,
                     "cache_creation_input_tokens": usage.cache_write,
                     "output_tokens": usage.output,
+                    "output_tokens_details": {"thinking_tokens": usage.reasoning},
                 },
             },
         )

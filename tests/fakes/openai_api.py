@@ -104,6 +104,7 @@ def _completion(message: dict[str, Any], finish_reason: str, usage: Usage) -> Re
                         "cached_tokens": usage.cache_read,
                         "cache_write_tokens": usage.cache_write,
                     },
+                    "completion_tokens_details": {"reasoning_tokens": usage.reasoning},
                 },
             },
         )

@@ -51,6 +51,7 @@ def expected_usage(model: str, usage: Usage) -> TokenUsage:
         output_tokens=usage.output,
         cached_tokens=usage.cache_read,
         cache_write_tokens=usage.cache_write,
+        reasoning_tokens=usage.reasoning,
         cost_usd=expected_cost(model, usage),
         models=[model],
     )

@@ -7,6 +7,7 @@ from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.config import ANTHROPIC, OPENAI, ProviderSettings, RoleModels
 from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.pricing import ModelPrice, PricingTable
+from activities.llm.reasoning import NO_REASONING_SETTINGS, Reasoning
 from tests.fakes import FakeApi
 from tests.fakes.anthropic_api import AnthropicApi
 from tests.fakes.openai_api import OpenAIApi
@@ -30,11 +31,20 @@ APIS: dict[str, FakeApi] = {"anthropic": AnthropicApi(), "openai": OpenAIApi()}
 
 
 def build_provider(
-    api: FakeApi, base_url: str, key: str = TEST_KEY, pricing: PricingTable = PRICING
+    api: FakeApi,
+    base_url: str,
+    key: str = TEST_KEY,
+    pricing: PricingTable = PRICING,
+    reasoning: Reasoning = NO_REASONING_SETTINGS,
 ) -> LLMProvider:
     vendor = ANTHROPIC if api.name == "anthropic" else OPENAI
     settings = ProviderSettings(
-        vendor=vendor, api_key=key, models=MODELS, pricing=pricing, base_url=base_url
+        vendor=vendor,
+        api_key=key,
+        models=MODELS,
+        pricing=pricing,
+        base_url=base_url,
+        reasoning=reasoning,
     )
     if api.name == "anthropic":
         return AnthropicProvider(settings)

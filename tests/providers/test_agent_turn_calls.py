@@ -211,17 +211,28 @@ async def test_a_runs_agent_model_answers_and_economy_falls_back_to_the_cheaper_
     assert (named.model, economy.model) == (agent, MODELS.worker)
 
 
-async def test_an_agent_model_the_provider_cannot_serve_or_price_is_refused_before_any_call(
+async def test_an_agent_model_of_another_family_or_unpriced_under_a_cost_limit_is_refused(
     api: FakeApi, server: FakeServer, agent_provider: LLMProvider
 ) -> None:
-    # the worker serves a run only models it can price, so that the run's cost budget holds
+    # an unpriced model would count 0 against the run's cost limit, so the limit would not hold
     other = "gpt-4.1" if api.name == "anthropic" else "claude-sonnet-4-6"
     with pytest.raises(ProviderConfigError, match=f"{other}"):
         await agent_provider.agent_turn(turn_request(model=other))
     unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
-    with pytest.raises(ProviderConfigError, match=f"add {unpriced} to .*HARNESS_PRICING_FILE"):
-        await agent_provider.agent_turn(turn_request(model=unpriced))
+    limited = turn_request(model=unpriced).model_copy(update={"cost_limited": True})
+    with pytest.raises(ProviderConfigError, match=f"price {unpriced}: add it to .*HARNESS_PRICING"):
+        await agent_provider.agent_turn(limited)
     assert server.requests == []
+
+
+async def test_an_unpriced_agent_model_runs_with_its_cost_marked_unknown_without_a_cost_limit(
+    api: FakeApi, server: FakeServer, agent_provider: LLMProvider
+) -> None:
+    unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
+    server.enqueue(api.text_reply("done", TURN_USAGE))
+    reply = await agent_provider.agent_turn(turn_request(model=unpriced))
+    assert reply.usage.cost_usd == 0.0 and reply.usage.total_tokens > 0
+    assert reply.usage.unpriced_models == [unpriced] and not reply.usage.cost_known
 
 
 async def test_a_turn_cut_off_at_its_token_limit_is_the_text_it_had(

@@ -79,7 +79,7 @@ def test_models_and_the_base_url_come_from_the_environment() -> None:
     }
     settings = ProviderSettings.from_env(OPENAI, env)
     assert settings.models == RoleModels(
-        planner="qwen-planner", worker="qwen-writer", judge="gpt-4.1"
+        planner="qwen-planner", worker="qwen-writer", judge=OPENAI.default_models.judge
     )
     assert settings.models.planning(economy=True) == "qwen-writer"  # the fallback: the writer
     assert settings.base_url == "http://127.0.0.1:8000/v1"

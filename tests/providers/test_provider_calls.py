@@ -294,13 +294,30 @@ async def test_a_runs_own_models_are_asked_for_by_role_and_named_in_the_usage(
     assert written.model == run_models["worker"] and written.usage.models == [run_models["worker"]]
 
 
-async def test_a_run_model_the_provider_cannot_serve_or_price_is_refused_before_any_call(
+async def test_a_run_model_of_another_family_or_unpriced_under_a_cost_limit_is_refused(
     api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
     other = "gpt-4.1" if api.name == "anthropic" else "claude-sonnet-4-6"
     with pytest.raises(ProviderConfigError, match=f"{other}"):
         await provider.plan(plan_request(model=other), CITIES)
     unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
-    with pytest.raises(ProviderConfigError, match="HARNESS_PRICING_FILE"):
-        await provider.write(text_request().model_copy(update={"model": unpriced}))
+    limited = {"model": unpriced, "cost_limited": True}
+    refused = "the run has a cost limit and .* does not price .*HARNESS_PRICING_FILE"
+    with pytest.raises(ProviderConfigError, match=refused):
+        await provider.write(text_request().model_copy(update=limited))
+    with pytest.raises(ProviderConfigError, match=refused):
+        await provider.plan(plan_request(model=unpriced, cost_limited=True), CITIES)
+    judging = JudgeRequest(goal=GOAL, report="r", criteria=[], model=unpriced, cost_limited=True)
+    with pytest.raises(ProviderConfigError, match=refused):
+        await provider.judge(judging)
     assert server.requests == []
+
+
+async def test_an_unpriced_run_model_writes_with_its_cost_marked_unknown_without_a_cost_limit(
+    api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    unpriced = "claude-unpriced-9" if api.name == "anthropic" else "gpt-unpriced-9"
+    server.enqueue(api.text_reply("Paris.", Usage(input=30, output=2)))
+    written = await provider.write(text_request().model_copy(update={"model": unpriced}))
+    assert written.text == "Paris." and written.usage.total_tokens == 32
+    assert written.usage.cost_usd == 0.0 and written.usage.unpriced_models == [unpriced]

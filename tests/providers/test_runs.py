@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from activities.llm import LLMProvider, ProviderRegistry
 from activities.llm.structured import PLAN_SCHEMA, PlanDraft
+from harness.engine.budget import BudgetLimits
 from harness.engine.dag import NodeStatus
 from harness.engine.run import RunPhase, RunRequest
 from scenarios.registry import registered
@@ -254,3 +255,30 @@ async def test_a_users_pack_planned_by_the_api_finishes_with_write_report_and_su
     assert "## tide (" in api.system_text(planning) and "## write_report (" in api.system_text(
         planning
     )
+
+
+async def test_a_run_with_a_cost_limit_refuses_an_unpriced_writer_and_names_how_to_price_it(
+    client: Client,
+    task_queue: str,
+    api: FakeApi,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    prices = tmp_path / "prices.json"  # the writer's model is left out
+    prices.write_text(
+        '{"test-planner": {"input": 3, "output": 15}, "test-judge": {"input": 2, "output": 10}}'
+    )
+    set_provider_env(monkeypatch, api, server, TEST_KEY)
+    monkeypatch.setenv("HARNESS_PRICING_FILE", str(prices))
+    server.fallback = CitiesScript(api, GOAL)
+    limited = RunRequest(goal=GOAL, limits=BudgetLimits(max_cost_usd=5.0))
+    async with build_worker(client, task_queue, ProviderRegistry(default=api.name)):
+        refused = await execute_run(client, task_queue, limited)
+        unlimited = await execute_run(client, task_queue, RunRequest(goal=GOAL))
+    assert refused.status is not RunPhase.SUCCEEDED
+    assert refused.error is not None
+    assert f"does not price {MODELS.worker}: add it to the JSON file named by" in refused.error
+    assert unlimited.status is RunPhase.SUCCEEDED, unlimited.error
+    assert unlimited.usage.unpriced_models == [MODELS.worker]
+    assert unlimited.usage.cost_usd > 0  # the planner's and the judge's calls are priced

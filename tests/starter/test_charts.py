@@ -199,6 +199,16 @@ def test_the_report_page_says_what_was_asked_what_was_decided_and_why(tmp_path: 
     assert '<a href="http://ui.example/run-1">This run in the Temporal UI</a>' in html
 
 
+def test_the_usage_table_says_which_models_cost_is_unknown(tmp_path: Path) -> None:
+    result = four_node_result()
+    unpriced = TokenUsage(input_tokens=700, output_tokens=200, unpriced_models=["local-llama"])
+    result.usage_by_role["worker"] = unpriced
+    result.usage = result.usage.plus(unpriced)
+    html = write_run_report(tmp_path, result).html.read_text(encoding="utf-8")
+    assert "<td>0.0000 + unknown (local-llama)</td></tr>" in html
+    assert "<td>0.0123 + unknown (local-llama)</td></tr>" in html
+
+
 def test_the_node_table_puts_the_tools_own_latency_beside_the_scheduling_latency(
     tmp_path: Path,
 ) -> None:
