@@ -254,5 +254,5 @@ def _case_result(request: CaseRunRequest, seen: CaseObservation, problems: list[
         latency_seconds=seen.wall_seconds,
         judge_score=seen.judge_score,
         chaos=seen.chaos[:MAX_CHAOS_MARKS],
-        ended_as_expected=seen.status in case.expect.statuses(),
+        ended_as_expected=seen.status in case.expect.statuses() if seen.chaos else None,
     )

@@ -63,7 +63,9 @@ def suite_problem(request: EvalRequest, eval_id: str) -> str | None:
     """A suite whose request and results would not fit MAX_SUITE_BYTES, said with what to do.
     Each case's result is reckoned at its largest: its names, tags and unmet expectations."""
     results = sum(
-        _largest_result(case, eval_id, request.repeat) * request.repeat for case in request.cases
+        _largest_result(case, eval_id, request.repeat, chaos=request.chaos is not None)
+        * request.repeat
+        for case in request.cases
     )
     size = json_bytes(request) + results
     if size <= MAX_SUITE_BYTES:
@@ -75,7 +77,7 @@ def suite_problem(request: EvalRequest, eval_id: str) -> str | None:
     )
 
 
-def _largest_result(case: EvalCase, eval_id: str, repeat: int) -> int:
+def _largest_result(case: EvalCase, eval_id: str, repeat: int, *, chaos: bool) -> int:
     largest = CaseResult(
         case=case.key,
         scenario=case.scenario,
@@ -92,8 +94,8 @@ def _largest_result(case: EvalCase, eval_id: str, repeat: int) -> int:
         cost_usd=-1.2345678901234567e-300,
         latency_seconds=-1.2345678901234567e-300,
         judge_score=-1.2345678901234567e-300,
-        chaos=[max(ChaosKind, key=len).value] * MAX_CHAOS_MARKS,
-        ended_as_expected=False,
+        chaos=[max(ChaosKind, key=len).value] * MAX_CHAOS_MARKS if chaos else [],
+        ended_as_expected=False if chaos else None,
     )
     return json_bytes(largest) + 1  # and the comma before it
 
@@ -122,7 +124,8 @@ class CaseResult(BaseModel):
         default_factory=list, description="The mistakes --chaos injected into the run, in order."
     )
     ended_as_expected: bool | None = Field(
-        default=None, description="The run ended with a status its case expects."
+        default=None,
+        description="With chaos injected: the run ended with a status its case expects.",
     )
 
 
