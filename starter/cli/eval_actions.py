@@ -216,6 +216,9 @@ def finish(
         note(f"REGRESSION: {len(regressed)} case(s) passed in the baseline and fail now:")
         for case in regressed:
             note(f"  {case}")
+    if report.chaos and baseline.chaos and baseline.chaos != report.chaos.settings:
+        made = baseline.chaos
+        note(f"the baseline's recovery is of --chaos {made.rate:g} --chaos-seed {made.seed}")
     dropped = recovery_regressions(report.chaos, baseline.recovery) if report.chaos else []
     if dropped:
         note(f"REGRESSION: recovery from {len(dropped)} kind(s) of mistake fell:")
