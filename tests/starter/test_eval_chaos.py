@@ -18,6 +18,7 @@ from harness.evals.eval_case import EvalCase
 from harness.evals.eval_report import Baseline, CaseResult, EvalReport, EvalRequest, build_report
 from starter.cli.eval_actions import finish
 from starter.errors import EXIT_FAILED_RUN
+from starter.pages.eval_page import eval_page
 from tests.factories import START
 from tests.starter.test_cli import harness
 from tests.support import running_worker
@@ -107,3 +108,9 @@ def test_json_prints_the_report_with_its_recovery_table(
     finish(report, arguments(tmp_path / "out", as_json=True), None, tmp_path)
     printed = EvalReport.model_validate_json(capsys.readouterr().out)
     assert printed.chaos == report.chaos
+
+
+def test_the_report_page_shows_the_recovery_table() -> None:
+    page = eval_page(chaos_report())
+    assert "Recovery from injected mistakes (chaos 0.3, seed 38)" in page
+    assert "<tr><td>cut_off</td>" in page and "FAILED_VALIDATION 1" in page
