@@ -29,9 +29,8 @@ CHAOS_EVAL = (
     "--case", "cities/two-cities", "--case", "cities/three-cities",
     "--case", "cities/question-wording", "--case", "cities/unknown-atlantis-replan",
 )  # fmt: skip
-"""The cases CI runs with chaos (a few, repeated: each repeat draws its own mistakes). The
-command that records the baseline: `harness eval` with these arguments and
-`--save-baseline scenarios/chaos_baseline.json`."""
+"""The cases CI runs with chaos (a few, repeated: each repeat draws its own mistakes);
+`python -m tests.record_chaos_baseline` records their baseline."""
 
 
 def report_in(out: Path) -> EvalReport:
@@ -49,7 +48,6 @@ async def test_chaos_eval_prints_the_recovery_table_and_holds_the_committed_base
             *CHAOS_EVAL, "--no-start", "--quiet", "--out", str(out),
             "--baseline", str(CHAOS_BASELINE), client=client, task_queue=task_queue,
         )  # fmt: skip
-    print(stdout, stderr)
     assert code == 0, stderr[-3000:]
     assert "chaos 0.3 (seed 38): recovery from injected mistakes" in stdout
     report = report_in(out)
