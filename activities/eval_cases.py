@@ -37,6 +37,7 @@ from harness.engine.contracts import (
 )
 from harness.engine.dag import NodeStatus
 from harness.engine.run import RunResult
+from harness.evals.chaos import MAX_CHAOS_MARKS
 from harness.evals.eval_case import EvalCase, ScriptedAnswer, ScriptedApproval
 from harness.evals.eval_report import CaseResult, CaseRunRequest, bounded_unmet
 from harness.evals.eval_scoring import CaseObservation, observe, unmet
@@ -252,4 +253,6 @@ def _case_result(request: CaseRunRequest, seen: CaseObservation, problems: list[
         cost_usd=seen.cost_usd,
         latency_seconds=seen.wall_seconds,
         judge_score=seen.judge_score,
+        chaos=seen.chaos[:MAX_CHAOS_MARKS],
+        ended_as_expected=seen.status in case.expect.statuses() if seen.chaos else None,
     )

@@ -104,6 +104,9 @@ class EvalSuiteWorkflow:
     async def _run_case(self, request: EvalRequest, case: EvalCase, repeat: int) -> CaseResult:
         run_id = case_run_id(workflow.info().workflow_id, case, repeat)
         run_request = case.run_request(request.provider)
+        if request.chaos is not None:  # the case's own draws, the same in every eval
+            key = f"{case.key}#{repeat}"
+            run_request.provider = request.chaos.provider_for(key, run_request.provider)
         # A run id past Temporal's bound (a raw request's long scenario) would fail this
         # workflow's task on every retry: the case is refused instead.
         refused = request_problems(run_request) + workflow_id_problems("run id", run_id)

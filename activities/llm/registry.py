@@ -1,4 +1,6 @@
-"""Providers by name, each built once per worker on first use and shared by every activity."""
+"""Providers by name, each built once per worker on first use and shared by every activity.
+A name `chaos:RATE:SEED:KEY:INNER` (an eval with --chaos) is the INNER provider wrapped in the
+chaos provider, built per call: the wrapper holds nothing but its draws."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ from collections.abc import Callable
 
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.base import LLMProvider, ProviderConfigError
+from activities.llm.chaos import ChaosProvider
 from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.scripted import ScriptedProvider
+from harness.evals.chaos import ChaosSpec, is_chaos
 
 ProviderFactory = Callable[[], LLMProvider]
 
@@ -39,6 +43,13 @@ class ProviderRegistry:
         return sorted(self._factories)
 
     def get(self, name: str | None = None) -> LLMProvider:
+        if is_chaos(name):
+            assert name is not None
+            try:
+                spec = ChaosSpec.parse(name)
+            except ValueError as error:
+                raise ProviderConfigError(str(error)) from error
+            return ChaosProvider(self.get(spec.inner), spec)
         if self._fixed is not None:
             return self._fixed
         wanted = name or self.default

@@ -11,6 +11,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from harness.engine.run import RunPhase
+from harness.evals.chaos import MAX_CHAOS_MARKS, ChaosKind, ChaosSettings
+from harness.evals.chaos_report import ChaosTable, chaos_table, recovery_rates
 from harness.evals.eval_case import EvalCase
 from harness.governance.state_size import json_bytes
 
@@ -62,7 +64,9 @@ def suite_problem(request: EvalRequest, eval_id: str) -> str | None:
     """A suite whose request and results would not fit MAX_SUITE_BYTES, said with what to do.
     Each case's result is reckoned at its largest: its names, tags and unmet expectations."""
     results = sum(
-        _largest_result(case, eval_id, request.repeat) * request.repeat for case in request.cases
+        _largest_result(case, eval_id, request.repeat, chaos=request.chaos is not None)
+        * request.repeat
+        for case in request.cases
     )
     size = json_bytes(request) + results
     if size <= MAX_SUITE_BYTES:
@@ -74,7 +78,7 @@ def suite_problem(request: EvalRequest, eval_id: str) -> str | None:
     )
 
 
-def _largest_result(case: EvalCase, eval_id: str, repeat: int) -> int:
+def _largest_result(case: EvalCase, eval_id: str, repeat: int, *, chaos: bool) -> int:
     largest = CaseResult(
         case=case.key,
         scenario=case.scenario,
@@ -91,6 +95,8 @@ def _largest_result(case: EvalCase, eval_id: str, repeat: int) -> int:
         cost_usd=-1.2345678901234567e-300,
         latency_seconds=-1.2345678901234567e-300,
         judge_score=-1.2345678901234567e-300,
+        chaos=[max(ChaosKind, key=len).value] * MAX_CHAOS_MARKS if chaos else [],
+        ended_as_expected=False if chaos else None,
     )
     return json_bytes(largest) + 1  # and the comma before it
 
@@ -115,6 +121,13 @@ class CaseResult(BaseModel):
     cost_usd: float = 0.0
     latency_seconds: float = 0.0
     judge_score: float | None = None
+    chaos: list[str] = Field(
+        default_factory=list, description="The mistakes --chaos injected into the run, in order."
+    )
+    ended_as_expected: bool | None = Field(
+        default=None,
+        description="With chaos injected: the run ended with a status its case expects.",
+    )
 
 
 class EvalRequest(BaseModel):
@@ -124,6 +137,9 @@ class EvalRequest(BaseModel):
     repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
     concurrency: int = Field(default=DEFAULT_EVAL_CONCURRENCY, ge=1, le=MAX_EVAL_CONCURRENCY)
     provider: str | None = Field(default=None, description="Every case's provider (--provider).")
+    chaos: ChaosSettings | None = Field(
+        default=None, description="Model mistakes injected into every case's run (--chaos)."
+    )
     search_attributes: bool = Field(
         default=False, description="Start the case runs with the Harness* search attributes."
     )
@@ -200,6 +216,9 @@ class EvalReport(BaseModel):
     results: list[CaseResult]
     scenarios: list[PassSummary]
     overall: PassSummary
+    chaos: ChaosTable | None = Field(
+        default=None, description="How runs recovered from the mistakes --chaos injected."
+    )
 
     def case_passed(self) -> dict[str, bool]:
         """Each case's verdict across its repeats: passed only if every run passed."""
@@ -263,6 +282,7 @@ def build_report(
             summarise(name, [r for r in ordered if r.scenario == name]) for name in scenarios
         ],
         overall=summarise("all", ordered),
+        chaos=chaos_table(ordered, request.chaos) if request.chaos is not None else None,
     )
 
 
@@ -273,6 +293,10 @@ class Baseline(BaseModel):
     provider: str | None = None
     made_at: datetime
     cases: dict[str, bool]
+    chaos: ChaosSettings | None = Field(default=None, description="The eval's --chaos.")
+    recovery: dict[str, float] = Field(
+        default_factory=dict, description="With --chaos: each kind's recovery (0 to 1)."
+    )
 
     @classmethod
     def of(cls, report: EvalReport) -> Baseline:
@@ -281,6 +305,8 @@ class Baseline(BaseModel):
             provider=report.provider,
             made_at=report.finished_at,
             cases=dict(sorted(report.case_passed().items())),
+            chaos=report.chaos.settings if report.chaos else None,
+            recovery=recovery_rates(report.chaos) if report.chaos else {},
         )
 
 

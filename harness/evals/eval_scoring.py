@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, JsonValue
 from harness.engine.bounds import shown
 from harness.engine.run import RunPhase, RunResult
 from harness.engine.trace import TraceKind
+from harness.evals.chaos import marked_kinds
 from harness.evals.eval_case import CaseExpectations
 from harness.waits.wait_book import WaitKind
 
@@ -36,6 +37,9 @@ class CaseObservation(BaseModel):
     )
     driver_problems: list[str] = Field(
         default_factory=list, description="Waits the case had no scripted response for."
+    )
+    chaos: list[str] = Field(
+        default_factory=list, description="The mistakes --chaos injected, as the run recorded."
     )
 
 
@@ -86,7 +90,19 @@ def observe(
         judge_score=result.verdict.score if result.verdict else None,
         scenario_problems=scenario_problems,
         driver_problems=driver_problems,
+        chaos=injected(result),
     )
+
+
+def injected(result: RunResult) -> list[str]:
+    """The chaos marks of each plan attempt: in the plan's `planned_by` when a plan came, in
+    the planning failure's message when none did (each attempt records its marks once)."""
+    kinds = []
+    for record in result.attempt_history:
+        kinds += marked_kinds(record.planned_by)
+        for failure in record.failure:
+            kinds += marked_kinds(failure.message)
+    return [kind.value for kind in kinds]
 
 
 def unmet(expect: CaseExpectations, seen: CaseObservation) -> list[str]:

@@ -29,6 +29,8 @@ from durable_harness._client.input_files import check_writable, read_text_file
 from durable_harness.client import QUERY_TIMEOUT
 from harness.core.problems import article, describe_invalid
 from harness.engine.contracts import EVAL_WORKFLOW, PROGRESS_QUERY
+from harness.evals.chaos import ChaosSettings
+from harness.evals.chaos_report import recovery_regressions
 from harness.evals.eval_report import (
     Baseline,
     EvalProgress,
@@ -85,6 +87,7 @@ def eval_request(args: argparse.Namespace) -> EvalRequest:
             repeat=args.repeat,
             concurrency=args.concurrency,
             provider=args.provider,
+            chaos=ChaosSettings(rate=args.chaos, seed=args.chaos_seed) if args.chaos else None,
             case_timeout_seconds=args.case_timeout,
         )
     except ValidationError as error:
@@ -195,7 +198,7 @@ def finish(
     report: EvalReport, args: argparse.Namespace, baseline: Baseline | None, evals: Path
 ) -> int:
     """The table, then the report in --out or else in `evals`/EVAL_ID (the state directory's)."""
-    print(report_table(report))
+    print(report.model_dump_json(indent=2) if args.json else report_table(report))
     out = Path(args.out) if args.out else evals / report.eval_id
     write_report(report, out)
     if args.save_baseline:
@@ -213,6 +216,15 @@ def finish(
         note(f"REGRESSION: {len(regressed)} case(s) passed in the baseline and fail now:")
         for case in regressed:
             note(f"  {case}")
+    if report.chaos and baseline.chaos and baseline.chaos != report.chaos.settings:
+        made = baseline.chaos
+        note(f"the baseline's recovery is of --chaos {made.rate:g} --chaos-seed {made.seed}")
+    dropped = recovery_regressions(report.chaos, baseline.recovery) if report.chaos else []
+    if dropped:
+        note(f"REGRESSION: recovery from {len(dropped)} kind(s) of mistake fell:")
+        for kind in dropped:
+            note(f"  {kind}")
+    if regressed or dropped:
         return EXIT_FAILED_RUN
     note(f"no regression against {args.baseline}")
     return 0

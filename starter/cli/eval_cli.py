@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from harness.evals.chaos import DEFAULT_CHAOS_SEED
 from harness.evals.eval_report import DEFAULT_CASE_TIMEOUT_SECONDS, DEFAULT_EVAL_CONCURRENCY
 from infra.settings import Settings
-from starter.cli.arg_types import RUN_ID, positive, positive_float, provider
+from starter.cli.arg_types import RUN_ID, non_negative, positive, positive_float, provider
 from starter.cli.cli_handlers import handled
 
 
@@ -15,6 +16,13 @@ async def eval_suite(args: argparse.Namespace, settings: Settings) -> int:
     from starter.cli import eval_actions  # the Temporal client: loaded when the eval starts
 
     return await eval_actions.eval_suite(args, settings)
+
+
+def chaos_rate(text: str) -> float:
+    rate = positive_float(text)
+    if rate > 1:
+        raise argparse.ArgumentTypeError(f"{rate:g} is not a rate (more than 0, at most 1)")
+    return rate
 
 
 def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +53,19 @@ def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--provider", metavar="NAME", type=provider, help="every case's LLM provider"
     )
     evaluate.add_argument(
+        "--chaos",
+        type=chaos_rate,
+        metavar="RATE",
+        help="inject model mistakes into this share of planner calls and report recovery",
+    )
+    evaluate.add_argument(
+        "--chaos-seed",
+        type=non_negative,
+        default=DEFAULT_CHAOS_SEED,
+        metavar="N",
+        help=f"the seed of --chaos's draws (default {DEFAULT_CHAOS_SEED}: the same every time)",
+    )
+    evaluate.add_argument(
         "--case-timeout",
         type=positive_float,
         default=DEFAULT_CASE_TIMEOUT_SECONDS,
@@ -68,3 +89,6 @@ def add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="do not start a local dev server, payment service or worker that is missing",
     )
     evaluate.add_argument("--quiet", action="store_true", help="no line per case as it finishes")
+    evaluate.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of tables"
+    )

@@ -1,8 +1,10 @@
 """The eval report as text: a line per case as it finishes, then the per-case table with every
-unmet expectation in words, and the pass rates, latency, tokens and cost per scenario."""
+unmet expectation in words, the pass rates, latency, tokens and cost per scenario, and with
+--chaos the recovery table."""
 
 from __future__ import annotations
 
+from harness.evals.chaos_report import ChaosRow, ChaosTable
 from harness.evals.eval_report import CaseResult, EvalReport, PassSummary
 
 
@@ -34,7 +36,40 @@ def report_table(report: EvalReport) -> str:
         )
         lines += [f"{'':<{width}}    - {reason}" for reason in result.unmet]
     lines += ["", summary_table(report)]
+    if report.chaos is not None:
+        lines += ["", chaos_table(report.chaos)]
     return "\n".join(lines)
+
+
+def chaos_table(table: ChaosTable) -> str:
+    """Per kind of mistake: injected, runs, recovered, how the runs ended, what it cost."""
+    settings = table.settings
+    header = (
+        f"{'mistake':<16}  injected  runs  recovered  {'rate':>5}  {'extra tokens':>12}  "
+        f"{'extra s':>7}  outcomes"
+    )
+    lines = [
+        f"chaos {settings.rate:g} (seed {settings.seed}): recovery from injected mistakes",
+        header,
+        "-" * len(header),
+    ]
+    lines += [_chaos_row(row) for row in table.rows]
+    lines.append(
+        f"(recovered: ended as the case expects; extra: mean over recovered runs, against the "
+        f"same case's {table.clean_runs} run(s) without chaos)"
+    )
+    return "\n".join(lines)
+
+
+def _chaos_row(row: ChaosRow) -> str:
+    rate = f"{row.recovery:.0%}" if row.recovery is not None else "-"
+    tokens = f"{row.extra_tokens:+,.0f}" if row.extra_tokens is not None else "-"
+    seconds = f"{row.extra_seconds:+.2f}" if row.extra_seconds is not None else "-"
+    outcomes = ", ".join(f"{phase} {runs}" for phase, runs in row.outcomes.items()) or "-"
+    return (
+        f"{row.kind:<16}  {row.injected:>8}  {row.runs:>4}  {row.recovered:>9}  {rate:>5}  "
+        f"{tokens:>12}  {seconds:>7}  {outcomes}"
+    )
 
 
 def summary_table(report: EvalReport) -> str:

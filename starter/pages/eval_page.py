@@ -1,6 +1,7 @@
 """The eval report's page: one HTML file with its chart inside (a PNG as a data URI), so it can be
 kept or mailed as one file. The chart shows, per scenario, the pass rate and the p50/p95
-latency; the tables, every case with each unmet expectation in words."""
+latency; the tables, every case with each unmet expectation in words, and with --chaos how runs
+recovered from the mistakes injected."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from html import escape
 
 from matplotlib.figure import Figure
 
+from harness.evals.chaos_report import ChaosTable
 from harness.evals.eval_report import CaseResult, EvalReport, PassSummary
 from starter.pages.report_page import page_head
 
@@ -25,6 +27,7 @@ from {report.started_at:%Y-%m-%d %H:%M:%S} to {report.finished_at:%H:%M:%S} UTC.
 <img src="data:image/png;base64,{_chart(report)}" alt="pass rate and latency per scenario">
 <h2>Per scenario</h2>
 {_summary_table([*report.scenarios, report.overall], report.repeat)}
+{_chaos_table(report.chaos) if report.chaos else ""}
 <h2>Per case</h2>
 {_case_table(report.results)}
 </body>
@@ -44,6 +47,36 @@ def _summary_table(summaries: list[PassSummary], repeat: int) -> str:
         cells += [f"{s.p50_seconds:.2f}", f"{s.p95_seconds:.2f}", s.tokens, f"{s.cost_usd:.4f}"]
         rows.append("<tr>" + "".join(f'<td class="n">{cell}</td>' for cell in cells) + "</tr>")
     return f"<table><tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>"
+
+
+def _chaos_table(table: ChaosTable) -> str:
+    head = (
+        "<th>mistake</th><th>injected</th><th>runs</th><th>recovered</th><th>rate</th>"
+        "<th>extra tokens</th><th>extra s</th><th>outcomes</th>"
+    )
+    rows = []
+    for row in table.rows:
+        cells = [
+            row.injected,
+            row.runs,
+            row.recovered,
+            f"{row.recovery:.0%}" if row.recovery is not None else "-",
+            f"{row.extra_tokens:+,.0f}" if row.extra_tokens is not None else "-",
+            f"{row.extra_seconds:+.2f}" if row.extra_seconds is not None else "-",
+        ]
+        outcomes = ", ".join(f"{phase} {runs}" for phase, runs in row.outcomes.items())
+        rows.append(
+            f"<tr><td>{escape(row.kind)}</td>"
+            + "".join(f'<td class="n">{cell}</td>' for cell in cells)
+            + f"<td>{escape(outcomes)}</td></tr>"
+        )
+    settings = table.settings
+    return (
+        f"<h2>Recovery from injected mistakes (chaos {settings.rate:g}, seed {settings.seed})"
+        f"</h2>\n<table><tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>\n"
+        f"<p>Recovered: ended with a status the case expects. Extra: mean over recovered runs, "
+        f"against the same case's {table.clean_runs} run(s) without chaos.</p>"
+    )
 
 
 def _case_table(results: list[CaseResult]) -> str:
