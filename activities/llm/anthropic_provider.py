@@ -33,7 +33,13 @@ from activities.llm.config import (
     ProviderSettings,
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
-from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.prompts import (
+    JUDGE_ROLE,
+    judge_user,
+    planner_catalog,
+    planner_system,
+    planner_user,
+)
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
@@ -64,7 +70,7 @@ class AnthropicProvider:
         model = self._settings.planner_model(request.model, request.economy)
         system: TextBlockParam = {
             "type": "text",
-            "text": planner_system(request.catalog, scenario.instructions),
+            "text": planner_system(planner_catalog(request), scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
         message = await self._create(

@@ -36,7 +36,13 @@ from activities.llm.config import (
     ProviderSettings,
 )
 from activities.llm.http_errors import connection_error, status_error, timeout_error
-from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.prompts import (
+    JUDGE_ROLE,
+    judge_user,
+    planner_catalog,
+    planner_system,
+    planner_user,
+)
 from activities.llm.scripted import estimate_tokens
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import openai_messages, openai_tools, turn_reply
@@ -65,7 +71,7 @@ class OpenAIProvider:
     async def plan(self, request: PlanRequest, scenario: Pack) -> PlanResponse:
         model = self._settings.planner_model(request.model, request.economy)
         system, prompt = (
-            planner_system(request.catalog, scenario.instructions),
+            planner_system(planner_catalog(request), scenario.instructions),
             planner_user(request),
         )
         completion = await self._create(
