@@ -35,6 +35,7 @@ from activities.llm.config import (
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import (
     JUDGE_ROLE,
+    cut_off_message,
     judge_user,
     planner_catalog,
     planner_system,
@@ -216,7 +217,7 @@ def _text(message: Message, *, whole: bool) -> str:
     if whole and message.stop_reason in _CUT_OFF:
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,
-            f"{message.model}'s reply was cut off ({message.stop_reason}) before it was complete",
+            cut_off_message(message.model, str(message.stop_reason), text),
         )
     if not text.strip():
         raise ProviderError(ErrorCode.INVALID_MODEL_OUTPUT, f"{message.model} replied with no text")

@@ -38,6 +38,7 @@ from activities.llm.config import (
 from activities.llm.http_errors import connection_error, status_error, timeout_error
 from activities.llm.prompts import (
     JUDGE_ROLE,
+    cut_off_message,
     judge_user,
     planner_catalog,
     planner_system,
@@ -236,8 +237,7 @@ def _text(completion: ChatCompletion, *, whole: bool) -> str:
     text = choice.message.content or ""
     if whole and choice.finish_reason == "length":
         raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT,
-            f"{completion.model}'s reply was cut off (length) before it was complete",
+            ErrorCode.INVALID_MODEL_OUTPUT, cut_off_message(completion.model, "length", text)
         )
     if not text.strip():
         raise ProviderError(

@@ -8,12 +8,13 @@ cache it). The goal, and on a replan the failures and the previous plan, go in t
 from __future__ import annotations
 
 import json
+import re
 
 from activities.llm.catalog_text import describe_tools
 from activities.llm.structured import PlanDraft
 from harness.catalog.llm import JudgeRequest
 from harness.catalog.tools import RESERVED_TOOL_PREFIX, ToolCatalog, ToolRole, ToolSpec
-from harness.core.errors import FailureContext
+from harness.core.errors import ErrorCode, FailureContext
 from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from harness.core.untrusted import fence, with_data_rule
 from harness.engine.contracts import TASK_MANAGE_TOOL
@@ -146,6 +147,37 @@ def _describe_mcp(tool: ToolSpec, server: str) -> str:
     return f"## {tool.name} ({', '.join(notes)})\n{fence(f'tool {tool.name}', described)}"
 
 
+CUT_OFF = "reply was cut off"
+_REACHED = re.compile(r"reply was cut off .*?after ([0-9,]+) characters(?: and ([0-9]+) nodes)?")
+
+
+def cut_off_message(model: str, reason: str, text: str) -> str:
+    """Why a reply cut off at its token limit is no answer, with the size it reached (and, for a
+    plan, the nodes it had begun): the replan's prompt reads the size back, to ask for less."""
+    nodes = text.count('"tool"')
+    begun = f" and {nodes} nodes" if nodes else ""
+    return (
+        f"{model}'s {CUT_OFF} ({reason}) before it was complete, after {len(text):,} "
+        f"characters{begun}"
+    )
+
+
+def _smaller_plan(failures: list[FailureContext]) -> str | None:
+    """The instruction to plan smaller when the last plan was cut off at its limit."""
+    for failure in failures:
+        reached = _REACHED.search(failure.message)
+        if failure.code != ErrorCode.INVALID_MODEL_OUTPUT or reached is None:
+            continue
+        chars, nodes = reached.groups()
+        size = f"{chars} characters" + (f" and {nodes} nodes" if nodes else "")
+        fewer = f" (at most {max(int(nodes) // 2, 2)})" if nodes else ""
+        return (
+            f"The previous plan was cut off at the reply's length limit after {size}: plan "
+            f"fewer nodes{fewer}, only those the goal needs, so that the whole plan fits."
+        )
+    return None
+
+
 def goal_part(goal: str) -> str:
     """The `Goal:` line and, fenced, each answer a person (or anyone who could signal the run)
     gave to a question along the way: an answer is data, never the prompt's author."""
@@ -171,6 +203,9 @@ def planner_user(request: PlanRequest) -> str:
             "failed with ALREADY_DONE was done by an earlier run: do not repeat it; look up "
             "and report what was done.\n" + fence("failures", "\n".join(lines))
         )
+        smaller = _smaller_plan(request.failures)
+        if smaller is not None:
+            parts.append(smaller)
     if request.memory is not None and request.memory.recalled:
         parts.append(
             "What earlier runs learned and background facts, most relevant first. Plan around "

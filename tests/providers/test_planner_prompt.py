@@ -1,16 +1,19 @@
-"""The planner's prompt stays small enough for a small model's context and a hosted model's bill:
-measured as the OpenAI provider sends it in strict mode (system plus user message), against the
-0.9.0 prompt of 8,285 characters. `python -m bench.prompt_size` prints the figure per scenario."""
+"""The planner's prompt as the providers send it. It stays small enough for a small model's
+context and a hosted model's bill: measured as the OpenAI provider sends it in strict mode (system
+plus user message), against the 0.9.0 prompt of 8,285 characters (`python -m bench.prompt_size`
+prints the figure per scenario). A plan cut off at its limit is replanned smaller."""
 
 from __future__ import annotations
 
 import pytest
 
-from activities.llm import LLMProvider
+from activities.llm import LLMProvider, ProviderError
+from activities.llm.prompts import planner_user
+from harness.core.errors import ErrorCode, FailureContext
 from harness.engine.messages import PlanRequest
 from harness.governance.work import TaskBinding
 from scenarios import get_scenario
-from tests.fakes import FakeApi, FakeServer
+from tests.fakes import FakeApi, FakeServer, Usage
 from tests.providers.script import PLAN_USAGE, cities_plan_json
 
 CITIES = get_scenario("cities")
@@ -73,3 +76,31 @@ async def test_a_shared_type_is_written_once_and_each_typed_result_is_shown(
     assert system.count("CityArgs = {") == 1
     assert "## get_population\n" in system and "\nResult: PopulationFact\n" in system
     assert '"path":"temp_c"' in system  # the worked example binds a field of a result
+
+
+async def test_a_plan_cut_off_at_its_limit_is_replanned_with_its_size_and_fewer_nodes(
+    api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    partial = cities_plan_json(GOAL)[:700]
+    server.enqueue(api.text_reply(partial, Usage(900, 4000), cut_off=True))
+    with pytest.raises(ProviderError) as raised:
+        await provider.plan(_request(), CITIES)
+    begun = partial.count('"tool"')
+    assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
+    assert raised.value.message.endswith(f"after 700 characters and {begun} nodes")
+
+    failure = FailureContext(code=raised.value.code.value, message=raised.value.message)
+    replan = _request().model_copy(update={"attempt": 2, "failures": [failure]})
+    prompt = planner_user(replan)
+
+    assert (
+        f"The previous plan was cut off at the reply's length limit after 700 characters and "
+        f"{begun} nodes: plan fewer nodes (at most 2)" in prompt
+    )
+
+
+def test_a_replan_after_another_failure_is_not_asked_for_fewer_nodes() -> None:
+    failure = FailureContext(code="INVALID_MODEL_OUTPUT", message="the reply is not JSON")
+    replan = _request().model_copy(update={"attempt": 2, "failures": [failure]})
+
+    assert "fewer nodes" not in planner_user(replan)
