@@ -117,6 +117,23 @@ def test_a_typed_dict_return_type_becomes_the_result_schema() -> None:
     assert schema is not None and schema["required"] == ["run_id", "node_id", "attempt", "thread"]
 
 
+def test_a_list_or_optional_of_models_becomes_the_result_schema() -> None:
+    @tool
+    def readings(station: str) -> list[Reading]:
+        """Every reading of a station."""
+        return []
+
+    @tool
+    def latest(station: str) -> Reading | None:
+        """The latest reading of a station, if any."""
+        return None
+
+    listed, optional = readings.spec.result_schema, latest.spec.result_schema
+    assert listed is not None and listed["type"] == "array"
+    assert listed["items"] == {"$ref": "#/$defs/Reading"}
+    assert optional is not None and {"type": "null"} in optional["anyOf"]
+
+
 def test_any_other_return_type_gives_no_result_schema() -> None:
     assert wind_report.spec.result_schema is None
 
