@@ -127,3 +127,9 @@ def _cities_plan(population_path: str | None) -> Any:
             deps=["pop", "tz", "sum"],
         ),
     )
+
+
+def test_a_run_from_before_the_check_validates_its_paths_as_it_did() -> None:
+    wrong = _cities_plan(population_path="populaton")
+
+    assert validate_plan(wrong, cities_catalog(), check_paths=False) == []

@@ -26,6 +26,7 @@ ATTEMPTS_RESERVED_PATCH = "tool-attempts-reserved-from-the-budget"
 BIG_PLAN_PATCH = "big-plans-span-workflow-tasks"
 LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
+RESULT_PATHS_PATCH = "node-result-paths-checked-against-result-schemas"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -169,5 +170,13 @@ PATCHES: tuple[Patch, ...] = (
         "0.9.0",
         "A failing memory store (down, corrupt, locked, slow) costs a run at most its bounds; "
         "it no longer fails the run.",
+    ),
+    Patch(
+        RESULT_PATHS_PATCH,
+        date(2026, 12, 4),
+        "a209a1c",
+        "0.10.0",
+        "Validation checks each NODE_RESULT path against its source tool's result schema; a "
+        "run that validated its plan without the check keeps its verdict on replay.",
     ),
 )
