@@ -74,8 +74,8 @@ EXAMPLE_PLAN = Plan(
 def example_plan() -> str:
     plan = PlanDraft.of(EXAMPLE_PLAN).model_dump_json()
     return (
-        'Example for "Oslo and Rome temperatures", with a tool get_weather(city) -> '
-        "{temp_c: number}:\n" + plan
+        'Example for "Oslo and Rome temperatures", with get_weather(city) -> {temp_c: number}, '
+        "a tool of the example only:\n" + plan
     )
 
 
