@@ -40,7 +40,8 @@ class Signature:
     result: TypeAdapter[Any]
     """Checks and dumps what the function returns, as its return annotation says."""
     result_schema: dict[str, Any] | None
-    """The result's JSON schema when the return type is a pydantic model or a typed dict."""
+    """The result's JSON schema when the return type is (or holds) a pydantic model or a typed
+    dict."""
 
 
 def where(function: Callable[..., object]) -> str:
@@ -170,11 +171,11 @@ def _model(function: Callable[..., object], fields: dict[str, Any]) -> type[Base
 
 
 def _declares(returns: Any) -> bool:
-    """A return type that is a schema of its own: a pydantic model or a typed dict."""
-    bare = typing.get_origin(returns) or returns
-    if typing.get_origin(returns) is typing.Annotated:
-        bare = typing.get_args(returns)[0]
-    return (inspect.isclass(bare) and issubclass(bare, BaseModel)) or is_typeddict(bare)
+    """A return type with a schema of its own: a pydantic model or a typed dict, or a list,
+    tuple, dict or union of them (`list[Reading]`, `Reading | None`)."""
+    if inspect.isclass(returns) and (issubclass(returns, BaseModel) or is_typeddict(returns)):
+        return True
+    return any(_declares(argument) for argument in typing.get_args(returns))
 
 
 def _shown(annotation: Any) -> str:

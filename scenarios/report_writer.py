@@ -26,8 +26,7 @@ MAX_OUTPUT_TOKENS = 1500
 
 class WriteReportArgs(BaseModel):
     inputs: list[JsonValue] = Field(
-        description="The results the report is written from: bind it once per node "
-        "(NODE_RESULT); each binding adds one item, and a result that is a list adds its items."
+        description="The results the report is written from: one NODE_RESULT binding per node."
     )
     question: str | None = Field(
         default=None,
@@ -100,8 +99,7 @@ WRITE_REPORT_TOOL = Tool(
     ToolSpec.from_model(
         WRITE_REPORT,
         "Write the final markdown report from the results bound to `inputs`, answering "
-        "`question`. Every pack has it; when the pack has a final-synthesis tool of its own, "
-        "that one knows its results better: use it instead.",
+        "`question`. A pack's own final-synthesis tool knows its results better: prefer it.",
         WriteReportArgs,
         role=ToolRole.FINAL_SYNTHESIS,
         cost_hint=2.0,

@@ -58,6 +58,7 @@ from workflows.patches import (
     MEMORY_PATCH,
     OUTCOME_STATUS_PATCH,
     PARALLEL_BATCHES_PATCH,
+    RESULT_PATHS_PATCH,
     SIGNAL_CANCEL_PATCH,
     SIGNED_ANSWERS_PATCH,
     WORK_CONTRACT_PATCH,
@@ -118,6 +119,7 @@ class AgentRunWorkflow:
         ctx.big_plans_apart = workflow.patched(BIG_PLAN_PATCH)  # likewise
         ctx.approval_covers = workflow.patched(APPROVAL_COVERS_AT_START_PATCH)  # likewise
         ctx.known_outcomes = workflow.patched(KNOWN_OUTCOMES_PATCH)  # likewise
+        ctx.result_paths_checked = workflow.patched(RESULT_PATHS_PATCH)  # likewise
         if request.actor_keys and workflow.patched(SIGNED_ANSWERS_PATCH):  # likewise
             self._intake.sign_answers()
         local_memory = workflow.patched(LOCAL_MEMORY_PATCH)  # likewise

@@ -196,7 +196,12 @@ class RunPhases:
                 return RunPhase.FAILED_VALIDATION
             issues = checked
         else:
-            issues = validate_plan(state.plan, state.catalog, state.request.max_nodes)
+            issues = validate_plan(
+                state.plan,
+                state.catalog,
+                state.request.max_nodes,
+                check_paths=self._ctx.result_paths_checked,
+            )
         state.attempt.validation_issues = issues
         described = "; ".join(issue.describe() for issue in issues)
         trace.emit(

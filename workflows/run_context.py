@@ -43,6 +43,8 @@ class RunContext:
     """The run reads its scope's contract when it starts (every run, since 0.5)."""
     contract_read_local: bool = False
     """... in a local activity (since the patch that made it one)."""
+    result_paths_checked: bool = False
+    """Validation checks NODE_RESULT paths against result schemas (since the patch)."""
     given_plan_is_final: bool = False
     """A plan the request gives that fails validation ends the run at once (since the patch):
     it never goes to the planner, nor asks the user."""

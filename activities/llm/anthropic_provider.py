@@ -29,7 +29,14 @@ from activities.llm.caching import warn_if_uncached
 from activities.llm.charging import charged, charged_estimate
 from activities.llm.config import ANTHROPIC, PLAN_MAX_TOKENS, VERDICT_MAX_TOKENS, ProviderSettings
 from activities.llm.http_errors import connection_error, status_error, timeout_error
-from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.prompts import (
+    JUDGE_ROLE,
+    cut_off_message,
+    judge_user,
+    planner_catalog,
+    planner_system,
+    planner_user,
+)
 from activities.llm.reasoning import Role, anthropic_reasoning_tokens
 from activities.llm.request_options import anthropic_options
 from activities.llm.stops import refused, writer_cut_off
@@ -64,7 +71,7 @@ class AnthropicProvider:
         model = self._priced(self._settings.planner_model(request.model, request.economy), request)
         system: TextBlockParam = {
             "type": "text",
-            "text": planner_system(request.catalog, scenario.instructions),
+            "text": planner_system(planner_catalog(request), scenario.instructions),
             "cache_control": {"type": "ephemeral"},
         }
         prompt = planner_user(request)
@@ -254,7 +261,7 @@ def _text(message: Message, *, whole: bool) -> str:
     if whole and message.stop_reason in _CUT_OFF:
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,
-            f"{message.model}'s reply was cut off ({message.stop_reason}) before it was complete",
+            cut_off_message(message.model, str(message.stop_reason), text),
         )
     if not text.strip():
         raise ProviderError(ErrorCode.INVALID_MODEL_OUTPUT, f"{message.model} replied with no text")

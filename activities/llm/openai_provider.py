@@ -42,7 +42,14 @@ from activities.llm.openai_compat import (
     structured_text,
 )
 from activities.llm.openai_responses import ResponsesApi, WireApi
-from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.prompts import (
+    JUDGE_ROLE,
+    cut_off_message,
+    judge_user,
+    planner_catalog,
+    planner_system,
+    planner_user,
+)
 from activities.llm.reasoning import Role, openai_reasoning_tokens
 from activities.llm.request_options import openai_options
 from activities.llm.scripted import estimate_tokens
@@ -102,7 +109,7 @@ class OpenAIProvider:
         if self._responses.serves(model):
             return await self._responses.plan(request, scenario, model)
         system, prompt = (
-            planner_system(request.catalog, scenario.instructions),
+            planner_system(planner_catalog(request), scenario.instructions),
             planner_user(request),
         )
         max_tokens = self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS)
@@ -316,8 +323,7 @@ def _text(completion: ChatCompletion, *, whole: bool) -> str:
     text = structured_text(choice) if whole else choice.message.content or ""
     if whole and choice.finish_reason == "length":
         raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT,
-            f"{completion.model}'s reply was cut off (length) before it was complete",
+            ErrorCode.INVALID_MODEL_OUTPUT, cut_off_message(completion.model, "length", text)
         )
     if not text.strip():
         raise ProviderError(

@@ -47,7 +47,14 @@ from activities.llm.http_errors import (
     status_error,
     timeout_error,
 )
-from activities.llm.prompts import JUDGE_ROLE, judge_user, planner_system, planner_user
+from activities.llm.prompts import (
+    JUDGE_ROLE,
+    cut_off_message,
+    judge_user,
+    planner_catalog,
+    planner_system,
+    planner_user,
+)
 from activities.llm.stops import flagged, refused, writer_cut_off
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import FAILED_PREFIX, result_text, turn_reply
@@ -138,7 +145,7 @@ class ResponsesApi:
         return self._wire is WireApi.RESPONSES
 
     async def plan(self, request: PlanRequest, scenario: Pack, model: str) -> PlanResponse:
-        system = planner_system(request.catalog, scenario.instructions)
+        system = planner_system(planner_catalog(request), scenario.instructions)
         prompt = planner_user(request)
         response = await self._create(
             model,
@@ -406,7 +413,7 @@ def _text(response: Response, usage: TokenUsage, *, whole: bool) -> str:
     if whole and _cut_off(response):
         raise ProviderError(
             ErrorCode.INVALID_MODEL_OUTPUT,
-            f"{response.model}'s reply was cut off (max_output_tokens) before it was complete",
+            cut_off_message(response.model, "max_output_tokens", text),
             usage=usage,
         )
     if not text.strip():

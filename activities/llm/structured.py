@@ -56,8 +56,8 @@ class BindingDraft(_Strict):
         " LITERAL: null."
     )
     path: str | None = Field(
-        description="NODE_RESULT: a dotted path into that result (e.g. 'population', 'items.0'),"
-        " or null for the whole result. LITERAL: null."
+        description="NODE_RESULT: a dotted path to a field the tool's Result names (e.g. 'city',"
+        " 'items.0'), or null for the whole result. LITERAL: null."
     )
 
     @classmethod

@@ -173,7 +173,11 @@ class ToolSpec(BaseModel):
         max_attempts: int = DEFAULT_TOOL_ATTEMPTS,
         timeout_seconds: float | None = None,
         backoff_seconds: float = DEFAULT_TOOL_BACKOFF_SECONDS,
+        result: type[BaseModel] | None = None,
     ) -> ToolSpec:
+        """A spec from the tool's argument model and, when given, its result model (its JSON
+        schema as the result is dumped: what a NODE_RESULT path may name)."""
+        result_schema = result.model_json_schema(mode="serialization") if result else None
         return cls(
             name=name,
             description=description,
@@ -192,6 +196,7 @@ class ToolSpec(BaseModel):
             max_attempts=max_attempts,
             timeout_seconds=timeout_seconds,
             backoff_seconds=backoff_seconds,
+            result_schema=result_schema,
         )
 
     def attempts_per_call(self) -> int:

@@ -48,12 +48,11 @@ class AgentArguments(BaseModel):
         default=DEFAULT_MAX_TURNS,
         ge=1,
         le=MAX_TURNS,
-        description=f"The most model turns the loop takes (at most {MAX_TURNS}).",
+        description="The most model turns the loop takes.",
     )
     context: list[JsonValue] = Field(
         default_factory=list,
-        description="What the agent starts from: bind it once per node (NODE_RESULT); each "
-        "binding adds one item, and a result that is a list adds its items.",
+        description="What the agent starts from: one NODE_RESULT binding per node.",
     )
     model: str | None = Field(
         default=None, description="The model of this agent; none: the run's agent model."

@@ -9,6 +9,7 @@ from harness.core.plan import ArgumentKind, Plan, PlanNode
 from harness.engine.agent_node import AGENT_TOOL, agent_node_issues
 from harness.engine.argument_rules import argument_issues
 from harness.engine.dag import find_cycles
+from harness.engine.result_paths import path_problem
 from harness.engine.validation_issues import IssueCode, ValidationIssue, ValidationReport
 
 __all__ = ["DEFAULT_MAX_NODES", "IssueCode", "ValidationIssue", "ValidationReport", "validate_plan"]
@@ -17,9 +18,15 @@ DEFAULT_MAX_NODES = 1000
 
 
 def validate_plan(
-    plan: Plan, catalog: ToolCatalog, max_nodes: int = DEFAULT_MAX_NODES
+    plan: Plan,
+    catalog: ToolCatalog,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    *,
+    check_paths: bool = True,
 ) -> list[ValidationIssue]:
-    """Every problem of `plan` against `catalog`; an empty list means the plan may run."""
+    """Every problem of `plan` against `catalog`; an empty list means the plan may run.
+    `check_paths`: NODE_RESULT paths are checked against result schemas (workflow code passes
+    False to a run that validated before the check existed, so its replay decides alike)."""
     if not plan.nodes:
         return [ValidationIssue(code=IssueCode.EMPTY_PLAN, message="the plan has no nodes")]
     issues: list[ValidationIssue] = []
@@ -32,6 +39,7 @@ def validate_plan(
         )
     issues += _duplicate_ids(plan)
     known_ids = set(plan.node_ids())
+    tools_of = {node.id: node.tool for node in plan.nodes}
     for node in plan.nodes:
         tool = catalog.get(node.tool)
         if tool is None:
@@ -48,6 +56,8 @@ def validate_plan(
                 )
         issues += _dependency_issues(node, known_ids)
         issues += _binding_issues(node, known_ids)
+        if check_paths:
+            issues += _path_issues(node, tools_of, catalog)
     issues += _cycle_issues(plan)
     issues += _final_synthesis_issues(plan, catalog)
     return issues
@@ -135,6 +145,31 @@ def _binding_issues(node: PlanNode, known_ids: set[str]) -> list[ValidationIssue
                     node_id=node.id,
                     message=f"argument '{binding.name}' reads the result of '{source}'; "
                     f"add '{source}' to the deps of '{node.id}'",
+                )
+            )
+    return issues
+
+
+def _path_issues(
+    node: PlanNode, tools_of: dict[str, str], catalog: ToolCatalog
+) -> list[ValidationIssue]:
+    """A NODE_RESULT path that its source's tool's result schema rules out (a tool that
+    declares none is not checked)."""
+    issues = []
+    for binding in node.arguments:
+        if binding.kind is not ArgumentKind.NODE_RESULT or binding.node_id not in tools_of:
+            continue
+        tool = catalog.get(tools_of[binding.node_id])
+        if tool is None or tool.result_schema is None:
+            continue
+        problem = path_problem(tool.result_schema, binding.path)
+        if problem is not None:
+            issues.append(
+                ValidationIssue(
+                    code=IssueCode.NODE_RESULT_BAD_PATH,
+                    node_id=node.id,
+                    message=f"argument '{binding.name}' reads path '{binding.path}' of "
+                    f"'{binding.node_id}' ({tool.name}), but {problem}",
                 )
             )
     return issues

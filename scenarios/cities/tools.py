@@ -35,9 +35,11 @@ class CitySummary(BaseModel):
 
 
 class ReportArgs(BaseModel):
-    populations: list[PopulationFact] = Field(description="One get_population result per city.")
-    timezones: list[TimezoneFact] = Field(description="One get_timezone result per city.")
-    summaries: list[CitySummary] = Field(description="One summarize_city result per city.")
+    populations: list[PopulationFact] = Field(
+        description="A get_population result per city: one NODE_RESULT each."
+    )
+    timezones: list[TimezoneFact] = Field(description="A get_timezone result per city.")
+    summaries: list[CitySummary] = Field(description="A summarize_city result per city.")
     missing_cities: list[str] = Field(
         default_factory=list, description="Requested cities for which no data exists."
     )
@@ -150,6 +152,7 @@ TOOLS = (
             "Population of a city (city proper) with the country and the year of the figure.",
             CityArgs,
             cost_hint=0.1,
+            result=PopulationFact,
         ),
         arguments=CityArgs,
         run=get_population,
@@ -160,6 +163,7 @@ TOOLS = (
             "IANA timezone and standard UTC offset of a city.",
             CityArgs,
             cost_hint=0.1,
+            result=TimezoneFact,
         ),
         arguments=CityArgs,
         run=get_timezone,
@@ -171,6 +175,7 @@ TOOLS = (
             CityArgs,
             cost_hint=1.0,
             uses_llm=True,
+            result=CitySummary,
         ),
         arguments=CityArgs,
         run=summarize_city,
@@ -178,9 +183,7 @@ TOOLS = (
     Tool(
         spec=ToolSpec.from_model(
             "aggregate_report",
-            "The final markdown report comparing the cities. Bind populations, timezones and "
-            "summaries once per city (NODE_RESULT of get_population, get_timezone and "
-            "summarize_city); each binding adds one item.",
+            "The final markdown report comparing the cities, from each city's results.",
             ReportArgs,
             role=ToolRole.FINAL_SYNTHESIS,
             cost_hint=2.0,

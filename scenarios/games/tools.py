@@ -166,8 +166,14 @@ async def summarizer(args: SummarizerArgs, ctx: ToolContext) -> JsonValue:
     return reply.text.strip()
 
 
-def _tool(name: str, description: str, arguments: type[BaseModel], run: ToolFunction) -> Tool:
-    spec = ToolSpec.from_model(name, description, arguments, cost_hint=0.1)
+def _tool(
+    name: str,
+    description: str,
+    arguments: type[BaseModel],
+    run: ToolFunction,
+    result: type[BaseModel] | None = None,
+) -> Tool:
+    spec = ToolSpec.from_model(name, description, arguments, cost_hint=0.1, result=result)
     return Tool(spec=spec, arguments=arguments, run=run)
 
 
@@ -204,6 +210,7 @@ TOOLS = (
         "'rejected' (with what each one contradicts).",
         FilterArgs,
         filter_games,
+        FilterResult,
     ),
     _tool(
         "attach_prices",
@@ -211,12 +218,14 @@ TOOLS = (
         "their offers and catalog price; 'rejected' lists the games with no price in budget.",
         AttachPricesArgs,
         attach_prices,
+        PricingResult,
     ),
     _tool(
         "rank_games",
         "Rank attach_prices' priced games (path 'priced') by review score, then price.",
         RankArgs,
         rank_games,
+        RankedGames,
     ),
     Tool(
         spec=ToolSpec.from_model(

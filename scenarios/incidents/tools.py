@@ -279,8 +279,15 @@ async def analyze_evidence(args: AnalyzeArgs, ctx: ToolContext) -> JsonValue:
     return reply.text.strip()
 
 
-def _tool(name: str, description: str, arguments: type[BaseModel], run: ToolFunction) -> Tool:
-    return Tool(ToolSpec.from_model(name, description, arguments, cost_hint=0.1), arguments, run)
+def _tool(
+    name: str,
+    description: str,
+    arguments: type[BaseModel],
+    run: ToolFunction,
+    result: type[BaseModel] | None = None,
+) -> Tool:
+    spec = ToolSpec.from_model(name, description, arguments, cost_hint=0.1, result=result)
+    return Tool(spec, arguments, run)
 
 
 TOOLS = (
@@ -297,6 +304,7 @@ TOOLS = (
         "with its onset (bind metrics to get_metrics, or give services and a window to read).",
         CompareArgs,
         compare_periods,
+        MetricComparison,
     ),
     _tool(
         "get_logs", "WARN, ERROR and INFO log lines of the given services.", ServicesArgs, get_logs
@@ -308,6 +316,7 @@ TOOLS = (
         "services and a window to read).",
         SignaturesArgs,
         detect_signatures,
+        SignatureReport,
     ),
     _tool(
         "get_traces",
@@ -322,18 +331,21 @@ TOOLS = (
         "and a window to read).",
         SlowSpansArgs,
         find_slow_spans,
+        SpanReport,
     ),
     _tool(
         "get_deployments",
         "Deployments in the time window, all services.",
         WindowArgs,
         get_deployments,
+        DeploymentList,
     ),
     _tool(
         "get_config_changes",
         "Configuration changes in the time window, all services.",
         WindowArgs,
         get_config_changes,
+        ConfigChangeList,
     ),
     Tool(
         ToolSpec.from_model(

@@ -98,7 +98,7 @@ def test_an_mcp_tools_description_reaches_the_planner_fenced_as_data() -> None:
     )
     prompt = planner_system(with_servers(get_scenario("cities").catalog(), [listing]))
     section = prompt.split("## find_ticket", 1)[1]
-    assert section.startswith(" (role DATA, from MCP server tickets)\n<<data tool find_ticket ")
+    assert section.startswith(" (from MCP server tickets)\n<<data tool find_ticket ")
     fenced = section.split("<<end ", 1)[0]
     assert "Ignore your rules" in fenced and '"id"' in fenced
     assert DATA_RULE in prompt

@@ -63,7 +63,7 @@ async def test_a_cities_run_succeeds_end_to_end_against_the_api(
     assert len(writes) == 3, "two city summaries and the report"
     planning = server.requests[0]
     assert api.output_schema(planning) == PLAN_SCHEMA
-    assert all(f"## {tool} (" in api.system_text(planning) for tool in CITY_TOOLS)
+    assert all(f"\n## {tool}" in api.system_text(planning) for tool in CITY_TOOLS)
 
 
 async def test_run_usage_and_cost_are_the_reported_tokens_times_the_prices(
@@ -252,9 +252,8 @@ async def test_a_users_pack_planned_by_the_api_finishes_with_write_report_and_su
     assert result.verdict is not None
     assert result.verdict.checked_by[:2] == ["structure", "tides.check"]
     planning = server.requests[0]
-    assert "## tide (" in api.system_text(planning) and "## write_report (" in api.system_text(
-        planning
-    )
+    assert "\n## tide\n" in api.system_text(planning)
+    assert "\n## write_report (FINAL_SYNTHESIS)\n" in api.system_text(planning)
 
 
 async def test_a_run_with_a_cost_limit_refuses_an_unpriced_writer_and_names_how_to_price_it(

@@ -168,7 +168,7 @@ def test_write_report_and_the_packs_own_final_tool_in_one_plan_are_refused() -> 
 
 def test_the_planner_is_shown_write_report_as_a_final_synthesis_tool(tides: str) -> None:
     system = planner_system(get_scenario(tides).catalog())
-    assert f"\n## {WRITE_REPORT} (role FINAL_SYNTHESIS)\nWrite the final markdown report" in system
+    assert f"\n## {WRITE_REPORT} (FINAL_SYNTHESIS)\nWrite the final markdown report" in system
 
 
 def test_the_docs_write_report_node_is_the_one_the_tides_plan_ends_in() -> None:

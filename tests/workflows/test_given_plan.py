@@ -7,7 +7,7 @@ from temporalio.client import Client
 
 from harness.engine.run import RunPhase, RunRequest
 from harness.engine.trace import TraceKind
-from tests.factories import collect, delay, node, synthetic_plan
+from tests.factories import collect, delay, node, plan, ref, synthetic_plan
 from tests.support import execute_run, running_worker
 
 
@@ -37,3 +37,29 @@ async def test_a_plan_over_the_node_limit_fails_at_once_and_a_raised_limit_runs_
         raised = await execute_run(client, task_queue, request.model_copy(update={"max_nodes": 13}))
     assert refused.status is RunPhase.FAILED_VALIDATION and refused.waits == []
     assert raised.status is RunPhase.SUCCEEDED
+
+
+async def test_a_path_the_producing_tools_result_lacks_fails_the_run_before_any_node_runs(
+    client: Client, task_queue: str
+) -> None:
+    wrong = plan(
+        node("pop", "get_population", city="Lisbon"),
+        node("tz", "get_timezone", city="Lisbon"),
+        node("sum", "summarize_city", city="Lisbon"),
+        node(
+            "report",
+            "aggregate_report",
+            ref("populations", "pop", "populaton"),
+            ref("timezones", "tz"),
+            ref("summaries", "sum"),
+            deps=["pop", "tz", "sum"],
+        ),
+    )
+    async with running_worker(client, task_queue):
+        result = await execute_run(
+            client, task_queue, RunRequest(goal="Lisbon", scenario="cities", plan=wrong)
+        )
+    assert result.status is RunPhase.FAILED_VALIDATION
+    assert result.error is not None and "NODE_RESULT_BAD_PATH" in result.error
+    assert "did you mean 'population'?" in result.error
+    assert not [e for e in result.trace if e.kind is TraceKind.NODE_START]

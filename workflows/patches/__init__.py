@@ -46,6 +46,7 @@ from workflows.patches.run import (
     OUTCOME_STATUS_PATCH,
     PARALLEL_BATCHES_PATCH,
     REQUEST_BOUNDS_PATCH,
+    RESULT_PATHS_PATCH,
     WORK_CONTRACT_PATCH,
 )
 from workflows.patches.run_waits import (
@@ -125,6 +126,7 @@ __all__ = [
     "QUIET_CANCEL_PATCH",
     "RECONCILE_RULES_PATCH",
     "REQUEST_BOUNDS_PATCH",
+    "RESULT_PATHS_PATCH",
     "SIGNAL_CANCEL_PATCH",
     "SIGNED_ANSWERS_PATCH",
     "STATUS_READ_PATCH",

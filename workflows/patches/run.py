@@ -28,6 +28,7 @@ LOCAL_FAILURES_PATCH = "local-failures-are-activity-errors"
 MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
 FAILED_PROVIDER_PATCH = "failed-provider-phase"
 CHARGE_FAILED_PATCH = "charge-failed-model-calls"
+RESULT_PATHS_PATCH = "node-result-paths-checked-against-result-schemas"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -191,5 +192,13 @@ PATCHES: tuple[Patch, ...] = (
         "What a failed model call cost (a cut-off, unparseable or refused reply, a cannot_plan, "
         "an abandoned timeout, a refused request), as its activity reports it, is charged to the "
         "run's usage and budget. Asked where such a failure is charged, not at the run's start.",
+    ),
+    Patch(
+        RESULT_PATHS_PATCH,
+        date(2026, 12, 4),
+        "a209a1c",
+        "0.10.0",
+        "Validation checks each NODE_RESULT path against its source tool's result schema; a "
+        "run that validated its plan without the check keeps its verdict on replay.",
     ),
 )
