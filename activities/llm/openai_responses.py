@@ -55,6 +55,8 @@ from activities.llm.prompts import (
     planner_system,
     planner_user,
 )
+from activities.llm.reasoning import Role
+from activities.llm.request_options import responses_options
 from activities.llm.stops import flagged, refused, writer_cut_off
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import FAILED_PREFIX, result_text, turn_reply
@@ -151,9 +153,10 @@ class ResponsesApi:
             model,
             system,
             _asked(prompt),
-            max_tokens=PLAN_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.PLANNER, PLAN_MAX_TOKENS),
             timeout=self._settings.timeouts.planner,
             schema=("plan", PLAN_SCHEMA),
+            options=responses_options(self._settings, Role.PLANNER, request.scenario),
         )
         usage = self._usage(response, model, system + prompt)
         text = _text(response, usage, whole=True)
@@ -165,8 +168,9 @@ class ResponsesApi:
             model,
             request.system,
             _asked(request.prompt),
-            max_tokens=request.max_output_tokens,
+            max_tokens=self._settings.reasoning.room(Role.WRITER, request.max_output_tokens),
             timeout=self._settings.timeouts.writer,
+            options=responses_options(self._settings, Role.WRITER),
         )
         usage = self._usage(response, model, request.system + request.prompt)
         if _cut_off(response):
@@ -180,9 +184,10 @@ class ResponsesApi:
             model,
             JUDGE_ROLE,
             _asked(prompt),
-            max_tokens=VERDICT_MAX_TOKENS,
+            max_tokens=self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS),
             timeout=self._settings.timeouts.judge,
             schema=("verdict", VERDICT_SCHEMA),
+            options=responses_options(self._settings, Role.JUDGE),
         )
         usage = self._usage(response, model, JUDGE_ROLE + prompt)
         verdict = _charged(usage, parse_verdict, _text(response, usage, whole=True))
@@ -204,6 +209,7 @@ class ResponsesApi:
             max_tokens=request.max_output_tokens,
             timeout=self._settings.timeouts.agent_turn,
             tools=tools,
+            options=responses_options(self._settings, Role.AGENT),
         )
         sent = request.system + json.dumps(items, default=str) + json.dumps(tools)
         usage = self._usage(response, model, sent)
@@ -227,6 +233,7 @@ class ResponsesApi:
         timeout: float,
         schema: tuple[str, dict[str, Any]] | None = None,
         tools: list[FunctionToolParam] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Response:
         text: ResponseTextConfigParam | openai.Omit = openai.omit
         if schema is not None:
@@ -235,7 +242,9 @@ class ResponsesApi:
         sent = instructions + json.dumps(items, default=str)
         priced = lambda usage: self._settings.pricing.priced(usage, model)  # noqa: E731
         with charged_estimate(sent, max_tokens, priced):
-            return await self._send(model, instructions, items, max_tokens, timeout, text, tools)
+            return await self._send(
+                model, instructions, items, max_tokens, timeout, text, tools, options or {}
+            )
 
     async def _send(
         self,
@@ -246,10 +255,13 @@ class ResponsesApi:
         timeout: float,
         text: ResponseTextConfigParam | openai.Omit,
         tools: list[FunctionToolParam] | None,
+        options: Mapping[str, Any],
     ) -> Response:
-        """One request; a failure is classified as the chat API's are."""
+        """One request; a failure is classified as the chat API's are. `options`: the role's
+        reasoning and the plan's prompt cache key (activities.llm.request_options)."""
         try:
-            response = await self._client.responses.create(
+            # typed here: the options' Any would make the whole call's result Any
+            response: Response = await self._client.responses.create(
                 model=model,
                 instructions=instructions,
                 input=items,
@@ -259,6 +271,7 @@ class ResponsesApi:
                 tools=tools if tools else openai.omit,
                 store=False,
                 timeout=timeout,
+                **options,
             )
         except openai.APIStatusError as error:
             raise status_error(

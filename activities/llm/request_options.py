@@ -21,6 +21,17 @@ def openai_options(
     return options
 
 
+def responses_options(
+    settings: ProviderSettings, role: Role, scenario: str | None = None
+) -> dict[str, Any]:
+    """The same for the Responses API, which takes the effort as `reasoning: {effort}`."""
+    options = openai_options(settings, role, scenario)
+    effort = options.pop("reasoning_effort", None)
+    if effort is not None:
+        options["reasoning"] = {"effort": effort}
+    return options
+
+
 def anthropic_options(settings: ProviderSettings, role: Role, model: str) -> dict[str, Any]:
     """`thinking` when the role's reasoning is on."""
     return settings.reasoning.anthropic_options(role, model)

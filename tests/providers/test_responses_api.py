@@ -13,6 +13,13 @@ from activities.llm.config import OPENAI, ProviderSettings
 from activities.llm.openai_provider import OpenAIProvider
 from activities.llm.openai_responses import WireApi, responses_only
 from activities.llm.pricing import PricingTable
+from activities.llm.reasoning import (
+    BUDGETS,
+    NO_REASONING_SETTINGS,
+    Effort,
+    Reasoning,
+    read_reasoning,
+)
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, PlanDraft
 from harness.catalog.agent_turns import (
     AgentTurnRequest,
@@ -50,7 +57,10 @@ def server() -> Iterator[FakeServer]:
 
 
 def responses_provider(
-    server: FakeServer, wire: WireApi = WireApi.RESPONSES, pricing: PricingTable = PRICING
+    server: FakeServer,
+    wire: WireApi = WireApi.RESPONSES,
+    pricing: PricingTable = PRICING,
+    reasoning: Reasoning = NO_REASONING_SETTINGS,
 ) -> OpenAIProvider:
     settings = ProviderSettings(
         vendor=OPENAI,
@@ -58,6 +68,7 @@ def responses_provider(
         models=MODELS,
         pricing=pricing,
         base_url=API.base_url(server.url),
+        reasoning=reasoning,
     )
     return OpenAIProvider(settings, wire=wire)
 
@@ -132,7 +143,7 @@ async def test_a_plan_is_asked_with_a_strict_schema_and_charged_with_its_reasoni
         "strict": True,
     }
     assert request.body["store"] is False and request.body["max_output_tokens"] == 16_000
-    assert "## get_population (" in API.system_text(request) and GOAL in API.user_text(request)
+    assert "\n## get_population\n" in API.system_text(request) and GOAL in API.user_text(request)
     assert PlanDraft.of(planned.plan).model_dump_json() == cities_plan_json(GOAL)
     assert planned.planned_by == f"openai:{MODELS.planner}"
     expected = expected_usage(MODELS.planner, PLAN_USAGE).model_copy(
@@ -349,3 +360,17 @@ async def test_a_server_that_reports_little_or_no_usage_is_still_charged(
     else:
         assert (charged.input_tokens, charged.output_tokens, charged.estimated) == expected
         assert charged.cached_tokens == charged.reasoning_tokens == 0
+
+
+async def test_a_roles_reasoning_and_a_plans_cache_key_are_sent_as_the_responses_api_takes_them(
+    server: FakeServer,
+) -> None:
+    reasoning = read_reasoning({"HARNESS_PLANNER_REASONING": "high"}, "openai")
+    provider = responses_provider(server, reasoning=reasoning)
+    server.enqueue(API.text_reply(cities_plan_json(GOAL), PLAN_USAGE))
+    await provider.plan(plan_request(), CITIES)
+    (request,) = server.requests
+    assert request.body["reasoning"] == {"effort": "high"}
+    assert request.body["prompt_cache_key"] == "harness-plan-cities"
+    assert request.body["max_output_tokens"] == 16_000 + BUDGETS[Effort.HIGH]
+    assert "reasoning_effort" not in request.body
