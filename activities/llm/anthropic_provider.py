@@ -106,7 +106,7 @@ class AnthropicProvider:
             )
         usage = self._usage(message, model)
         if message.stop_reason in _CUT_OFF:
-            raise writer_cut_off(message.model, request.max_output_tokens, usage)
+            raise writer_cut_off(message.model, max_tokens, usage)
         with charged(usage):
             text = _text(message, whole=False)
         return TextReply(text=text, model=message.model, usage=usage)

@@ -24,7 +24,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.llm.base import LLMProvider, ProviderError
-from activities.llm.structured import PlanDraft, parse_plan
+from activities.llm.structured import ModelCannotPlanError, PlanDraft, parse_plan
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.catalog.tools import ToolCatalog
@@ -145,6 +145,9 @@ def mistaken(
         raise ProviderError(
             error.code, f"{said} {error.message}", error.retry_after, response.usage
         ) from None
+    except ModelCannotPlanError as error:  # the real call behind the injected refusal cost
+        error.usage = response.usage
+        raise
     return response.model_copy(update={"plan": plan, "planned_by": f"{response.planned_by} {said}"})
 
 

@@ -75,9 +75,9 @@ OPENAI = Vendor(
 
 MODEL_CALL_TIMEOUT_MAX_SECONDS = 3600.0
 """The longest a model call may be given: the activities that make them allow a little more
-(workflows.activity_calls.steps.MODEL_CALL_TIMEOUT), so the call, not Temporal, gives up first
-and the failure names the provider. A dead worker or server is found sooner, by the heartbeat
-timeout."""
+(workflows.activity_calls.steps.PLAN_TIMEOUT, which every model call's activity is given), so
+the call, not Temporal, gives up first and the failure names the provider. A dead worker or
+server is found sooner, by the heartbeat timeout."""
 
 
 @dataclass(frozen=True)

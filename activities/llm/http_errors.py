@@ -132,8 +132,8 @@ def named_parameter(body: object) -> str | None:
     parameter in its message."""
     error = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(error, dict):
-        param = error.get("param")
-        if isinstance(param, str) and param:
+        param = error.get("param")  # OpenAI's names `messages` for a prompt too long: not one
+        if isinstance(param, str) and _PARAMETERS.fullmatch(param):
             return param
     found = _PARAMETERS.search(api_detail(body))
     return found.group(1) if found else None

@@ -122,29 +122,36 @@ class Compat:
     endpoint: Endpoint
     fixed: CompatMode | None = None
     _learned: dict[tuple[str, str], CompatMode] = field(default_factory=dict, init=False)
-    _trying: dict[tuple[str, str], CompatMode] = field(default_factory=dict, init=False)
-    """A mode tried after a bare 500, learned only once a request in it is answered: a 500
-    that names nothing may be an outage, which must not change the mode for the worker's life."""
     _refused_caps: dict[tuple[str, str], set[str]] = field(default_factory=dict, init=False)
 
     def mode(self, model: str) -> CompatMode:
-        key = self._key(model)
-        return self.fixed or self._trying.get(key) or self._learned.get(key, CompatMode.STRICT)
+        return self.fixed or self._learned.get(self._key(model), CompatMode.STRICT)
 
-    def settle(self, model: str, *, answered: bool) -> None:
-        """After a request for `model`: a mode tried on a guess is learned if the server
-        answered in it, and forgotten if it failed too (then the 500 was an outage)."""
+    def guess(self, model: str, sent: ChatShape, error: openai.APIStatusError) -> CompatMode | None:
+        """The mode to send this one call again in after a bare 500 answering a strict schema
+        (llama-cpp-python's way to refuse it), when auto mode may: a 500 that names nothing
+        may as well be an outage, so the mode is learned only once the server answers in it
+        (`adopt`), by the call that tried it."""
+        if self.fixed is not None or sent.mode is not CompatMode.STRICT:
+            return None
+        text = f"{error.message} {json.dumps(error.body, default=str)}".lower()
+        if _STRUCTURED_WORDS.search(text) or not refuses_mode(
+            error.status_code, text, sent.mode, self._official()
+        ):
+            return None
+        return MODES[MODES.index(sent.mode) + 1]
+
+    def adopt(self, model: str, tried: CompatMode) -> None:
+        """The server answered a call sent in `tried` after a bare 500: that mode is kept."""
         key = self._key(model)
-        tried = self._trying.pop(key, None)
-        if tried is not None and answered:
-            self._learned[key] = tried
-            log.warning(
-                "openai.compat_mode_switched",
-                base_url=self.endpoint.base_url,
-                model=model,
-                now=tried,
-                hint=f"set {COMPAT_VARIABLE}={tried} to ask so from the first call",
-            )
+        self._learned[key] = max(tried, self.mode(model), key=MODES.index)
+        log.warning(
+            "openai.compat_mode_switched",
+            base_url=self.endpoint.base_url,
+            model=model,
+            now=tried,
+            hint=f"set {COMPAT_VARIABLE}={tried} to ask so from the first call",
+        )
 
     def shape(
         self,
@@ -153,14 +160,15 @@ class Compat:
         max_tokens: int,
         structured: Structured | None = None,
         tools: list[ChatCompletionToolParam] | None = None,
+        trying: CompatMode | None = None,
     ) -> ChatShape:
-        """The request for `model` as this server takes it. No tools is no `tools` at all: the
-        API refuses an empty list."""
+        """The request for `model` as this server takes it (in `trying`, a mode this one call
+        tries after a bare 500). No tools is no `tools` at all: the API refuses an empty list."""
         completion_cap, tokens_cap = self._caps(model, max_tokens)
         if structured is None:
             asked = ChatShape(messages, tools=tools or openai.omit)
         else:
-            asked = _asked(self.mode(model), messages, structured)
+            asked = _asked(trying or self.mode(model), messages, structured)
         return replace(asked, max_completion_tokens=completion_cap, max_tokens=tokens_cap)
 
     def learn(self, model: str, sent: ChatShape, error: openai.APIStatusError) -> bool:
@@ -177,11 +185,9 @@ class Compat:
             return False
         if not refuses_mode(error.status_code, text, sent.mode, self._official()):
             return False
+        if not _STRUCTURED_WORDS.search(text):  # a bare 500: only a guess (see `guess`)
+            return False
         following = MODES[MODES.index(sent.mode) + 1]
-        if not _STRUCTURED_WORDS.search(text):  # a bare 500: tried, learned once answered
-            self._trying[key] = following
-            return True
-        self._trying.pop(key, None)
         self._learned[key] = max(following, self._learned.get(key, following), key=MODES.index)
         self._note(
             "openai.compat_mode_switched",
@@ -199,6 +205,10 @@ class Compat:
         completion = openai.omit if "max_completion_tokens" in refused else max_tokens
         plain = openai.omit if self._official() or "max_tokens" in refused else max_tokens
         return completion, plain
+
+    def official(self) -> bool:
+        """Whether the server is OpenAI's own API (or Azure's), not a compatible one."""
+        return self._official()
 
     def _official(self) -> bool:
         host = urlparse(self.endpoint.base_url).hostname or ""

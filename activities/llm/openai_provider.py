@@ -52,7 +52,6 @@ from activities.llm.prompts import (
 )
 from activities.llm.reasoning import Role, openai_reasoning_tokens
 from activities.llm.request_options import openai_options
-from activities.llm.scripted import estimate_tokens
 from activities.llm.stops import chat_refused, writer_cut_off
 from activities.llm.structured import (
     PLAN_EXAMPLE,
@@ -66,7 +65,7 @@ from activities.llm.tool_use import openai_messages, openai_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
-from harness.core.usage import TokenUsage
+from harness.core.usage import TokenUsage, estimate_tokens
 from harness.engine.messages import PlanRequest, PlanResponse
 from scenarios.base import Pack
 
@@ -120,7 +119,12 @@ class OpenAIProvider:
                 max_tokens=max_tokens,
                 timeout=self._settings.timeouts.planner,
                 structured=PLAN_OUTPUT,
-                options=openai_options(self._settings, Role.PLANNER, request.scenario),
+                # the cache key only to OpenAI's own API: a compatible server may refuse it
+                options=openai_options(
+                    self._settings,
+                    Role.PLANNER,
+                    request.scenario if self._compat.official() else None,
+                ),
             )
         usage = self._usage(completion, model, system + prompt, _said(completion))
         warn_if_uncached(self.name, completion.model, request.scenario, usage)
@@ -133,7 +137,9 @@ class OpenAIProvider:
         if self._responses.serves(model):
             return await self._responses.write(request, model)
         sent = request.system + request.prompt
-        max_tokens = self._settings.reasoning.room(Role.WRITER, request.max_output_tokens)
+        max_tokens = self._settings.reasoning.room(
+            Role.WRITER, request.max_output_tokens, reasons_unasked=self._compat.official()
+        )
         with self._charged(model, sent, max_tokens):
             completion = await self._create(
                 model,
@@ -145,7 +151,7 @@ class OpenAIProvider:
         usage = self._usage(completion, model, sent, _said(completion))
         with charged(usage):
             if _choice(completion).finish_reason == "length":
-                raise writer_cut_off(completion.model, request.max_output_tokens, usage)
+                raise writer_cut_off(completion.model, max_tokens, usage)
             text = _text(completion, whole=False)
         return TextReply(text=text, model=completion.model, usage=usage)
 
@@ -154,7 +160,9 @@ class OpenAIProvider:
         if self._responses.serves(model):
             return await self._responses.judge(request, model)
         prompt = judge_user(request)
-        max_tokens = self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS)
+        max_tokens = self._settings.reasoning.room(
+            Role.JUDGE, VERDICT_MAX_TOKENS, reasons_unasked=self._compat.official()
+        )
         with self._charged(model, JUDGE_ROLE + prompt, max_tokens):
             completion = await self._create(
                 model,
@@ -219,8 +227,9 @@ class OpenAIProvider:
         """One completion. A refusal of a parameter the server can do without (auto mode's
         structured output, a token-limit parameter) sends the call again without it. `options`:
         the role's extra parameters (reasoning effort, prompt cache key)."""
+        trying: CompatMode | None = None  # a mode this call tries after a bare 500
         while True:
-            shape = self._compat.shape(model, messages, max_tokens, structured, tools)
+            shape = self._compat.shape(model, messages, max_tokens, structured, tools, trying)
             try:
                 # typed here: the options' Any would make the whole call's result Any
                 completion: ChatCompletion = await self._client.chat.completions.create(
@@ -236,17 +245,20 @@ class OpenAIProvider:
                 )
             except openai.APIStatusError as error:
                 if self._compat.learn(model, shape, error):
+                    trying = None
                     continue
-                self._compat.settle(model, answered=False)
+                if trying is None and (guessed := self._compat.guess(model, shape, error)):
+                    trying = guessed
+                    continue
                 raise status_error(
                     self._endpoint, error.status_code, error.response.headers, error.body
                 ) from None
-            except (openai.APITimeoutError, openai.APIConnectionError) as error:
-                self._compat.settle(model, answered=False)
-                if isinstance(error, openai.APITimeoutError):
-                    raise timeout_error(self._endpoint, timeout) from None
+            except openai.APITimeoutError:
+                raise timeout_error(self._endpoint, timeout) from None
+            except openai.APIConnectionError:
                 raise connection_error(self._endpoint) from None
-            self._compat.settle(model, answered=True)
+            if trying is not None:
+                self._compat.adopt(model, trying)
             return completion
 
     def _charged(self, model: str, sent: str, max_tokens: int) -> AbstractContextManager[None]:
@@ -311,9 +323,10 @@ def _arguments(function: Function) -> dict[str, JsonValue]:
 
 
 def _said(completion: ChatCompletion) -> str:
-    """The reply's text, whatever it is: what its output is estimated from, if not reported."""
+    """The reply's text, whatever it is (a forced call's arguments in tools mode): what its
+    output is estimated from, if not reported."""
     choice = completion.choices[0] if completion.choices else None
-    return (choice.message.content or "") if choice else ""
+    return structured_text(choice) if choice else ""
 
 
 def _text(completion: ChatCompletion, *, whole: bool) -> str:

@@ -164,17 +164,20 @@ class ResponsesApi:
         return PlanResponse(plan=plan, planned_by=f"openai:{response.model}", usage=usage)
 
     async def write(self, request: TextRequest, model: str) -> TextReply:
+        max_tokens = self._settings.reasoning.room(
+            Role.WRITER, request.max_output_tokens, reasons_unasked=True
+        )
         response = await self._create(
             model,
             request.system,
             _asked(request.prompt),
-            max_tokens=self._settings.reasoning.room(Role.WRITER, request.max_output_tokens),
+            max_tokens=max_tokens,
             timeout=self._settings.timeouts.writer,
             options=responses_options(self._settings, Role.WRITER),
         )
         usage = self._usage(response, model, request.system + request.prompt)
         if _cut_off(response):
-            raise writer_cut_off(response.model, request.max_output_tokens, usage)
+            raise writer_cut_off(response.model, max_tokens, usage)
         text = _text(response, usage, whole=False)
         return TextReply(text=text, model=response.model, usage=usage)
 
@@ -184,7 +187,9 @@ class ResponsesApi:
             model,
             JUDGE_ROLE,
             _asked(prompt),
-            max_tokens=self._settings.reasoning.room(Role.JUDGE, VERDICT_MAX_TOKENS),
+            max_tokens=self._settings.reasoning.room(
+                Role.JUDGE, VERDICT_MAX_TOKENS, reasons_unasked=True
+            ),
             timeout=self._settings.timeouts.judge,
             schema=("verdict", VERDICT_SCHEMA),
             options=responses_options(self._settings, Role.JUDGE),

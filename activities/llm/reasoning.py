@@ -67,13 +67,17 @@ class Reasoning:
     def effort(self, role: Role) -> Effort | None:
         return self.efforts.get(role)
 
-    def room(self, role: Role, limit: int) -> int:
-        """`limit` output tokens of answer, plus room for the role's reasoning."""
+    def room(self, role: Role, limit: int, *, reasons_unasked: bool = False) -> int:
+        """`limit` output tokens of answer, plus room for the role's reasoning. Unset, the
+        writer and the judge get the medium room only from a model that reasons unasked
+        (`reasons_unasked`: OpenAI's own API, whose default models reason by default); a local
+        server's model, or Claude without thinking, gets the tool's limit as it is."""
         if role not in _ROOMY:
             return limit
         effort = self.effort(role)
         if effort is None:
-            return limit if role is Role.PLANNER else limit + BUDGETS[Effort.MEDIUM]
+            unasked = reasons_unasked and role is not Role.PLANNER
+            return limit + BUDGETS[Effort.MEDIUM] if unasked else limit
         return limit + BUDGETS[effort]
 
     def openai_options(self, role: Role) -> dict[str, Any]:

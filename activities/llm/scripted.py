@@ -11,8 +11,7 @@ from activities.llm.base import ProviderConfigError
 from activities.llm.offline_agent import next_turn, stop_of
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
-from harness.core.usage import TokenUsage
-from harness.core.usage import estimate_tokens as estimate_tokens  # the OpenAI provider's too
+from harness.core.usage import TokenUsage, estimate_tokens
 from harness.engine.messages import PlanRequest, PlanResponse
 from harness.engine.run_models import family_problem
 from harness.engine.verification import VERIFICATION_FAILED

@@ -42,7 +42,8 @@ def refused(
 
 def writer_cut_off(model: str, limit: int, usage: TokenUsage | None = None) -> ProviderError:
     """A writer's reply that reached its token limit: the text is incomplete, so it is no
-    reply. The limit is the tool's (`TextRequest.max_output_tokens`)."""
+    reply. The limit is the one the request was sent with: the tool's
+    (`TextRequest.max_output_tokens`) and any room left for reasoning."""
     reasoning = (
         f", {usage.reasoning_tokens} of them reasoning"
         if usage is not None and usage.reasoning_tokens

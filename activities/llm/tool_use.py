@@ -161,6 +161,7 @@ def turn_reply(
             raise ProviderError(
                 ErrorCode.INVALID_MODEL_OUTPUT,
                 f"{model}'s turn was cut off at its token limit before it said anything",
+                usage=usage,
             )
         return AgentTurnReply(answer=text, stop=TurnStop.MAX_TOKENS, model=model, usage=usage)
     if calls:
@@ -169,6 +170,8 @@ def turn_reply(
         )
     if not text.strip():
         raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT, f"{model} replied with neither a tool call nor text"
+            ErrorCode.INVALID_MODEL_OUTPUT,
+            f"{model} replied with neither a tool call nor text",
+            usage=usage,
         )
     return AgentTurnReply(answer=text, stop=TurnStop.ANSWERED, model=model, usage=usage)

@@ -59,10 +59,6 @@ def _walk(
     return None
 
 
-def _is_null(schema: dict[str, Any], root: dict[str, Any]) -> bool:
-    return _resolve(schema, root).get("type") == "null"
-
-
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if not isinstance(ref, str) or not ref.startswith("#/$defs/"):

@@ -18,7 +18,6 @@ from activities.llm.openai_compat import (
     refuses_mode,
 )
 from activities.llm.openai_provider import OpenAIProvider
-from activities.llm.reasoning import BUDGETS, Effort
 from activities.llm.structured import PLAN_EXAMPLE, PLAN_SCHEMA
 from harness.catalog.llm import JudgeRequest, TextRequest
 from harness.core.errors import ErrorCode
@@ -222,7 +221,7 @@ async def test_a_local_server_gets_both_token_limits_and_honours_max_tokens(
     await provider.write(
         TextRequest(system="You write.", prompt="Describe Paris.", draft="", max_output_tokens=300)
     )
-    assert fake.caps == [16_000, 300 + BUDGETS[Effort.MEDIUM]]  # the writer's, with room to reason
+    assert fake.caps == [16_000, 300]
     for request in server.requests:
         assert request.body["max_tokens"] == request.body["max_completion_tokens"]
 

@@ -10,6 +10,7 @@ from structlog.testing import capture_logs
 
 from activities.llm import LLMProvider, ProviderConfigError, caching
 from activities.llm.config import ANTHROPIC, OPENAI, ProviderSettings
+from activities.llm.openai_compat import Compat
 from activities.llm.reasoning import BUDGETS, Effort, Reasoning, Role, read_reasoning
 from harness.catalog.llm import JudgeRequest, TextRequest
 from harness.engine.messages import PlanRequest
@@ -114,16 +115,23 @@ async def test_each_role_sends_its_effort_and_its_limit_makes_room_for_it(
         ]
 
 
-async def test_unset_the_request_says_nothing_of_reasoning_and_the_writer_and_judge_have_room(
+async def test_unset_the_request_says_nothing_of_reasoning_and_a_local_model_keeps_its_limits(
     api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
     await ask_each_role(api, server, provider)
     planned, written, judged = server.requests
     for request in server.requests:
         assert "reasoning_effort" not in request.body and "thinking" not in request.body
-    assert limit(api, planned) == 16_000
-    assert limit(api, written) == 200 + BUDGETS[Effort.MEDIUM]
-    assert limit(api, judged) == 2_000 + BUDGETS[Effort.MEDIUM]
+    # a server that is not OpenAI's own (or Claude without thinking) reasons only when asked
+    assert [limit(api, request) for request in (planned, written, judged)] == [16_000, 200, 2_000]
+
+
+def test_unset_the_writer_and_judge_of_a_model_that_reasons_unasked_have_room() -> None:
+    unset = Reasoning({})
+    assert unset.room(Role.WRITER, 200, reasons_unasked=True) == 200 + BUDGETS[Effort.MEDIUM]
+    assert unset.room(Role.JUDGE, 2_000, reasons_unasked=True) == 2_000 + BUDGETS[Effort.MEDIUM]
+    assert unset.room(Role.PLANNER, 16_000, reasons_unasked=True) == 16_000
+    assert unset.room(Role.WRITER, 200) == 200
 
 
 def test_a_model_the_sdk_wants_thinking_adaptively_gets_adaptive_thinking() -> None:
@@ -150,15 +158,16 @@ async def test_reasoning_tokens_are_recorded_and_priced_as_output(
     assert reply.usage.cost_usd == pytest.approx((40 * 1.0 + 900 * 5.0) / 1_000_000)
 
 
-async def test_a_plan_carries_its_scenarios_prompt_cache_key_on_openai(
-    api: FakeApi, server: FakeServer, provider: LLMProvider
+async def test_a_plan_carries_its_scenarios_prompt_cache_key_to_openais_own_api_only(
+    api: FakeApi, server: FakeServer, provider: LLMProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await ask_each_role(api, server, provider)
-    keys = [request.body.get("prompt_cache_key") for request in server.requests]
+    await ask_each_role(api, server, provider)  # a compatible server might refuse the key
+    assert [request.body.get("prompt_cache_key") for request in server.requests] == [None] * 3
     if api.name == "openai":
+        monkeypatch.setattr(Compat, "official", lambda self: True)
+        await ask_each_role(api, server, provider)
+        keys = [request.body.get("prompt_cache_key") for request in server.requests[3:]]
         assert keys == ["harness-plan-cities", None, None]
-    else:
-        assert keys == [None, None, None]
 
 
 async def test_a_planner_prompt_under_the_cache_minimum_is_warned_of_once_per_model_and_scenario(

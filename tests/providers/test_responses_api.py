@@ -184,7 +184,10 @@ async def test_the_writer_returns_the_text_and_a_cut_one_fails_naming_its_limit(
     with pytest.raises(ProviderError) as raised:
         await provider.write(text_request(limit=200))
     assert raised.value.code is ErrorCode.INVALID_MODEL_OUTPUT
-    assert "cut at its limit of 200 output tokens, 180 of them reasoning" in raised.value.message
+    sent = 200 + BUDGETS[Effort.MEDIUM]  # the tool's limit and room for reasoning unasked
+    assert (
+        f"cut at its limit of {sent} output tokens, 180 of them reasoning" in raised.value.message
+    )
     assert raised.value.usage is not None and raised.value.usage.reasoning_tokens == 180
 
 
