@@ -229,3 +229,16 @@ def test_a_role_timeout_that_is_not_a_number_of_seconds_in_range_is_refused_in_o
     message = str(refused.value)
     assert "HARNESS_JUDGE_TIMEOUT_SECONDS" in message and value in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("cut_off", [True, False])
+async def test_an_agent_turn_that_says_nothing_fails_with_the_usage_the_server_reported(
+    api: FakeApi, server: FakeServer, provider: LLMProvider, cut_off: bool
+) -> None:
+    spent = Usage(900, 300)  # cut off at its limit before any text, or neither call nor text
+    server.enqueue(api.text_reply("", spent, cut_off=cut_off))
+    with pytest.raises(ProviderError) as failed:
+        await provider.agent_turn(turn_request())
+    assert failed.value.code is ErrorCode.INVALID_MODEL_OUTPUT
+    assert failed.value.usage is not None
+    assert counted(failed.value.usage) == pytest.approx(reported(MODELS.planner, spent))
