@@ -54,6 +54,7 @@ from activities.llm.reasoning import Role, openai_reasoning_tokens
 from activities.llm.request_options import openai_options
 from activities.llm.scripted import estimate_tokens
 from activities.llm.stops import chat_refused, writer_cut_off
+from activities.llm.streaming import StreamLost, StreamTimeout, openai_completion
 from activities.llm.structured import (
     PLAN_EXAMPLE,
     PLAN_SCHEMA,
@@ -222,8 +223,11 @@ class OpenAIProvider:
         while True:
             shape = self._compat.shape(model, messages, max_tokens, structured, tools)
             try:
-                # typed here: the options' Any would make the whole call's result Any
-                completion: ChatCompletion = await self._client.chat.completions.create(
+                completion = await openai_completion(
+                    self._client,
+                    stream=self._settings.stream,
+                    timeout=timeout,
+                    idle_timeout=self._settings.idle_timeout,
                     model=model,
                     messages=shape.messages,
                     max_completion_tokens=shape.max_completion_tokens,
@@ -231,7 +235,6 @@ class OpenAIProvider:
                     response_format=shape.response_format,
                     tools=shape.tools,
                     tool_choice=shape.tool_choice,
-                    timeout=timeout,
                     **(options or {}),
                 )
             except openai.APIStatusError as error:
@@ -241,7 +244,10 @@ class OpenAIProvider:
                 raise status_error(
                     self._endpoint, error.status_code, error.response.headers, error.body
                 ) from None
-            except (openai.APITimeoutError, openai.APIConnectionError) as error:
+            except StreamTimeout as error:
+                self._compat.settle(model, answered=False)
+                raise timeout_error(self._endpoint, error.seconds) from None
+            except (openai.APITimeoutError, openai.APIConnectionError, StreamLost) as error:
                 self._compat.settle(model, answered=False)
                 if isinstance(error, openai.APITimeoutError):
                     raise timeout_error(self._endpoint, timeout) from None
