@@ -40,7 +40,12 @@ from activities.llm.prompts import (
 from activities.llm.reasoning import Role, anthropic_reasoning_tokens
 from activities.llm.request_options import anthropic_options
 from activities.llm.stops import refused, writer_cut_off
-from activities.llm.streaming import StreamLost, StreamTimeout, anthropic_message
+from activities.llm.streaming import (
+    StreamFailed,
+    StreamLost,
+    StreamTimeout,
+    anthropic_message,
+)
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
@@ -204,6 +209,8 @@ class AnthropicProvider:
             ) from None
         except StreamTimeout as error:
             raise timeout_error(self._endpoint, error.seconds) from None
+        except StreamFailed as error:  # an error event mid-stream: as a 5xx
+            raise status_error(self._endpoint, 500, {}, error.body) from None
         except anthropic.APITimeoutError:
             raise timeout_error(self._endpoint, timeout) from None
         except (anthropic.APIConnectionError, StreamLost):

@@ -54,7 +54,12 @@ from activities.llm.reasoning import Role, openai_reasoning_tokens
 from activities.llm.request_options import openai_options
 from activities.llm.scripted import estimate_tokens
 from activities.llm.stops import chat_refused, writer_cut_off
-from activities.llm.streaming import StreamLost, StreamTimeout, openai_completion
+from activities.llm.streaming import (
+    StreamFailed,
+    StreamLost,
+    StreamTimeout,
+    openai_completion,
+)
 from activities.llm.structured import (
     PLAN_EXAMPLE,
     PLAN_SCHEMA,
@@ -247,6 +252,9 @@ class OpenAIProvider:
             except StreamTimeout as error:
                 self._compat.settle(model, answered=False)
                 raise timeout_error(self._endpoint, error.seconds) from None
+            except StreamFailed as error:  # an error event mid-stream: as a 5xx
+                self._compat.settle(model, answered=False)
+                raise status_error(self._endpoint, 500, {}, error.body) from None
             except (openai.APITimeoutError, openai.APIConnectionError, StreamLost) as error:
                 self._compat.settle(model, answered=False)
                 if isinstance(error, openai.APITimeoutError):

@@ -46,6 +46,15 @@ class StreamLost(Exception):
     """The connection broke while the reply was streaming."""
 
 
+class StreamFailed(Exception):
+    """The server sent an error event in place of the rest of the reply (an overload, say):
+    `body` is the error it sent."""
+
+    def __init__(self, body: object) -> None:
+        super().__init__(f"the stream ended with an error: {body}")
+        self.body = body
+
+
 async def openai_completion(
     client: openai.AsyncOpenAI,
     *,
@@ -122,10 +131,16 @@ def _is_event_stream(response: httpx.Response) -> bool:
 
 
 async def _beating(items: AsyncIterator[T]) -> AsyncIterator[T]:
-    """`items`, heartbeating the activity (throttled) as each arrives."""
-    async for item in items:
-        progress()
-        yield item
+    """`items`, heartbeating the activity (throttled) as each arrives. An error event is
+    StreamFailed (the SDKs raise it as a generic API error, or as a status error of status 200)."""
+    try:
+        async for item in items:
+            progress()
+            yield item
+    except (openai.APIConnectionError, anthropic.APIConnectionError):
+        raise
+    except (openai.APIError, anthropic.APIStatusError) as error:
+        raise StreamFailed(error.body) from None
 
 
 @asynccontextmanager

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from tests.fakes.streams import sse_events
+from tests.fakes.streams import error_event, sse_events
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class Reply:
     """Streamed: the seconds between two events."""
     stall_after: int | None = None
     """Streamed: after this many events, send nothing more until the client disconnects."""
+    fail_after: int | None = None
+    """Streamed: after this many events, send an error event (an overload) and end."""
 
 
 STALL_AT_MOST_SECONDS = 60.0
@@ -139,6 +141,9 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 for sent, event in enumerate(events):
                     if sent == reply.stall_after:
                         self._stall()
+                        return
+                    if sent == reply.fail_after:
+                        self.wfile.write(error_event(server.route))
                         return
                     if sent and reply.pause:
                         time.sleep(reply.pause)

@@ -43,6 +43,14 @@ def sse_events(request: dict[str, Any], body: Any, size: int) -> list[bytes] | N
     return None
 
 
+def error_event(route: str) -> bytes:
+    """The event an API sends when it fails mid-stream (an overload)."""
+    error = {"type": "overloaded_error", "message": "Overloaded"}
+    if route.endswith("/chat/completions"):
+        return f"data: {json.dumps({'error': error})}\n\n".encode()
+    return f"event: error\ndata: {json.dumps({'type': 'error', 'error': error})}\n\n".encode()
+
+
 def chat_chunks(
     body: dict[str, Any], size: int, *, include_usage: bool
 ) -> Iterator[dict[str, Any]]:

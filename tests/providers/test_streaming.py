@@ -92,6 +92,18 @@ async def test_a_server_stalled_after_one_chunk_fails_within_the_idle_timeout_ch
     assert await asyncio.to_thread(server.disconnected.wait, WAIT_SECONDS)
 
 
+async def test_an_error_event_mid_stream_is_a_provider_outage_charged_its_input(
+    api: FakeApi, server: FakeServer, provider: LLMProvider
+) -> None:
+    server.enqueue(paced(api.text_reply(REPORT, Usage(40, 20)), fail_after=2))
+    with pytest.raises(ProviderError) as failed:
+        await provider.write(WRITE)
+    assert failed.value.code is ErrorCode.PROVIDER_UNAVAILABLE
+    assert "Overloaded" in failed.value.message
+    usage = failed.value.usage
+    assert usage is not None and usage.estimated and usage.output_tokens == 0
+
+
 async def test_a_cancelled_call_closes_its_request(
     api: FakeApi, server: FakeServer, provider: LLMProvider
 ) -> None:
