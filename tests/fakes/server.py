@@ -132,25 +132,30 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def _stream(self, reply: Reply, events: list[bytes]) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
-            self.send_header("connection", "close")
+            self.send_header("transfer-encoding", "chunked")  # the connection is kept
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.close_connection = True
             try:
                 for sent, event in enumerate(events):
                     if sent == reply.stall_after:
+                        self.close_connection = True
                         self._stall()
                         return
                     if sent == reply.fail_after:
-                        self.wfile.write(error_event(server.route))
-                        return
+                        self._chunk(error_event(server.route))
+                        break
                     if sent and reply.pause:
                         time.sleep(reply.pause)
-                    self.wfile.write(event)
-                    self.wfile.flush()
+                    self._chunk(event)
+                self._chunk(b"")
             except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
                 server.disconnected.set()
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
 
         def _stall(self) -> None:
             """Wait, sending nothing, until the client closes the connection."""
