@@ -40,6 +40,12 @@ from activities.llm.prompts import (
 from activities.llm.reasoning import Role, anthropic_reasoning_tokens
 from activities.llm.request_options import anthropic_options
 from activities.llm.stops import refused, writer_cut_off
+from activities.llm.streaming import (
+    StreamFailed,
+    StreamLost,
+    StreamTimeout,
+    anthropic_message,
+)
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
 from activities.llm.tool_use import anthropic_messages, anthropic_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
@@ -184,25 +190,30 @@ class AnthropicProvider:
             {"format": {"type": "json_schema", "schema": schema}} if schema else anthropic.omit
         )
         try:
-            # typed here: the options' Any would make the whole call's result Any
-            message: Message = await self._client.messages.create(
+            return await anthropic_message(
+                self._client,
+                stream=self._settings.stream,
+                timeout=timeout,
+                idle_timeout=self._settings.idle_timeout,
                 model=model,
                 max_tokens=max_tokens,
                 system=system,
                 messages=messages,
                 output_config=output,
                 tools=tools if tools else anthropic.omit,
-                timeout=timeout,
                 **(options or {}),
             )
-            return message
         except anthropic.APIStatusError as error:
             raise status_error(
                 self._endpoint, error.status_code, error.response.headers, error.body
             ) from None
+        except StreamTimeout as error:
+            raise timeout_error(self._endpoint, error.seconds) from None
+        except StreamFailed as error:  # an error event mid-stream: as a 5xx
+            raise status_error(self._endpoint, 500, {}, error.body) from None
         except anthropic.APITimeoutError:
             raise timeout_error(self._endpoint, timeout) from None
-        except anthropic.APIConnectionError:
+        except (anthropic.APIConnectionError, StreamLost):
             raise connection_error(self._endpoint) from None
 
     def _charged(self, model: str, sent: str, max_tokens: int) -> AbstractContextManager[None]:

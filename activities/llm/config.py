@@ -120,6 +120,41 @@ def role_timeouts(env: Mapping[str, str]) -> RoleTimeouts:
     return RoleTimeouts(**chosen)
 
 
+IDLE_TIMEOUT_VARIABLE = "HARNESS_MODEL_IDLE_TIMEOUT_SECONDS"
+STREAM_VARIABLE = "HARNESS_LLM_STREAM"
+DEFAULT_IDLE_TIMEOUT_SECONDS = 60.0
+
+
+def idle_timeout(env: Mapping[str, str]) -> float:
+    """How long a streamed reply may send nothing before the call is abandoned as TIMEOUT (a
+    dead or stuck server is found within it, while a slow live one is not killed); a value
+    that is not a number of seconds in (0, 3600] is a ProviderConfigError."""
+    raw = env.get(IDLE_TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_IDLE_TIMEOUT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= MODEL_CALL_TIMEOUT_MAX_SECONDS:
+        raise ProviderConfigError(
+            f"{IDLE_TIMEOUT_VARIABLE} is {raw!r}; use a number of seconds more than 0 and at "
+            f"most {MODEL_CALL_TIMEOUT_MAX_SECONDS:g}"
+        )
+    return seconds
+
+
+def stream_setting(env: Mapping[str, str]) -> bool:
+    """Whether model calls stream their replies (`on`, the default) or not (`off`, for a server
+    that streams badly)."""
+    raw = env.get(STREAM_VARIABLE, "").strip().lower()
+    if raw in ("", "on"):
+        return True
+    if raw == "off":
+        return False
+    raise ProviderConfigError(f"{STREAM_VARIABLE} is {raw!r}; use 'on' or 'off'")
+
+
 PLAN_MAX_TOKENS = 16_000
 VERDICT_MAX_TOKENS = 2_000
 
@@ -141,6 +176,10 @@ class ProviderSettings:
     base_url: str | None = None
     timeouts: RoleTimeouts = field(default_factory=RoleTimeouts)
     reasoning: Reasoning = NO_REASONING_SETTINGS
+    stream: bool = True
+    """Model calls stream their replies (see activities.llm.streaming)."""
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT_SECONDS
+    """The longest a streamed reply may send nothing, in seconds."""
 
     @property
     def url(self) -> str:
@@ -225,4 +264,6 @@ class ProviderSettings:
             base_url=base_url,
             timeouts=role_timeouts(env),
             reasoning=read_reasoning(env, vendor.name),
+            stream=stream_setting(env),
+            idle_timeout=idle_timeout(env),
         )

@@ -53,6 +53,12 @@ from activities.llm.prompts import (
 from activities.llm.reasoning import Role, openai_reasoning_tokens
 from activities.llm.request_options import openai_options
 from activities.llm.stops import chat_refused, writer_cut_off
+from activities.llm.streaming import (
+    StreamFailed,
+    StreamLost,
+    StreamTimeout,
+    openai_completion,
+)
 from activities.llm.structured import (
     PLAN_EXAMPLE,
     PLAN_SCHEMA,
@@ -231,8 +237,11 @@ class OpenAIProvider:
         while True:
             shape = self._compat.shape(model, messages, max_tokens, structured, tools, trying)
             try:
-                # typed here: the options' Any would make the whole call's result Any
-                completion: ChatCompletion = await self._client.chat.completions.create(
+                completion = await openai_completion(
+                    self._client,
+                    stream=self._settings.stream,
+                    timeout=timeout,
+                    idle_timeout=self._settings.idle_timeout,
                     model=model,
                     messages=shape.messages,
                     max_completion_tokens=shape.max_completion_tokens,
@@ -240,7 +249,6 @@ class OpenAIProvider:
                     response_format=shape.response_format,
                     tools=shape.tools,
                     tool_choice=shape.tool_choice,
-                    timeout=timeout,
                     **(options or {}),
                 )
             except openai.APIStatusError as error:
@@ -253,9 +261,13 @@ class OpenAIProvider:
                 raise status_error(
                     self._endpoint, error.status_code, error.response.headers, error.body
                 ) from None
+            except StreamTimeout as error:
+                raise timeout_error(self._endpoint, error.seconds) from None
+            except StreamFailed as error:  # an error event mid-stream: as a 5xx
+                raise status_error(self._endpoint, 500, {}, error.body) from None
             except openai.APITimeoutError:
                 raise timeout_error(self._endpoint, timeout) from None
-            except openai.APIConnectionError:
+            except (openai.APIConnectionError, StreamLost):
                 raise connection_error(self._endpoint) from None
             if trying is not None:
                 self._compat.adopt(model, trying)
