@@ -26,8 +26,6 @@ from openai.types.chat import (
     ChatCompletionToolParam,
 )
 from openai.types.chat.chat_completion import Choice
-from openai.types.chat.chat_completion_message_function_tool_call import Function
-from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
 from activities.llm.caching import warn_if_uncached
@@ -67,7 +65,7 @@ from activities.llm.structured import (
     parse_plan,
     parse_verdict,
 )
-from activities.llm.tool_use import openai_messages, openai_tools, turn_reply
+from activities.llm.tool_use import call_arguments, openai_messages, openai_tools, turn_reply
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest, ToolCall
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.errors import ErrorCode
@@ -208,7 +206,11 @@ class OpenAIProvider:
             choice = _choice(completion)
             text = choice.message.content or ""
             calls = [
-                ToolCall(id=call.id, tool=call.function.name, arguments=_arguments(call.function))
+                ToolCall(
+                    id=call.id,
+                    tool=call.function.name,
+                    arguments=call_arguments(call.function.name, call.function.arguments),
+                )
                 for call in choice.message.tool_calls or []
                 if call.type == "function"
             ]
@@ -317,21 +319,6 @@ def _choice(completion: ChatCompletion) -> Choice:
     if choice.message.refusal or choice.finish_reason == "content_filter":
         raise chat_refused(completion, choice)
     return choice
-
-
-def _arguments(function: Function) -> dict[str, JsonValue]:
-    """A call's arguments: JSON text that must spell an object."""
-    try:
-        arguments = json.loads(function.arguments or "{}")
-    except json.JSONDecodeError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT,
-            f"the arguments of a call to {function.name} are not a JSON object: "
-            f"{function.arguments!r:.120}",
-        )
-    return arguments
 
 
 def _said(completion: ChatCompletion) -> str:

@@ -59,7 +59,7 @@ from activities.llm.reasoning import Role
 from activities.llm.request_options import responses_options
 from activities.llm.stops import flagged, refused, writer_cut_off
 from activities.llm.structured import PLAN_SCHEMA, VERDICT_SCHEMA, parse_plan, parse_verdict
-from activities.llm.tool_use import FAILED_PREFIX, result_text, turn_reply
+from activities.llm.tool_use import FAILED_PREFIX, call_arguments, result_text, turn_reply
 from harness.catalog.agent_turns import (
     AgentMessage,
     AgentTurnReply,
@@ -220,7 +220,9 @@ class ResponsesApi:
         usage = self._usage(response, model, sent)
         text = _said(response, usage)
         calls = [
-            ToolCall(id=item.call_id, tool=item.name, arguments=_charged(usage, _arguments, item))
+            ToolCall(
+                id=item.call_id, tool=item.name, arguments=_charged(usage, _call_arguments, item)
+            )
             for item in response.output
             if item.type == "function_call"
         ]
@@ -441,19 +443,8 @@ def _text(response: Response, usage: TokenUsage, *, whole: bool) -> str:
     return text
 
 
-def _arguments(call: ResponseFunctionToolCall) -> dict[str, JsonValue]:
-    """A call's arguments: JSON text that must spell an object."""
-    try:
-        arguments = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise ProviderError(
-            ErrorCode.INVALID_MODEL_OUTPUT,
-            f"the arguments of a call to {call.name} are not a JSON object: "
-            f"{call.arguments!r:.120}",
-        )
-    return arguments
+def _call_arguments(call: ResponseFunctionToolCall) -> dict[str, JsonValue]:
+    return call_arguments(call.name, call.arguments)
 
 
 def _output_chars(response: Response) -> str:

@@ -28,6 +28,7 @@ from openai.types.chat import (
     ChatCompletionMessageToolCallParam,
     ChatCompletionToolParam,
 )
+from pydantic import JsonValue
 
 from activities.llm.base import ProviderError
 from harness.catalog.agent_turns import (
@@ -175,3 +176,18 @@ def turn_reply(
             usage=usage,
         )
     return AgentTurnReply(answer=text, stop=TurnStop.ANSWERED, model=model, usage=usage)
+
+
+def call_arguments(tool: str, text: str | None) -> dict[str, JsonValue]:
+    """An OpenAI call's arguments (Chat Completions' and the Responses API's alike): JSON text
+    that must spell an object."""
+    try:
+        arguments = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        raise ProviderError(
+            ErrorCode.INVALID_MODEL_OUTPUT,
+            f"the arguments of a call to {tool} are not a JSON object: {text!r:.120}",
+        )
+    return arguments
