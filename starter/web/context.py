@@ -1,0 +1,25 @@
+"""What every route of `harness web` shares: the connection to Temporal, the token hub and how
+the app was started."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from durable_harness.client import Harness
+from starter.web.tokens import TokenHub
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = field(default=None, repr=False)
+    """Needed on every request when set (`Authorization: Bearer`, or `?token=` for a page's
+    EventSource); required to listen on anything but localhost."""
+
+
+@dataclass
+class WebContext:
+    harness: Harness
+    config: WebConfig
+    hub: TokenHub = field(default_factory=TokenHub)

@@ -1,0 +1,11 @@
+"""`POST /runs`, `GET /runs/RUN_ID/events` and the pages: a run's events as Server-Sent Events."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+from starter.web.context import WebContext
+
+
+def routes(context: WebContext) -> list[BaseRoute]:
+    return []
