@@ -38,9 +38,8 @@ def replied(epoch: int, status: SessionStatus = SessionStatus.DONE) -> SessionRe
 
 
 def question(status: WaitStatus = WaitStatus.PENDING) -> Wait:
-    return Wait(
-        id="question-2", kind=WaitKind.USER_INPUT, prompt="Which year?", created_at=AT, status=status
-    )
+    kind = WaitKind.USER_INPUT
+    return Wait(id="question-2", kind=kind, prompt="Which year?", created_at=AT, status=status)
 
 
 PENDING = PendingWait(call_id="c1", tool="ask_user", kind=WaitKind.USER_INPUT, prompt="Which year?")
@@ -136,5 +135,5 @@ def test_a_mark_from_an_earlier_life_of_the_session_starts_from_the_beginning() 
 
 @pytest.mark.parametrize("text", ["", "1.2", "a.b.c", "1.2.9", "-1.0.0", "1.2.3.4"])
 def test_an_id_that_is_no_mark_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="session event id|phase"):
+    with pytest.raises(ValueError, match=r"session event id|phase"):
         SessionMark.parse(text)
