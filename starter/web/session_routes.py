@@ -26,7 +26,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowQ
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.engine.contracts import SESSION_QUERY
-from harness.engine.session_events import START, SessionMark, session_events
+from harness.engine.session_events import START, SessionEventKind, SessionMark, session_events
 from harness.engine.sessions import SESSION_ID_PATTERN, SessionState, session_workflow_id
 from harness.governance.task_graph import scope_problem
 from starter.web.context import WebContext
@@ -69,27 +69,45 @@ def routes(context: WebContext) -> list[BaseRoute]:
 async def _follow(
     context: WebContext, handle: WorkflowHandle[Any, Any], after: SessionMark
 ) -> AsyncIterator[ServerSentEvent]:
+    """The session's events; its tokens where they belong: after the message and the slice
+    they answer (a new reply's first chunk reads the state first), before the reply."""
     async with context.hub.follow(handle.id) as tokens:
-        polls, read = 0, True
+        polls, read, reply = 0, True, ""
+        held: list[TokenChunk] = []
         while True:
             polls += 1
             check = not read or polls % CLOSED_CHECK_POLLS == 0
             closed = await _closed(handle) if check else None
             state = await _state(handle)
             read = state is not None
-            # the tokens the worker posted before its reply was recorded come before the reply
-            for chunk in _waiting(tokens):
+            events = session_events(after, state) if state is not None else []
+            replied = next((n for n, e in enumerate(events) if e.kind in _AFTER_TOKENS), None)
+            for index, event in enumerate(events):
+                if index == replied:
+                    for chunk in [*held, *_waiting(tokens)]:
+                        yield _token(chunk)
+                    held = []
+                after = event.mark
+                data = json.dumps(event.data)
+                yield ServerSentEvent(data=data, event=event.kind.value, id=str(event.mark))
+            for chunk in [*held, *_waiting(tokens)]:
                 yield _token(chunk)
-            if state is not None:
-                for event in session_events(after, state):
-                    after = event.mark
-                    data = json.dumps(event.data)
-                    yield ServerSentEvent(data=data, event=event.kind.value, id=str(event.mark))
+            held = []
             if closed is not None:
                 yield ServerSentEvent(data=json.dumps({"status": closed}), event="end")
                 return
             async for chunk in _arriving(tokens, POLL_SECONDS):
+                if chunk.call != reply:  # a new reply: what it answers goes first
+                    reply = chunk.call
+                    held.append(chunk)
+                    break
                 yield _token(chunk)
+
+
+_AFTER_TOKENS = frozenset(
+    {SessionEventKind.REPLY, SessionEventKind.WAIT_OPENED, SessionEventKind.WAIT_ANSWERED}
+)
+"""The events that come after the tokens of the reply they carry."""
 
 
 async def _state(handle: WorkflowHandle[Any, Any]) -> SessionState | None:
