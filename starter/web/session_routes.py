@@ -34,8 +34,8 @@ from starter.web.tokens import TokenChunk
 
 POLL_SECONDS = 0.5
 CLOSED_CHECK_POLLS = 4
-"""Every this many polls (and after a query that failed), the server is asked whether the
-session's workflow has closed."""
+"""At the first poll, every this many polls and after a query that failed, the server is asked
+whether the session's workflow has closed."""
 PING_SECONDS = 15
 QUERY_TIMEOUT = timedelta(seconds=5)
 DEFAULT_SCOPE = "default"  # as `harness chat` and Harness.send
@@ -76,7 +76,7 @@ async def _follow(
         held: list[TokenChunk] = []
         while True:
             polls += 1
-            check = not read or polls % CLOSED_CHECK_POLLS == 0
+            check = polls == 1 or not read or polls % CLOSED_CHECK_POLLS == 0
             closed = await _closed(handle) if check else None
             state = await _state(handle)
             read = state is not None

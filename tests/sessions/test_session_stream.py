@@ -83,10 +83,12 @@ class Follower:
     events: list[SseEvent] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def follow(self, url: str) -> None:
+    async def follow(self, url: str, last_event_id: str | None = None) -> None:
+        """Until the stream ends."""
+        headers = {"last-event-id": last_event_id} if last_event_id else {}
         async with (
             httpx.AsyncClient(timeout=httpx.Timeout(WAIT_SECONDS)) as client,
-            client.stream("GET", url) as response,
+            client.stream("GET", url, headers=headers) as response,
         ):
             assert response.status_code == 200, await response.aread()
             fields: dict[str, str] = {}
@@ -198,3 +200,41 @@ async def test_a_runs_writer_tokens_reach_its_followers_and_the_planners_and_jud
     assert "passed" not in texts and '"nodes"' not in texts  # no verdict, no plan
     for reply in replies.values():
         assert [chunk.seq for chunk in reply] == list(range(len(reply)))
+
+
+async def test_a_reconnect_after_its_last_event_id_gets_nothing_twice_and_the_stream_ends_with_it(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = "live-resumed"
+    start: dict[str, Any] = {"scenario": "synthetic", "tools": ["echo"]}
+    harness = _harness(client, task_queue)
+    async with web_app(harness) as (url, _), httpx.AsyncClient() as web:
+        monkeypatch.setenv("HARNESS_WEB_URL", url)
+        async with running_worker(client, task_queue):  # the offline provider
+            unknown = await web.get(f"{url}/sessions/nobody/events")
+            await harness.send(session, "Find the code. value: 42", **start)
+            events = f"{url}/sessions/{session}/events"
+            bad_id = await web.get(events, headers={"last-event-id": "latest"})
+            first = Follower()
+            following = asyncio.create_task(first.follow(events))
+            await first.until("reply", epoch=1)
+            following.cancel()
+            resumed_from = [e.id for e in first.events if e.id][-1]
+            await harness.send(session, "Now the code again. value: 43", **start)
+            again = Follower()
+            following = asyncio.create_task(again.follow(events, last_event_id=resumed_from))
+            await again.until("reply", epoch=2)
+            await client.get_workflow_handle(session_workflow_id("default", session)).terminate()
+            async with asyncio.timeout(WAIT_SECONDS):
+                await following  # the stream ends when the session does
+    assert unknown.status_code == 404
+    assert unknown.json() == {"error": "no session 'nobody' in scope 'default'"}
+    assert bad_id.status_code == 400 and "Last-Event-ID" in bad_id.json()["error"]
+    assert resumed_from == "1.1.2"
+    assert [(e.event, e.id) for e in again.events if e.event != "token"] == [
+        ("message", "2.1.2"),
+        ("slice", "2.2.1"),
+        ("reply", "2.2.2"),
+        ("end", None),
+    ]
+    assert json.loads(again.events[-1].data) == {"status": "TERMINATED"}
