@@ -17,6 +17,7 @@ from activities.llm.charging import spent_by
 from activities.mcp_hub import McpHub
 from activities.provider_errors import config_failure, provider_failure
 from activities.spending import Spending
+from activities.token_stream import TokenPoster, live_replies
 from activities.tool_metrics import record_tool_call
 from harness.catalog.llm import TextReply, TextRequest
 from harness.core.errors import ErrorCode, ToolError, is_retryable
@@ -73,17 +74,21 @@ class ToolActivities:
         providers: ProviderRegistry,
         services: Mapping[str, object] | None = None,
         mcp: McpHub | None = None,
+        tokens: TokenPoster | None = None,
     ) -> None:
+        """`tokens`: where what a tool writes goes as it streams (activities.token_stream)."""
         self._providers = providers
         self._services = dict(services or {})
         self._mcp = mcp
+        self._tokens = tokens
 
     @activity.defn(name=RUN_TOOL_ACTIVITY)
     async def run_tool(self, request: ToolCallRequest) -> ToolCallResult:
         clock = AttemptClock(request.earlier_attempts)
         spending = Spending()
         try:
-            result = await self._run_tool(request, clock, spending)
+            with live_replies(self._tokens, request.run_id, request.node_id):
+                result = await self._run_tool(request, clock, spending)
         except ApplicationError as error:
             record_tool_call(
                 request.scenario, request.tool, "FAILED", error.type, clock.elapsed_ms()

@@ -64,6 +64,9 @@ class Settings:
     """How long a run's next workflow task waits for the worker that caches it before any
     worker of the queue may take it (the SDK's 10 s unless set): what a run loses when that
     worker died without a word (SIGKILL, a lost machine)."""
+    web: WebTarget | None = None
+    """The `harness web` app a worker posts its model calls' tokens to, as they stream; none:
+    the tokens go nowhere, at no cost."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -99,7 +102,30 @@ class Settings:
             workflow_task_pollers=_number(env, "HARNESS_WORKFLOW_TASK_POLLERS", int),
             activity_task_pollers=_number(env, "HARNESS_ACTIVITY_TASK_POLLERS", int),
             sticky_timeout_seconds=_number(env, "HARNESS_STICKY_TIMEOUT_SECONDS", float),
+            web=web_target(env),
         )
+
+
+@dataclass(frozen=True)
+class WebTarget:
+    """Where a worker posts model tokens: the web app's URL, and its token if it has one."""
+
+    url: str
+    token: str | None = field(default=None, repr=False)
+
+
+def web_target(env: Mapping[str, str]) -> WebTarget | None:
+    """HARNESS_WEB_URL (http://HOST:PORT of `harness web`) and HARNESS_WEB_TOKEN, its token."""
+    raw = env.get("HARNESS_WEB_URL", "").strip().rstrip("/")
+    if not raw:
+        return None
+    scheme, _, rest = raw.partition("://")
+    if scheme not in ("http", "https") or not rest:
+        raise SettingsError(
+            f"HARNESS_WEB_URL={raw!r} is not the web app's URL, e.g. http://127.0.0.1:8765"
+        )
+    token = env.get("HARNESS_WEB_TOKEN", "").strip() or None
+    return WebTarget(url=raw, token=token)
 
 
 _N = TypeVar("_N", int, float)

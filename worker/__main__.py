@@ -60,6 +60,7 @@ async def serve(settings: Settings) -> None:
         provider=provider.name,
         packs=packs.names(),
         metrics_address=settings.metrics_address,
+        web_url=settings.web.url if settings.web else None,
         tuning=WorkerTuning.from_settings(settings).run_worker(),
     )
     async with worker:

@@ -31,6 +31,7 @@ from activities.mcp_hub import McpHub
 from activities.memory import MemoryActivities
 from activities.task_contract import TaskContractActivities
 from activities.task_ledger_service import TemporalTaskLedger
+from activities.token_stream import TokenPoster
 from harness.engine.contracts import llm_task_queue
 from infra.plugin import HarnessPlugin
 from infra.settings import Settings
@@ -61,6 +62,7 @@ class HarnessWorker:
         llm_worker: Worker,
         opened: MemoryStore | None = None,
         mcp: McpHub | None = None,
+        tokens: TokenPoster | None = None,
     ) -> None:
         self.run_worker = run_worker
         self.llm_worker = llm_worker
@@ -69,6 +71,8 @@ class HarnessWorker:
         self.mcp = mcp
         """The worker's connections to MCP servers, closed (their processes ended) when it
         stops."""
+        self.tokens = tokens
+        """The poster of streamed replies to the web app, closed when the worker stops."""
 
     async def __aenter__(self) -> HarnessWorker:
         await self.run_worker.__aenter__()
@@ -97,6 +101,8 @@ class HarnessWorker:
                 self.opened.close()
             if self.mcp is not None:
                 await self.mcp.aclose()
+            if self.tokens is not None:
+                await self.tokens.aclose()
         for outcome in stopped:
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -112,6 +118,7 @@ def build_worker(
     shutdown_grace_seconds: float | None = None,
     mcp: McpHub | None = None,
     tuning: WorkerTuning | None = None,
+    tokens: TokenPoster | None = None,
 ) -> HarnessWorker:
     """`llm_activities_per_second` is the rate limit of model calls on the task queue, enforced
     by the Temporal server for every worker of the queue together (the last worker to start
@@ -120,19 +127,23 @@ def build_worker(
     in the state directory), which the worker closes when it stops. `shutdown_grace_seconds`:
     how long a stop lets running activities finish (None: the SDK's, no wait). `mcp`: the MCP
     servers whose tools the catalogs list (None: each scenario's and HARNESS_MCP_CONFIG's).
-    `tuning`: slots, sticky cache and pollers (None: worker.tuning's defaults)."""
+    `tuning`: slots, sticky cache and pollers (None: worker.tuning's defaults). `tokens`: where
+    the writers' and agents' replies go as they stream (None: the web app HARNESS_WEB_URL
+    names, if any; activities.token_stream)."""
     tuning = tuning or WorkerTuning()
     grace = timedelta(seconds=shutdown_grace_seconds) if shutdown_grace_seconds else None
     if not any(isinstance(plugin, HarnessPlugin) for plugin in client.config()["plugins"]):
         raise ValueError("the worker's client must be connected with the harness plugin")
     tool_services = default_services() if services is None else dict(services)
     mcp = McpHub.from_environment(os.environ) if mcp is None else mcp
+    tokens = TokenPoster.from_environment(os.environ) if tokens is None else tokens
     opened = None
     if memory is None:
         settings = Settings.from_env()
         memory = opened = open_store(settings.memory_url, settings.state_dir)
     queues = QueuePlugin(
-        task_queue, worker_activities(client, task_queue, providers, tool_services, memory, mcp)
+        task_queue,
+        worker_activities(client, task_queue, providers, tool_services, memory, mcp, tokens),
     )
     run_worker = Worker(
         client,
@@ -149,7 +160,7 @@ def build_worker(
         graceful_shutdown_timeout=grace or timedelta(),
         **tuning.llm_worker(),
     )
-    return HarnessWorker(run_worker, llm_worker, opened, mcp)
+    return HarnessWorker(run_worker, llm_worker, opened, mcp, tokens)
 
 
 def worker_activities(
@@ -159,16 +170,17 @@ def worker_activities(
     services: Mapping[str, object],
     memory: MemoryStore,
     mcp: McpHub,
+    tokens: TokenPoster | None = None,
 ) -> dict[str, Activity]:
     """Every activity a worker runs, by name, built on what it holds: the providers, the tools'
-    services and the task ledger, the memory store and the MCP servers. Which queue carries
-    which is infra.queues' to say."""
+    services and the task ledger, the memory store, the MCP servers and the poster of streamed
+    replies. Which queue carries which is infra.queues' to say."""
     task_ledger = TemporalTaskLedger(client, task_queue)
     return activities_by_name(
         CatalogActivities(mcp),
         PlannerActivities(providers),
-        AgentTurnActivities(providers),
-        ToolActivities(providers, {**services, TASK_LEDGER_SERVICE: task_ledger}, mcp),
+        AgentTurnActivities(providers, tokens),
+        ToolActivities(providers, {**services, TASK_LEDGER_SERVICE: task_ledger}, mcp, tokens),
         TaskLedgerActivities(task_ledger),
         TaskContractActivities(task_ledger, acceptance_checks(), services),
         JudgeActivities(providers),

@@ -2,13 +2,15 @@
 and plays agents' tool-use loops by a fixed rule (activities.llm.offline_agent).
 
 Deterministic and free of network access, so every demo and test runs without keys. Token counts
-are estimates (about four characters a token) and marked as such.
+are estimates (about four characters a token) and marked as such. What it writes, and an agent's
+answer, go to followers word by word when the activity streams to them (activities.token_stream).
 """
 
 from __future__ import annotations
 
 from activities.llm.base import ProviderConfigError
 from activities.llm.offline_agent import next_turn, stop_of
+from activities.token_stream import say_in_words
 from harness.catalog.agent_turns import AgentTurnReply, AgentTurnRequest
 from harness.catalog.llm import JudgeReply, JudgeRequest, TextReply, TextRequest
 from harness.core.usage import TokenUsage, estimate_tokens
@@ -58,6 +60,7 @@ class ScriptedProvider:
         )
         model = FALLBACK_MODEL_NAME if request.economy else served(request.model)
         usage.models = [model]
+        await say_in_words(request.draft)
         return TextReply(text=request.draft, model=model, usage=usage)
 
     async def judge(self, request: JudgeRequest) -> JudgeReply:
@@ -74,6 +77,8 @@ class ScriptedProvider:
             estimated=True,
             models=[model],
         )
+        if answer:
+            await say_in_words(answer)
         return AgentTurnReply(
             tool_calls=calls, answer=answer, stop=stop_of(calls), model=model, usage=usage
         )

@@ -9,6 +9,10 @@ generating (a single-slot local server is free for the retry; a hosted API stops
 The role's timeout bounds the whole call, the idle timeout each wait for a chunk (the HTTP read
 timeout). A server that answers a streamed request with plain JSON is accepted as it is.
 `HARNESS_LLM_STREAM=off` sends the calls unstreamed, as before.
+
+The reply's text also goes, piece by piece, to the followers of the run or session when the
+activity asked for it (activities.token_stream: the writer's and the agent's turns, when the
+worker has a web app to post to); a call made without that sends nothing anywhere.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ import anthropic
 import httpx2 as httpx  # the HTTP client both SDKs are built on
 import openai
 from anthropic.lib.streaming._messages import accumulate_event
-from anthropic.types import Message
+from anthropic.types import Message, RawContentBlockDeltaEvent, TextDelta
 from anthropic.types.parsed_message import ParsedMessage
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion
 
 from activities.heartbeats import progress
+from activities.token_stream import reply_tokens
 
 T = TypeVar("T")
 
@@ -68,7 +73,7 @@ async def openai_completion(
     if not stream:
         completion: ChatCompletion = await client.chat.completions.create(**params, timeout=timeout)
         return completion
-    async with _deadline(timeout, idle_timeout):
+    async with reply_tokens() as said, _deadline(timeout, idle_timeout):
         chunks = await client.chat.completions.create(
             **params,
             stream=True,
@@ -81,6 +86,8 @@ async def openai_completion(
             state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
             async for chunk in _beating(chunks):
                 state.handle_chunk(chunk)
+                if said is not None and chunk.choices:
+                    said(chunk.choices[0].delta.content)
     # the snapshot, not get_final_completion(): that one raises on a cut-off or filtered reply
     snapshot = state.current_completion_snapshot.model_dump(
         exclude={"choices": {"__all__": {"message": {"parsed"}}}}
@@ -100,7 +107,7 @@ async def anthropic_message(
     if not stream:
         message: Message = await client.messages.create(**params, timeout=timeout)
         return message
-    async with _deadline(timeout, idle_timeout):
+    async with reply_tokens() as said, _deadline(timeout, idle_timeout):
         events = await client.messages.create(
             **params, stream=True, timeout=_http_timeout(timeout, idle_timeout)
         )
@@ -113,6 +120,8 @@ async def anthropic_message(
                 snapshot = accumulate_event(
                     event=event, current_snapshot=snapshot, json_bufs=buffers
                 )
+                if said is not None and isinstance(event, RawContentBlockDeltaEvent):
+                    said(event.delta.text if isinstance(event.delta, TextDelta) else None)
     if snapshot is None:
         raise anthropic.APIResponseValidationError(
             events.response, None, message="the stream ended before its message started"

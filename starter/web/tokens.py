@@ -3,8 +3,9 @@ text here in small batches (`POST /internal/tokens`), and each follower of that 
 gets them as they come. Never in history: a follower that connects late, or a restarted web app,
 has missed them, and the run's trace (the durable record) still has the whole reply.
 
-One hub per web app process. A stream is keyed by the workflow id the activity runs in (a run's
-id, or a session's `session:SCOPE:ID`)."""
+One hub per web app process. A stream is keyed by the workflow id the call ran for (a run's
+id, or a session's `session:SCOPE:ID`). The chunks' model is the domain's
+(harness.engine.live_tokens): the workers that post them never import the web app."""
 
 from __future__ import annotations
 
@@ -13,26 +14,12 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from pydantic import BaseModel, Field
+from harness.engine.live_tokens import TokenBatch, TokenChunk
+
+__all__ = ["SUBSCRIBER_QUEUE", "TokenBatch", "TokenChunk", "TokenHub"]
 
 SUBSCRIBER_QUEUE = 4096
 """Chunks kept for one slow follower; past that its oldest are dropped (a view, not a record)."""
-
-
-class TokenChunk(BaseModel):
-    """A piece of a model's reply as it streams."""
-
-    stream: str = Field(description="The workflow id the call ran in: a run's or a session's.")
-    node: str | None = Field(default=None, description="The node whose call it is, if any.")
-    call: str = Field(description="The activity attempt the chunk is from: one reply's chunks.")
-    seq: int = Field(ge=0, description="The chunk's place in its call's reply, from 0.")
-    text: str
-
-
-class TokenBatch(BaseModel):
-    """What a worker posts: the chunks it gathered since its last post, in order."""
-
-    chunks: list[TokenChunk] = Field(max_length=10_000)
 
 
 class TokenHub:
