@@ -173,7 +173,7 @@ async def test_the_page_survives_a_restart_of_harness_web_and_shows_each_event_o
         phase = await page.text_content("#phase")
     assert before and log[: len(before)] == before
     assert [event_id for event_id, _, _ in log] == list(range(len(log)))
-    finished = [node for _, kind, node in log if kind == "node.finish"]
+    finished = [str(node) for _, kind, node in log if kind == "node.finish"]
     assert sorted(finished) == sorted(set(finished)) == sorted(statuses)
     assert all(shown == ["DONE"] for shown in statuses.values()), statuses
     assert phase == "SUCCEEDED"
