@@ -5,7 +5,10 @@ what the app refuses, it refuses in one line."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +19,7 @@ from temporalio.client import Client
 
 from durable_harness.client import Harness
 from harness.engine.trace import TraceKind
+from tests.docs_pages import block_after, page
 from tests.support import running_worker
 from tests.web.web_server import Message, harness_web, messages, read_stream
 
@@ -95,6 +99,34 @@ async def test_a_reconnect_resumes_after_its_last_event_id_and_tokens_come_witho
     assert [(m.id, m.json()["text"]) for m in tokens] == [(None, "Par")]
     assert resumed[-1].event == "end"
     assert trace_ids(after) == list(range(3, len(read_first) + len(read_then)))
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl (apt-get install curl)")
+async def test_the_docs_curl_commands_resume_after_the_event_id_they_name(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    async with (
+        running_worker(client, task_queue),
+        harness_web(client, task_queue, tmp_path) as web,
+        httpx2.AsyncClient(base_url=web.url) as http,
+    ):
+        run_id = (await http.post("/runs", json=COMPARE)).json()["run_id"]
+        whole = trace_ids(await read_stream(http, f"/runs/{run_id}/events"))  # to its end
+        commands = block_after(page("web"), "### Resuming", "bash").strip().splitlines()
+        shown = []
+        for command in commands:
+            line = command.split("#")[0].replace("http://127.0.0.1:8765", web.url)
+            done = await asyncio.to_thread(
+                subprocess.run,
+                shlex.split(line.replace("RUN_ID", run_id)),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+            shown.append([int(text[4:]) for text in done.stdout.splitlines() if text[:4] == "id: "])
+    assert len(commands) == 2 and len(whole) > 12
+    assert shown == [whole[12:], whole[12:]]
 
 
 async def test_with_a_token_a_request_without_it_is_401_and_with_it_an_unknown_run_is_404(
