@@ -10,10 +10,10 @@ from starter.cli.arg_types import port
 from starter.cli.cli_handlers import handled
 
 
-async def web(args: argparse.Namespace, settings: Settings) -> int:
-    from starter.web.serve import serve  # uvicorn and the client: only for this command
+def web(args: argparse.Namespace, settings: Settings) -> int:
+    from starter.web.serve import serve_until_stopped  # uvicorn and the client: only for this
 
-    return await serve(args, settings)
+    return serve_until_stopped(args, settings)
 
 
 def add_web_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import os
+import signal
 import socket
+from types import FrameType
+from typing import NoReturn
 
 import uvicorn
 
@@ -40,6 +44,20 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def serve_until_stopped(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve until Ctrl-C or SIGTERM, then exit 0: open streams end without their `end`
+    message, so a browser reconnects to the next `harness web` and resumes there."""
+    signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises it again once it has stopped
+    try:
+        return asyncio.run(serve(args, settings))
+    except KeyboardInterrupt:
+        return 0
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt
 
 
 async def serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -9,6 +9,7 @@ import asyncio
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,12 @@ async def test_a_runs_stream_carries_each_trace_event_once_by_its_index_and_ends
         assert started.status_code == 201, started.text
         run_id = started.json()["run_id"]
         stream = await read_stream(http, f"/runs/{run_id}/events")
+        report = await http.get(f"/runs/{run_id}/report")
+        plan = await http.get(f"/runs/{run_id}/plan")
+        progress_page = await http.get(f"/runs/{run_id}")
+    assert report.status_code == 200 and "Compare Paris and Tokyo" in report.text
+    assert "pop_tokyo" in [node["id"] for node in plan.json()["plan"]["nodes"]]
+    assert progress_page.status_code == 200 and "new EventSource" in progress_page.text
     trace = await (await Harness.connect(address=web_address(client))).run(run_id).trace()
     events = [m.json() for m in stream if m.event == "trace"]
     assert trace_ids(stream) == list(range(len(trace)))
@@ -99,6 +106,33 @@ async def test_a_reconnect_resumes_after_its_last_event_id_and_tokens_come_witho
     assert [(m.id, m.json()["text"]) for m in tokens] == [(None, "Par")]
     assert resumed[-1].event == "end"
     assert trace_ids(after) == list(range(3, len(read_first) + len(read_then)))
+
+
+async def test_a_stopped_harness_web_ends_its_streams_without_an_end_and_exits_0(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """SIGTERM (or Ctrl-C): the run goes on, and a follower reconnects to the next server."""
+    async with (
+        running_worker(client, task_queue),
+        harness_web(client, task_queue, tmp_path) as web,
+        httpx2.AsyncClient(base_url=web.url, timeout=120) as http,
+    ):
+        run_id = (await http.post("/runs", json={"goal": "Compare", "scenario": "cities"})).json()[
+            "run_id"
+        ]  # it asks, and waits: the stream stays open
+        read: list[Message] = []
+        async with http.stream("GET", f"/runs/{run_id}/events") as response:
+            reader = messages(response)
+            async for message in reader:
+                read.append(message)
+                if message.event == "progress" and message.json()["pending"]:
+                    break
+            assert web.process is not None
+            web.process.send_signal(signal.SIGTERM)
+            read.extend([message async for message in reader])
+            code = await asyncio.to_thread(web.process.wait, 60)
+    assert code == 0
+    assert read and all(message.event != "end" for message in read)
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl (apt-get install curl)")
