@@ -177,3 +177,13 @@ async def test_the_page_survives_a_restart_of_harness_web_and_shows_each_event_o
     assert sorted(finished) == sorted(set(finished)) == sorted(statuses)
     assert all(shown == ["DONE"] for shown in statuses.values()), statuses
     assert phase == "SUCCEEDED"
+
+
+async def test_the_page_of_an_unknown_run_stops_with_the_servers_one_line_answer(
+    client: Client, task_queue: str, tmp_path: Path, page: Page
+) -> None:
+    async with harness_web(client, task_queue, tmp_path) as web:
+        await page.goto(f"{web.url}/runs/no-such-run")
+        await page.wait_for_selector('#connection[data-state="stopped"]', state="attached")
+        shown = await page.text_content("#connection")
+    assert shown == "stopped: no run with id 'no-such-run'"

@@ -73,16 +73,19 @@ function follow(runId) {
   connect();
 }
 
+function eventsUrl() {
+  const url = "/runs/" + encodeURIComponent(run.id) + "/events";
+  return withToken(run.lastId === null ? url : url + "?after=" + run.lastId);
+}
+
 function connect() {
-  let url = "/runs/" + encodeURIComponent(run.id) + "/events";
-  if (run.lastId !== null) url += "?after=" + run.lastId;
-  const source = new EventSource(withToken(url));
+  const source = new EventSource(eventsUrl());
   run.source = source;
   source.onopen = () => setConnection("live");
   source.onerror = () => {
     if (run.ended) return;
     setConnection("reconnecting");
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, 1000); // gave up: reopen
+    if (source.readyState === EventSource.CLOSED) setTimeout(reopen, 1000); // it gave up
   };
   source.addEventListener("trace", (message) => {
     run.lastId = Number(message.lastEventId);
@@ -96,9 +99,30 @@ function connect() {
   });
 }
 
+// The browser gives up on a stream answered with an error status, and does not say which:
+// ask once more, and stop on a refusal (no such run, no token) rather than retry it forever.
+async function reopen() {
+  const probe = new AbortController();
+  let response;
+  try {
+    response = await fetch(eventsUrl(), { signal: probe.signal });
+  } catch (error) {
+    setTimeout(reopen, 1000); // the server is away: try again
+    return;
+  }
+  if (response.status >= 400 && response.status < 500) {
+    const refusal = await response.json().catch(() => ({}));
+    run.ended = true;
+    setConnection("stopped: " + (refusal.error || "HTTP " + response.status));
+    return;
+  }
+  probe.abort();
+  connect();
+}
+
 function setConnection(state) {
   const connection = $("connection");
-  connection.dataset.state = state;
+  connection.dataset.state = state.split(":")[0]; // live, reconnecting, ended, stopped
   connection.textContent = state;
 }
 
