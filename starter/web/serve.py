@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import os
 import signal
 import socket
@@ -19,6 +18,7 @@ from starter import output
 from starter.errors import CliError
 from starter.web.app import create_app
 from starter.web.context import WebConfig, WebContext
+from starter.web.guards import is_local
 
 TOKEN_VARIABLE = "HARNESS_WEB_TOKEN"
 GRACEFUL_SHUTDOWN_SECONDS = 3
@@ -29,21 +29,12 @@ def web_config(args: argparse.Namespace) -> WebConfig:
     """The app's configuration; refused in one line when it would listen beyond this machine
     without a token."""
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
-    if token is None and not is_loopback(args.host):
+    if token is None and not is_local(args.host):
         raise CliError(
             f"--host {args.host} is reachable from other machines: give --token "
             f"(or ${TOKEN_VARIABLE}), or listen on 127.0.0.1"
         )
     return WebConfig(args.host, args.port, token, args.actor, args.key)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serve_until_stopped(args: argparse.Namespace, settings: Settings) -> int:

@@ -200,6 +200,28 @@ async def test_bad_input_is_refused_in_one_line_before_anything_starts(
     assert agent.json()["error"] == "agent:bot is an agent; agents can never approve"
 
 
+async def test_another_site_may_not_start_a_goal_and_a_rebound_name_gets_no_answer(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    """A page elsewhere cannot make its visitor's browser start runs or answer waits here, nor
+    read a stream through a name of its own that resolves to 127.0.0.1 (DNS rebinding)."""
+    async with (
+        harness_web(client, task_queue, tmp_path) as web,
+        httpx2.AsyncClient(base_url=web.url) as http,
+    ):
+        cross_site = await http.post(
+            "/runs", json=COMPARE, headers={"Origin": "http://evil.example"}
+        )
+        rebound = await http.get("/runs/no-such-run/events", headers={"Host": "evil.example"})
+        own_page = await http.post("/runs", json={"goal": ""}, headers={"Origin": web.url})
+    assert cross_site.status_code == 403
+    assert cross_site.json() == {
+        "error": "a request from another site (http://evil.example) is refused"
+    }
+    assert rebound.status_code == 403 and "localhost only" in rebound.json()["error"]
+    assert own_page.status_code == 400  # the app's own page is let through to the checks
+
+
 def web_address(client: Client) -> str:
     return client.service_client.config.target_host
 
