@@ -187,3 +187,21 @@ async def test_the_page_of_an_unknown_run_stops_with_the_servers_one_line_answer
         await page.wait_for_selector('#connection[data-state="stopped"]', state="attached")
         shown = await page.text_content("#connection")
     assert shown == "stopped: no run with id 'no-such-run'"
+
+
+async def test_a_page_opened_with_the_token_starts_and_follows_a_run_with_it(
+    client: Client, task_queue: str, tmp_path: Path, page: Page
+) -> None:
+    async with (
+        running_worker(client, task_queue),
+        harness_web(client, task_queue, tmp_path, token="s3cret") as web,
+    ):
+        await page.goto(f"{web.url}/?token=s3cret")
+        await page.fill("#goal", "Compare Paris and Tokyo")
+        await page.click("#start-button")
+        await page.wait_for_url("**/runs/*?token=s3cret")
+        await ended(page)
+        phase = await page.text_content("#phase")
+        report = await page.get_attribute("#report-link", "href")
+    assert phase == "SUCCEEDED"
+    assert report is not None and report.endswith("/report?token=s3cret")
