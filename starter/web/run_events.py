@@ -56,9 +56,9 @@ async def closed_run_events(run: Run, after: int) -> AsyncIterator[ServerSentEve
 
 async def live_run_events(run: Run, hub: TokenHub, after: int) -> AsyncIterator[ServerSentEvent]:
     """A running run: its trace after `after` and its tokens as they come, until it ends."""
-    yield ServerSentEvent(comment="following", retry=RETRY_MS)
     merged: asyncio.Queue[ProgressPage | TokenChunk | Ended] = asyncio.Queue()
-    async with hub.follow(run.run_id) as tokens:
+    async with hub.follow(run.run_id) as tokens:  # before the first message: none missed after
+        yield ServerSentEvent(comment="following", retry=RETRY_MS)
         pumps = [
             asyncio.create_task(_pump_pages(run, after, merged)),
             asyncio.create_task(_pump_tokens(tokens, merged)),

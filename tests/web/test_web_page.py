@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx2
 import pytest
 from temporalio.client import Client
 
@@ -205,3 +206,25 @@ async def test_a_page_opened_with_the_token_starts_and_follows_a_run_with_it(
         report = await page.get_attribute("#report-link", "href")
     assert phase == "SUCCEEDED"
     assert report is not None and report.endswith("/report?token=s3cret")
+
+
+async def test_model_tokens_posted_for_a_run_appear_on_its_page_as_they_come(
+    client: Client, task_queue: str, tmp_path: Path, page: Page
+) -> None:
+    """As a worker posts a streaming reply's chunks (`POST /internal/tokens`), in two batches."""
+    async with (
+        running_worker(client, task_queue),
+        harness_web(client, task_queue, tmp_path) as web,
+        httpx2.AsyncClient(base_url=web.url) as http,
+    ):
+        run_id = await start_from_the_page(page, web.url, "Compare", "cities")  # it waits
+        await page.wait_for_selector("#events li", state="attached")  # the stream has begun
+        reply = page.locator('#tokens pre[data-call="call-1"]')
+        for seq, text in enumerate(["Paris has ", "2.1 million people."]):
+            chunk = {"stream": run_id, "node": "write", "call": "call-1", "seq": seq, "text": text}
+            posted = await http.post("/internal/tokens", json={"chunks": [chunk]})
+            assert posted.status_code == 204
+            await reply.filter(has_text=text).wait_for(state="attached")
+        shown = await reply.text_content()
+        node = await reply.get_attribute("data-node")
+    assert (shown, node) == ("Paris has 2.1 million people.", "write")
