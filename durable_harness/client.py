@@ -225,12 +225,13 @@ class Run:
             self.run_id, []
         )
 
-    async def follow(self) -> AsyncIterator[ProgressPage]:
+    async def follow(self, after: int = 0) -> AsyncIterator[ProgressPage]:
         """What the run recorded since the last page, every PROGRESS_POLL_SECONDS, until it
         records `run.finish` (its last event) or its workflow closes however it closes
-        (terminated, timed out). A run not started yet, or a failing workflow task, is asked
+        (terminated, timed out); from the start, or after the first `after` events (a
+        follower that resumes). A run not started yet, or a failing workflow task, is asked
         again."""
-        after, polls = 0, 0
+        polls = 0
         while True:
             polls += 1
             page = await self._page(after)
@@ -266,6 +267,11 @@ class Run:
         async for page in self.follow():
             for event in page.events:
                 yield event
+
+    async def closed(self) -> bool:
+        """Whether the run's workflow has closed, however it closed (a describe call: nothing
+        in history); NotFound when there is no such run."""
+        return await self._closed()
 
     async def _closed(self) -> bool:
         try:

@@ -45,6 +45,7 @@ EXTERNAL_COMMANDS = {
     *("temporal", "docker", "pip", "export", "git", "head"),
     *("llama-server", "ollama", "vllm"),  # docs/local-models.md: model servers
     *("apt-cache", "apt-get", "dpkg", "echo"),  # docs/local-model-smoke.md: a Debian package
+    "curl",  # docs/web.md: resuming a stream (tests/web/test_run_stream.py runs them)
 }
 """Commands of other tools the docs show; the harness's own, `make` and `python -m` are checked."""
 EXTERNAL_MODULES = {"llama_cpp.server"}

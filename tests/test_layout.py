@@ -34,7 +34,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "starter": frozenset(),
     "starter.pages": frozenset(),
     "starter.servers": frozenset({"starter"}),
-    "starter.cli": frozenset({"starter", "starter.servers", "starter.pages"}),
+    "starter.web": frozenset({"starter", "starter.pages"}),
+    "starter.cli": frozenset({"starter", "starter.servers", "starter.pages", "starter.web"}),
 }
 """Each room and the rooms it may import. `starter` is what the CLI alone uses (the Python API
 it shares is the public package's); the package `harness` itself is the front door

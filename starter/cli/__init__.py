@@ -3,7 +3,8 @@ each naming the handlers of its commands), the work the handlers import when the
 (`commands`, and one `*_actions` module for each of eval, task, rules and memory) and how it
 prints results.
 
-May import `starter.servers`, `starter.pages` and the API modules at the top of `starter`.
+May import `starter.servers`, `starter.pages`, `starter.web` and the API modules at the top of
+`starter`.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from starter.cli.run_cli import add_run_command
 from starter.cli.run_handle_cli import add_run_handle_commands
 from starter.cli.servers_cli import add_server_commands
 from starter.cli.task_cli import add_task_commands
+from starter.cli.web_cli import add_web_command
 from starter.errors import exit_code_of
 
 COMMAND_GROUPS: tuple[
@@ -40,6 +41,7 @@ COMMAND_GROUPS: tuple[
     add_catalog_commands,  # validate, tools
     add_pack_commands,  # scenarios, worker
     add_server_commands,  # server, codec-server
+    add_web_command,  # web
     add_eval_command,  # eval
     add_task_commands,  # task, fact, evidence, decision, submit, review, context
     add_rules_commands,  # contract, lesson, keys

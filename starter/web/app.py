@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from starter.web import run_routes, session_routes
 from starter.web.context import WebContext
+from starter.web.guards import SameSiteOnly
 from starter.web.tokens import TokenBatch
 
 MAX_TOKEN_BATCH_BYTES = 4 * 1024 * 1024
@@ -41,6 +42,7 @@ def create_app(context: WebContext) -> Starlette:
     app.state.context = context
     if context.config.token is not None:
         app.add_middleware(TokenRequired, token=context.config.token)
+    app.add_middleware(SameSiteOnly, loopback_only=context.config.token is None)
     return app
 
 

@@ -16,6 +16,10 @@ class WebConfig:
     token: str | None = field(default=None, repr=False)
     """Needed on every request when set (`Authorization: Bearer`, or `?token=` for a page's
     EventSource); required to listen on anything but localhost."""
+    actor: str = "human:web"
+    """Who approves and answers from the page when the request names no actor."""
+    key_file: str | None = None
+    """The private key deliveries are signed with (else $HARNESS_ACTOR_KEY_FILE, else none)."""
 
 
 @dataclass
