@@ -22,12 +22,13 @@ def test_readme_names_make_demo_and_make_test_as_the_two_commands() -> None:
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
-    """After installing the one system package the tests need (Debian's Postgres server, when
-    missing), CI runs the README's test command and nothing else."""
+    """After installing the system packages the tests need (Debian's Postgres server and
+    Chromium, each when missing), CI runs the README's test command and nothing else."""
     script = (ROOT / ".ci" / "run").read_text()
-    install = script.split("\nif ", 1)[1].split("\nfi\n", 1)[0]
-    assert "apt-get install -y -qq postgresql" in install
-    rest = script.split("\nfi\n", 1)[1]
+    install, rest = script.rsplit("\nfi\n", 1)
+    assert "missing+=(postgresql)" in install
+    assert "missing+=(chromium)" in install
+    assert 'apt-get install -y -qq "${missing[@]}"' in install
     commands = [
         line.strip()
         for line in rest.splitlines()
