@@ -16,6 +16,8 @@ import pytest
 from temporalio.client import Client
 
 from activities.llm import ProviderRegistry, ScriptedProvider
+from activities.token_stream import TokenPoster
+from infra.settings import WebTarget
 from starter.servers.ui_screenshot import CHROMIUM, CHROMIUM_FLAGS
 from tests.payment_service import payment_service
 from tests.support import running_worker
@@ -228,3 +230,23 @@ async def test_model_tokens_posted_for_a_run_appear_on_its_page_as_they_come(
         shown = await reply.text_content()
         node = await reply.get_attribute("data-node")
     assert (shown, node) == ("Paris has 2.1 million people.", "write")
+
+
+async def test_a_worker_pointed_at_harness_web_streams_the_writers_reply_onto_the_run_page(
+    client: Client, task_queue: str, tmp_path: Path, page: Page
+) -> None:
+    """End to end: a worker with HARNESS_WEB_URL's poster sends the writer's text as it comes
+    (the offline provider says it in words), and the page shows it under the writing node;
+    the whole reply is there by the run's end, and the trace still has it."""
+    async with harness_web(client, task_queue, tmp_path) as web:
+        poster = TokenPoster(WebTarget(url=web.url))
+        registry = ProviderRegistry.always(ScriptedProvider())
+        async with build_worker(client, task_queue, registry, tokens=poster):
+            await start_from_the_page(page, web.url, "Compare Paris and Tokyo", "cities")
+            await ended(page)
+            replies = page.locator("#tokens pre")
+            await replies.first.wait_for(state="attached")
+            shown = [await reply.text_content() or "" for reply in await replies.all()]
+            phase = await page.text_content("#phase")
+    assert phase == "SUCCEEDED"
+    assert any(len(text.split()) > 3 for text in shown), shown
