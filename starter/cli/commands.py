@@ -37,7 +37,13 @@ from starter.cli import progress
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario, pack_here
-from starter.servers.codec_server import endpoint, serve, serve_in_background, ui_origins
+from starter.servers.codec_server import (
+    codec_answers,
+    endpoint,
+    serve,
+    serve_in_background,
+    ui_origins,
+)
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
 OFFLINE_PROVIDER = "scripted"
@@ -258,17 +264,19 @@ def server(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(f"--port {args.port} leaves no UI port above it; give --ui-port")
     if args.db is None:  # the state directory's, where `make demo` keeps it too
         args.db = settings.state_dir / SERVER_DB_FILE
-    codec = _codec_beside(args.codec_port, args.ui_port)
     try:
         command = dev_server_command(
             args.port, args.ui_port, args.db, settings.temporal_namespace, endpoint(args.codec_port)
         )
     except OSError as error:
         raise CliError(f"cannot keep the server's data in {args.db}: {error.strerror}") from error
-    serve_in_background(codec)
+    codec = _codec_beside(args.codec_port, args.ui_port)
+    if codec is not None:
+        serve_in_background(codec)
+    whose = "its own codec server" if codec is not None else "the codec server already"
     output.note(
         f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port} "
-        f"(decoding payloads with the codec server on {endpoint(args.codec_port)}), "
+        f"(decoding payloads with {whose} on {endpoint(args.codec_port)}), "
         f"data in {args.db} (Ctrl-C stops it)"
     )
     server = subprocess.Popen(command, preexec_fn=die_with_parent())
@@ -289,11 +297,14 @@ def server(args: argparse.Namespace, settings: Settings) -> int:
         _stop(server)
 
 
-def _codec_beside(port: int, ui_port: int) -> ThreadingHTTPServer:
-    """The codec server the dev server's UI decodes payloads with, listening (not yet serving)."""
+def _codec_beside(port: int, ui_port: int) -> ThreadingHTTPServer | None:
+    """The codec server the dev server's UI decodes payloads with, listening (not yet serving);
+    None when one answers on `port` already (`make demo`'s, another `harness server`'s)."""
     try:
         return serve("127.0.0.1", port, ui_origins(ui_port))
     except OSError as error:
+        if codec_answers(port):
+            return None
         raise CliError(
             f"cannot listen on 127.0.0.1:{port} for the codec server: {error.strerror}; "
             "give another --codec-port"

@@ -10,6 +10,8 @@ import importlib.util
 import json
 import os
 import signal
+import subprocess
+import sys
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +27,7 @@ from harness.engine.run import RunPhase, RunRequest
 from infra.client import connect
 from infra.converter import ENCODING
 from infra.settings import Settings
+from starter.servers.codec_server import codec_answers
 from starter.servers.ui_screenshot import CHROMIUM, CHROMIUM_FLAGS
 from tests.factories import collect, node, synthetic_plan
 from tests.payment_service import free_port
@@ -37,9 +40,13 @@ VALUE = "readable-{}-" + "x" * 1_000
 
 
 @asynccontextmanager
-async def harness_server(tmp_path: Path) -> AsyncIterator[tuple[Client, str, int]]:
-    """`harness server` on free ports; yields a client, the UI's address and the codec's port."""
-    port, ui_port, codec_port = free_port(), free_port(), free_port()
+async def harness_server(
+    tmp_path: Path, codec_port: int | None = None
+) -> AsyncIterator[tuple[Client, str, int]]:
+    """`harness server` on free ports (its codec server's: `codec_port`, else a free one);
+    yields a client, the UI's address and the codec's port."""
+    port, ui_port = free_port(), free_port()
+    codec_port = codec_port or free_port()
     process = await asyncio.create_subprocess_exec(
         HARNESS, "server", "--port", str(port), "--ui-port", str(ui_port),
         "--codec-port", str(codec_port), "--db", str(tmp_path / "temporal.db"),
@@ -148,3 +155,25 @@ def result_text_in_ui(url: str) -> str:
             return ""
         finally:
             browser.close()
+
+
+@pytest.mark.requires_local_server("harness server starts a dev server with its UI")
+async def test_harness_server_points_its_ui_at_a_codec_server_already_on_its_port(
+    tmp_path: Path,
+) -> None:
+    codec_port = free_port()
+    codec = subprocess.Popen(
+        [sys.executable, "-m", "starter.servers.codec_server", "--port", str(codec_port)]
+    )
+    try:
+        while not await asyncio.to_thread(codec_answers, codec_port):
+            assert codec.poll() is None
+            await asyncio.sleep(0.2)
+        async with harness_server(tmp_path, codec_port) as (_, ui, _):
+            settings = await wait_for_ui(ui)  # the server came up: no refusal of the port
+            codec_setting = settings["Codec"]
+            assert isinstance(codec_setting, dict)
+            assert codec_setting["Endpoint"] == f"http://127.0.0.1:{codec_port}"
+    finally:
+        codec.terminate()
+        codec.wait(timeout=20)
