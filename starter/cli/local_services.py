@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -71,10 +72,10 @@ async def ensure_services(settings: Settings) -> None:
                 f"cannot reach Temporal at {settings.temporal_address}", EXIT_UNAVAILABLE
             )
         ui_port = int(port) + UI_PORT_OFFSET
-        await _ensure_codec(settings, ui_port)
+        codec = await _ensure_codec(settings, ui_port)
         database = settings.state_dir / SERVER_DB_FILE  # the one `harness server` keeps
         command = dev_server_command(
-            int(port), ui_port, database, settings.temporal_namespace, endpoint(CODEC_PORT)
+            int(port), ui_port, database, settings.temporal_namespace, codec
         )
         _spawn("server", command, settings.state_dir)
         await _wait_until("the Temporal dev server", lambda: _reachable(settings))
@@ -88,15 +89,36 @@ async def ensure_services(settings: Settings) -> None:
         await _wait_until("the worker", lambda: runs.has_worker(client, settings.task_queue))
 
 
-async def _ensure_codec(settings: Settings, ui_port: int) -> None:
-    """The codec server the dev server's UI is pointed at, on CODEC_PORT (as `harness server`
-    starts it), unless one answers there already."""
+async def _ensure_codec(settings: Settings, ui_port: int) -> str | None:
+    """The address of the codec server the dev server's UI is pointed at, on CODEC_PORT (as
+    `harness server` starts it), started unless one answers there already. None when another
+    program holds the port (a notebook server often does): the demo goes on, and the UI shows
+    compressed payloads undecoded."""
     if await asyncio.to_thread(codec_answers, CODEC_PORT):
-        return
+        return endpoint(CODEC_PORT)
+    if not port_free(CODEC_PORT):
+        print(
+            f"port {CODEC_PORT} is taken by another program: the UI will show payloads over "
+            "128 KB undecoded (`harness codec-server --port N` and the UI's codec setting "
+            "decode them)",
+            file=sys.stderr,
+        )
+        return None
     origins = [flag for origin in ui_origins(ui_port) for flag in ("--ui-origin", origin)]
     command = [sys.executable, "-m", "starter.servers.codec_server", "--port", str(CODEC_PORT)]
     _spawn("codec", [*command, *origins], settings.state_dir)
     await _wait_until("the codec server", lambda: asyncio.to_thread(codec_answers, CODEC_PORT))
+    return endpoint(CODEC_PORT)
+
+
+def port_free(port: int) -> bool:
+    """Whether this machine's loopback `port` can be listened on."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 async def _ensure_payments(settings: Settings) -> None:
