@@ -106,8 +106,9 @@ format: $(STAMP)
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not temporal'
 
-# The Temporal UI showing a refund that waits for approval, saved to docs/ui-approval-wait.png;
-# needs Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
+# The Temporal UI showing a refund that waits for approval, saved to docs/ui-approval-wait.png,
+# and a 300-node run's result decoded by the codec server, docs/ui-wide-result.png; needs
+# Debian's Chromium (apt-get install chromium) and Playwright (the ui extra).
 screenshot: $(STAMP)
 	$(UV) sync --locked --extra dev --extra ui --python $(BIN)/python
 	$(BIN)/python -m starter.servers.ui_screenshot --out docs/ui-approval-wait.png

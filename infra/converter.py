@@ -16,8 +16,18 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
+from temporalio.api.failure.v1 import Failure
 from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
-from temporalio.converter import DataConverter, PayloadCodec
+from temporalio.converter import (
+    DataConverter,
+    DefaultFailureConverter,
+    PayloadCodec,
+    PayloadConverter,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+)
+from temporalio.exceptions import ApplicationError
 
 from harness.core.problems import article, describe_invalid
 from harness.engine.run import RunRequest, UnreadableRunRequestError
@@ -93,8 +103,46 @@ class HarnessPayloadConverter(PydanticPayloadConverter):
             raise UNREADABLE[model](f"not {article(name)} {name}: {reason}") from None
 
 
+class OneLineWorkflowFailures(DefaultFailureConverter, WithSerializationContext):
+    """A failure the workflow code decides (a run that ends BUDGET_EXHAUSTED or FAILED_*, a
+    session's or an agent loop's end, an update refused: a non-retryable ApplicationError made
+    in the workflow) is one line: no stack trace, whose frames would be the SDK's sandbox in the
+    venv, and no cause chain. The Temporal UI shows it as its failure. Activities' failures, and
+    the workflow's own bugs (which fail its task, not the workflow), keep their stack traces.
+    Replay compares no failure's text, so recorded histories replay as before."""
+
+    def __init__(self, *, in_workflow: bool = False) -> None:
+        super().__init__()
+        self._in_workflow = in_workflow
+
+    def with_context(self, context: SerializationContext) -> OneLineWorkflowFailures:
+        return OneLineWorkflowFailures(
+            in_workflow=isinstance(context, WorkflowSerializationContext)
+        )
+
+    def to_failure(
+        self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure
+    ) -> None:
+        super().to_failure(exception, payload_converter, failure)
+        if self._in_workflow and decided(exception):
+            failure.message = " ".join(failure.message.split())
+            failure.stack_trace = ""
+            failure.ClearField("cause")
+
+
+def decided(exception: BaseException) -> bool:
+    """Raised on purpose by workflow code: a non-retryable ApplicationError made there, not one
+    carried from an activity or a child (those hold their own failure)."""
+    return (
+        isinstance(exception, ApplicationError)
+        and exception.non_retryable
+        and exception.failure is None
+    )
+
+
 DATA_CONVERTER: DataConverter = dataclasses.replace(
     pydantic_data_converter,
     payload_converter_class=HarnessPayloadConverter,
     payload_codec=CompressLargePayloads(),
+    failure_converter_class=OneLineWorkflowFailures,
 )

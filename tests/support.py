@@ -89,8 +89,10 @@ def activity_timeline(events: list[HistoryEvent]) -> list[tuple[str, str]]:
 
 
 def node_of(summary: str) -> str:
-    """The node id at the start of an activity summary like 'n3 get_population(city=Tokyo)'."""
-    return summary.split(" ", 1)[0]
+    """The node id after the tool in an activity summary like 'get_population n3 (city=Tokyo)'
+    (or 'agent scout turn 1')."""
+    words = summary.split(" ", 2)
+    return words[1] if len(words) > 1 else words[0]
 
 
 async def start_run(

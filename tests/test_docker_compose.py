@@ -249,6 +249,7 @@ def test_compose_defines_postgres_temporal_ui_and_worker_services() -> None:
         "temporal",
         NAMESPACE_JOB,
         "temporal-ui",
+        "codec-server",
         "worker",
         "payments",
     }
@@ -358,6 +359,21 @@ def test_ui_is_published_on_the_host_and_waits_for_a_healthy_server() -> None:
     assert published_ports("temporal-ui") == {"8233:8080"}
     assert environment("temporal-ui")["TEMPORAL_CORS_ORIGINS"] == "http://localhost:3000"
     assert depends_on("temporal-ui") == {"temporal": "service_healthy"}
+
+
+def test_the_ui_decodes_payloads_through_the_codec_server_the_host_reaches() -> None:
+    codec = service("codec-server")
+    assert codec["build"]["dockerfile"] == "Dockerfile"
+    command = [str(part) for part in codec["command"]]
+    assert command[:3] == ["python", "-m", "starter.servers.codec_server"]
+    assert command[command.index("--host") + 1] == "0.0.0.0"
+    assert published_ports("codec-server") == {"8888:8888"}
+    # The browser calls the codec: the UI's endpoint is the host's port, and the codec answers
+    # the UI's published origin with CORS.
+    assert environment("temporal-ui")["TEMPORAL_CODEC_ENDPOINT"] == "http://localhost:8888"
+    origins = [command[i + 1] for i, part in enumerate(command) if part == "--ui-origin"]
+    ui_host_port = published_ports("temporal-ui").pop().split(":")[0]
+    assert f"http://localhost:{ui_host_port}" in origins
 
 
 def test_worker_settings_come_from_the_environment_with_laptop_defaults() -> None:

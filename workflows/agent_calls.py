@@ -67,7 +67,7 @@ async def model_turn(
         start_to_close_timeout=PLAN_TIMEOUT,
         heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
         retry_policy=PLAN_RETRY,
-        summary=f"{request.node_id} agent turn {turn}",
+        summary=f"agent {request.node_id} turn {turn}",  # the node's tool first, as every node's
     )
     return reply
 

@@ -58,7 +58,7 @@ from harness.waits.wait_book import WaitKind
 from workflows.activity_calls.failures import ActivityFailure, charged_usage, raise_if_cancelled
 from workflows.activity_calls.placement import llm_queue, local_failures_are_activity_errors
 from workflows.activity_calls.steps import PLAN_RETRY
-from workflows.activity_calls.tools import tool_call_summary
+from workflows.activity_calls.tools import call_text
 from workflows.agent_asks import RunAsks
 from workflows.agent_calls import call_step, make_call, model_turn, refused
 
@@ -278,7 +278,7 @@ class AgentLoopWorkflow:
             return refused(call, "POLICY_VIOLATION: needs an approval a slice cannot ask"), 0
         if held:
             call_id = call_node_id(self._request.node_id, state.turns, index)
-            prompt = f"approve {tool_call_summary(call_id, call.tool, call.arguments)}?"
+            prompt = f"approve {call_text(call_id, call.tool, call.arguments)}?"
             state.asks += 1  # the run holds the call on its approval, as a node's
             answer = await self._asks.wait(state.asks, call_id, WaitKind.APPROVAL, prompt)
             if answer.refusal is not None:

@@ -26,7 +26,7 @@ from harness.engine.run import ExecutionOptions
 from harness.waits.approval_cover import action_key, approval_refusal
 from harness.waits.reconcile import reconcile_example
 from harness.waits.wait_book import Wait, WaitKind, WaitStatus
-from workflows.activity_calls.tools import probe_operation, tool_call_summary
+from workflows.activity_calls.tools import call_text, probe_operation, tool_call_summary
 from workflows.patches import APPROVAL_COVERS_PATCH, LATE_RESULT_RECONCILES_PATCH
 from workflows.wait_desk import WaitDesk
 
@@ -110,7 +110,7 @@ class HeldNodes:
         ):
             self._desk.covered(node_id, tool, cover)
             return self._go_ahead(node_id, arguments, cover.refusal())
-        prompt = f"approve {tool_call_summary(node_id, tool, arguments)}?"
+        prompt = f"approve {call_text(node_id, tool, arguments)}?"
         wait = self._park("approve", node_id, WaitKind.APPROVAL, prompt, self._timeouts.approval)
         await self._desk.until_settled(wait)
         self._desk.approvals.decided(key, wait, self._options.attempt)
@@ -269,7 +269,7 @@ class HeldNodes:
             "reconcile",
             node_id,
             WaitKind.RECONCILE,
-            f"did {tool_call_summary(node_id, spec.name, arguments)} take effect? deliver "
+            f"did {call_text(node_id, spec.name, arguments)} take effect? deliver "
             '{"outcome": "succeeded", "result": ...} or {"outcome": "failed"}',
             self._timeouts.reconcile,
             example=reconcile_example(spec.reconcile_example, arguments, operation_id),

@@ -21,6 +21,9 @@ PHASE = SearchAttributeKey.for_keyword("HarnessPhase")
 SCENARIO = SearchAttributeKey.for_keyword("HarnessScenario")
 PRESSURE = SearchAttributeKey.for_float("HarnessPressure")
 PENDING_WAITS = SearchAttributeKey.for_int("HarnessPendingWaits")
+GOAL = SearchAttributeKey.for_keyword("HarnessGoal")
+"""The run's goal (its first GOAL_CHARS), set when it starts: a column of the UI's runs list."""
+GOAL_CHARS = 200
 
 TASK_SCOPE = SearchAttributeKey.for_keyword("HarnessTaskScope")
 TASK_STATUS = SearchAttributeKey.for_keyword("HarnessTaskStatus")
@@ -29,7 +32,7 @@ TASK_PARENT = SearchAttributeKey.for_keyword("HarnessTaskParent")
 
 TASK_KEYS = (TASK_SCOPE, TASK_STATUS, TASK_PARENT)
 
-ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS, *TASK_KEYS)
+ALL_KEYS = (PHASE, SCENARIO, PRESSURE, PENDING_WAITS, GOAL, *TASK_KEYS)
 """Every search attribute the code sets: the one list that `harness server`, the tests' dev
 server and docker-compose's namespace job register (tests/test_docker_compose.py holds the
 compose file to it)."""
@@ -61,6 +64,12 @@ def initial(scenario: str, phase: str) -> TypedSearchAttributes:
             SearchAttributePair(PENDING_WAITS, 0),
         ]
     )
+
+
+def with_goal(attributes: TypedSearchAttributes, goal: str) -> TypedSearchAttributes:
+    """`attributes` and the run's goal, for a run started by a client (never from workflow
+    code: the eval suite's children start as they always did)."""
+    return TypedSearchAttributes([*attributes, SearchAttributePair(GOAL, goal[:GOAL_CHARS])])
 
 
 def enabled() -> bool:

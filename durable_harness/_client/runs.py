@@ -89,7 +89,9 @@ async def _start(
         static_summary=f"{request.scenario}: {request.goal}"[:200],
         static_details=static_details(request, run_id),
         search_attributes=(
-            search_attributes.initial(request.scenario, RunPhase.CREATED.value)
+            search_attributes.with_goal(
+                search_attributes.initial(request.scenario, RunPhase.CREATED.value), request.goal
+            )
             if with_search_attributes
             else None
         ),

@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import subprocess
-import threading
+from http.server import ThreadingHTTPServer
 
 from pydantic import ValidationError
 
@@ -37,6 +37,13 @@ from starter.cli import progress
 from starter.cli.tool_listing import catalog_with_servers, scenario_servers, servers_from_flags
 from starter.errors import EXIT_FAILED_RUN, EXIT_UNAVAILABLE, CliError
 from starter.plan_files import load_plan, load_scenario, pack_here
+from starter.servers.codec_server import (
+    codec_answers,
+    endpoint,
+    serve,
+    serve_in_background,
+    ui_origins,
+)
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
 OFFLINE_PROVIDER = "scripted"
@@ -258,11 +265,18 @@ def server(args: argparse.Namespace, settings: Settings) -> int:
     if args.db is None:  # the state directory's, where `make demo` keeps it too
         args.db = settings.state_dir / SERVER_DB_FILE
     try:
-        command = dev_server_command(args.port, args.ui_port, args.db, settings.temporal_namespace)
+        command = dev_server_command(
+            args.port, args.ui_port, args.db, settings.temporal_namespace, endpoint(args.codec_port)
+        )
     except OSError as error:
         raise CliError(f"cannot keep the server's data in {args.db}: {error.strerror}") from error
+    codec = _codec_beside(args.codec_port, args.ui_port)
+    if codec is not None:
+        serve_in_background(codec)
+    whose = "its own codec server" if codec is not None else "the codec server already"
     output.note(
-        f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port}, "
+        f"Temporal dev server on 127.0.0.1:{args.port}, UI on http://localhost:{args.ui_port} "
+        f"(decoding payloads with {whose} on {endpoint(args.codec_port)}), "
         f"data in {args.db} (Ctrl-C stops it)"
     )
     server = subprocess.Popen(command, preexec_fn=die_with_parent())
@@ -281,6 +295,20 @@ def server(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     finally:
         _stop(server)
+
+
+def _codec_beside(port: int, ui_port: int) -> ThreadingHTTPServer | None:
+    """The codec server the dev server's UI decodes payloads with, listening (not yet serving);
+    None when one answers on `port` already (`make demo`'s, another `harness server`'s)."""
+    try:
+        return serve("127.0.0.1", port, ui_origins(ui_port))
+    except OSError as error:
+        if codec_answers(port):
+            return None
+        raise CliError(
+            f"cannot listen on 127.0.0.1:{port} for the codec server: {error.strerror}; "
+            "give another --codec-port"
+        ) from error
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:
@@ -311,20 +339,15 @@ async def _register_when_up(settings: Settings, server: subprocess.Popen[bytes])
 
 
 def codec_server(args: argparse.Namespace, settings: Settings) -> int:
-    from starter.servers.codec_server import serve
+    from starter.servers.codec_server import serve_until_signalled
 
     try:
-        server = serve("127.0.0.1", args.port, args.ui_origin)
+        server = serve("127.0.0.1", args.port, args.ui_origin or ui_origins(8233))
     except OSError as error:
         raise CliError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}") from error
     output.note(
         f"codec server on http://127.0.0.1:{args.port} (point the UI's codec setting or "
         "`temporal --codec-endpoint` at it; Ctrl-C stops it)"
     )
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    stop.wait()
-    server.shutdown()
+    serve_until_signalled(server)
     return 0

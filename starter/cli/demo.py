@@ -1,9 +1,9 @@
-"""`make demo`: start what is missing (dev server, payment service, worker), run a goal of a
-scenario (cities unless `--scenario` names another; the scenario's example goal unless one is
-given), show the report.
+"""`make demo`: start what is missing (dev server with its UI's codec server, payment service,
+worker), run a goal of a scenario (cities unless `--scenario` names another; the scenario's
+example goal unless one is given), show the report.
 
-`--stop` ends the server, payment service and worker that the demo started (their pids, logs
-and data are in the state directory, infra.state).
+`--stop` ends the server, codec server, payment service and worker that the demo started (their
+pids, logs and data are in the state directory, infra.state).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def main() -> None:
         "--scenario", default=DEFAULT_SCENARIO, metavar="NAME", help="the scenario (pack) to run"
     )
     parser.add_argument(
-        "--stop", action="store_true", help="stop the server, payment service and worker"
+        "--stop",
+        action="store_true",
+        help="stop the server, codec server, payment service and worker",
     )
     args = parser.parse_args()
     try:
@@ -65,7 +67,8 @@ def main() -> None:
         code = exit_code_of(error)
     print(
         f"\nSee the run in the Temporal UI: {runs.ui_link(settings, run_id)}\n"
-        "The server, payment service and worker keep running; `make stop` ends them."
+        "The server (its UI decoding payloads through the codec server), payment service and "
+        "worker keep running; `make stop` ends them."
     )
     exit_now(code)
 

@@ -1,12 +1,14 @@
 """The local services a demo or an eval needs, started where missing: the Temporal dev server
-(its data in the state directory, as `harness server` keeps it), the refunds scenario's payment
-service and a worker; their pids and logs go to the state directory, and `stop` ends them."""
+(its data in the state directory, as `harness server` keeps it) with the codec server its UI
+decodes payloads with, the refunds scenario's payment service and a worker; their pids and logs
+go to the state directory, and `stop` ends them."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,6 +30,8 @@ from payments.api import (
 from payments.secret import SecretError, payments_secret
 from scenarios.refunds import PAYMENTS_URL_VARIABLE
 from starter.errors import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
+from starter.servers.codec_server import DEFAULT_PORT as CODEC_PORT
+from starter.servers.codec_server import codec_answers, endpoint, ui_origins
 from starter.servers.dev_server import dev_server_command, register_search_attributes
 
 STARTUP_SECONDS = 60
@@ -68,8 +72,11 @@ async def ensure_services(settings: Settings) -> None:
                 f"cannot reach Temporal at {settings.temporal_address}", EXIT_UNAVAILABLE
             )
         ui_port = int(port) + UI_PORT_OFFSET
+        codec = await _ensure_codec(settings, ui_port)
         database = settings.state_dir / SERVER_DB_FILE  # the one `harness server` keeps
-        command = dev_server_command(int(port), ui_port, database, settings.temporal_namespace)
+        command = dev_server_command(
+            int(port), ui_port, database, settings.temporal_namespace, codec
+        )
         _spawn("server", command, settings.state_dir)
         await _wait_until("the Temporal dev server", lambda: _reachable(settings))
     client = await connect(settings)
@@ -80,6 +87,38 @@ async def ensure_services(settings: Settings) -> None:
     if not await runs.has_worker(client, settings.task_queue):
         _spawn("worker", [sys.executable, "-m", "worker"], settings.state_dir)
         await _wait_until("the worker", lambda: runs.has_worker(client, settings.task_queue))
+
+
+async def _ensure_codec(settings: Settings, ui_port: int) -> str | None:
+    """The address of the codec server the dev server's UI is pointed at, on CODEC_PORT (as
+    `harness server` starts it), started unless one answers there already. None when another
+    program holds the port (a notebook server often does): the demo goes on, and the UI shows
+    compressed payloads undecoded."""
+    if await asyncio.to_thread(codec_answers, CODEC_PORT):
+        return endpoint(CODEC_PORT)
+    if not port_free(CODEC_PORT):
+        print(
+            f"port {CODEC_PORT} is taken by another program: the UI will show payloads over "
+            "128 KB undecoded (`harness codec-server --port N` and the UI's codec setting "
+            "decode them)",
+            file=sys.stderr,
+        )
+        return None
+    origins = [flag for origin in ui_origins(ui_port) for flag in ("--ui-origin", origin)]
+    command = [sys.executable, "-m", "starter.servers.codec_server", "--port", str(CODEC_PORT)]
+    _spawn("codec", [*command, *origins], settings.state_dir)
+    await _wait_until("the codec server", lambda: asyncio.to_thread(codec_answers, CODEC_PORT))
+    return endpoint(CODEC_PORT)
+
+
+def port_free(port: int) -> bool:
+    """Whether this machine's loopback `port` can be listened on."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 async def _ensure_payments(settings: Settings) -> None:
@@ -122,7 +161,7 @@ async def _accepts_token(payments: PaymentsClient) -> None:
 
 def stop(settings: Settings) -> None:
     stopped = False
-    for name in ("worker", "payments", "server"):
+    for name in ("worker", "payments", "server", "codec"):
         pid_file = settings.state_dir / f"{name}.pid"
         if not pid_file.exists():
             continue

@@ -6,7 +6,8 @@ failed and skipped, pressure and time; off a terminal (`harness run ... | cat`) 
 lines are written.
 
 It reads the run with the API's follower (`Run.follow`): one query a second that carries only
-the events recorded since the last read. Nothing is added to the run's history."""
+the events recorded since the last read, shown in time order (in_time_order). Nothing is added
+to the run's history."""
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ class RunView:
         note(text)
 
     def _events(self, events: list[TraceEvent]) -> None:
-        for event in new_events(events, self._shown):
+        for event in in_time_order(new_events(events, self._shown)):
             self._began = self._began or event
             if not self._quiet and event.kind in SHOWN:
                 self.line(progress_line(event, self._began))
@@ -185,6 +186,15 @@ async def watch(run: Run, view: RunView) -> RunResult:
         await asyncio.gather(follower, return_exceptions=True)
     view.finish(result)
     return result
+
+
+def in_time_order(events: list[TraceEvent]) -> list[TraceEvent]:
+    """The events by when they happened, those of one moment as they came. A page carries the
+    events in the order the run recorded them, which is not their time's: a retry is recorded
+    when its call ends, stamped when it began; a batch's outcomes land together when the batch
+    ends. The lines read in one poll are shown in time order; an event recorded after lines
+    later than it were shown still comes once, with its own time."""
+    return sorted(events, key=lambda event: event.at)
 
 
 def new_events(events: list[TraceEvent], shown: set[str]) -> list[TraceEvent]:

@@ -10,6 +10,9 @@ from infra.settings import Settings
 from starter.cli.arg_types import port
 from starter.cli.cli_handlers import handled
 
+DEFAULT_CODEC_PORT = 8888
+"""starter.servers.codec_server.DEFAULT_PORT, said here so the parser imports no protobuf."""
+
 # Each handler imports its work when the command runs: the dev server's binary and client.
 
 
@@ -34,6 +37,12 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "--ui-port", type=port, default=None, help="the Web UI's port (default: --port + 1000)"
     )
     dev.add_argument(
+        "--codec-port",
+        type=port,
+        default=DEFAULT_CODEC_PORT,
+        help="the port of the codec server the UI decodes payloads with, started beside it",
+    )
+    dev.add_argument(
         "--db",
         type=Path,
         help="SQLite file for persistence (default: temporal.db in the state directory)",
@@ -45,7 +54,10 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         ),
         codec_server,
     )
-    codec.add_argument("--port", type=port, default=8888)
+    codec.add_argument("--port", type=port, default=DEFAULT_CODEC_PORT)
     codec.add_argument(
-        "--ui-origin", default="http://localhost:8233", help="the UI's address, for CORS"
+        "--ui-origin",
+        action="append",
+        help="the UI's address, for CORS (repeatable; default: http://localhost:8233 and "
+        "http://127.0.0.1:8233)",
     )

@@ -7,13 +7,24 @@ server decodes them. This is Temporal's remote codec protocol: `POST /decode` an
 
     harness codec-server [--port 8888] [--ui-origin http://localhost:8233]
     temporal workflow show -w RUN_ID --codec-endpoint http://127.0.0.1:8888
+
+`harness server`, `make demo` and docker-compose.yml start one beside the dev server and give
+the UI its address (`--ui-codec-endpoint`, TEMPORAL_CODEC_ENDPOINT), so a wide run's result
+reads as JSON in the UI. `python -m starter.servers.codec_server` is the same server as a
+process of its own (what `make demo` and the compose service run).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import logging
+import signal
+import sys
+import threading
+import urllib.parse
+import urllib.request
 import zlib
 from collections.abc import Sequence
 from http import HTTPStatus
@@ -42,15 +53,43 @@ class TooLargeError(ValueError):
     """What the request asks for passes a bound: the server answers 413."""
 
 
-def serve(host: str, port: int, ui_origin: str) -> ThreadingHTTPServer:
+def endpoint(port: int) -> str:
+    """The codec server's address as the UI (a browser on this machine) reaches it."""
+    return f"http://127.0.0.1:{port}"
+
+
+def codec_answers(port: int) -> bool:
+    """Whether a codec server answers an empty /decode on this machine's `port`."""
+    request = urllib.request.Request(
+        f"{endpoint(port)}/decode",
+        data=b'{"payloads": []}',
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=2) as response:
+            status: int = response.status
+    except OSError:
+        return False
+    return status == HTTPStatus.OK
+
+
+def ui_origins(ui_port: int) -> list[str]:
+    """A local UI's origins: a browser opens it as localhost or as 127.0.0.1."""
+    return [f"http://localhost:{ui_port}", f"http://127.0.0.1:{ui_port}"]
+
+
+def serve(host: str, port: int, ui_origin: str | Sequence[str]) -> ThreadingHTTPServer:
+    """The codec server, not yet serving; `ui_origin`: the UI's origins it answers with CORS."""
+    allowed = (ui_origin,) if isinstance(ui_origin, str) else tuple(ui_origin)
+
     class Handler(_CodecHandler):
-        origin = ui_origin
+        origins = allowed
 
     return ThreadingHTTPServer((host, port), Handler)
 
 
 class _CodecHandler(BaseHTTPRequestHandler):
-    origin: str
+    origins: tuple[str, ...]
     protocol_version = "HTTP/1.1"
 
     def do_OPTIONS(self) -> None:
@@ -60,7 +99,8 @@ class _CodecHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
-        path = self.path.rstrip("/").rsplit("/", 1)[-1]
+        # The UI asks with a query (`/decode?preserveStorageRefs=true`): the path decides.
+        path = urllib.parse.urlsplit(self.path).path.rstrip("/").rsplit("/", 1)[-1]
         if path not in ("decode", "encode"):
             self._reply(HTTPStatus.NOT_FOUND, b'{"error": "POST /decode or /encode"}')
             return
@@ -116,7 +156,13 @@ class _CodecHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _cors(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", self.origin)
+        """The caller's origin when it is one of the UI's, else the first: one header, one
+        origin, as CORS allows."""
+        asked = self.headers.get("Origin", "")
+        self.send_header(
+            "Access-Control-Allow-Origin", asked if asked in self.origins else self.origins[0]
+        )
+        self.send_header("Vary", "Origin")
         self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
         self.send_header("Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization")
         self.send_header("Access-Control-Allow-Credentials", "true")
@@ -153,3 +199,42 @@ def decode_bounded(payloads: Sequence[Payload], limit: int) -> list[Payload]:
             original = payload
         decoded.append(original)
     return decoded
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m starter.servers.codec_server`: serves until SIGTERM or Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m starter.servers.codec_server")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument(
+        "--ui-origin", action="append", help="the UI's origin, for CORS (repeatable)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        server = serve(args.host, args.port, args.ui_origin or ui_origins(8233))
+    except OSError as error:
+        print(
+            f"codec server: cannot listen on {args.host}:{args.port}: {error.strerror}",
+            file=sys.stderr,
+        )
+        sys.exit(3)
+    serve_until_signalled(server)
+
+
+def serve_in_background(server: ThreadingHTTPServer) -> None:
+    """Serves on a daemon thread: it goes when the process does."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
+def serve_until_signalled(server: ThreadingHTTPServer) -> None:
+    """Serves until SIGTERM or SIGINT, then stops."""
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    serve_in_background(server)
+    stop.wait()
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

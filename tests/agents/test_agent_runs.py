@@ -39,8 +39,8 @@ async def test_two_agent_nodes_run_their_loops_as_children_and_the_run_succeeds(
     assert checker.stopped is AgentStop.ANSWERED and checker.turns == 2
     # the child's history holds its turns and calls, each an activity of its own
     summaries = [summary for _, summary in activity_timeline(child)]
-    assert "scout agent turn 1" in summaries and "scout agent turn 2" in summaries
-    assert any(s.startswith("scout.t1.c1 delay(") for s in summaries)
+    assert "agent scout turn 1" in summaries and "agent scout turn 2" in summaries
+    assert any(s.startswith("delay scout.t1.c1 (") for s in summaries)
     # (echo, a cheap in-memory tool, ran as a local activity: a marker in that history)
     # the run's trace shows the turns and calls under their nodes, and the agent's own usage
     steps = [(e.kind, e.node_id, e.tool) for e in result.trace if e.role == AgentRole.AGENT]
@@ -101,7 +101,7 @@ async def test_an_agent_loop_continues_as_new_between_turns_and_ends_as_it_would
         started.continued_execution_run_id and latest.run_id != started.continued_execution_run_id
     )
     scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
-    assert scheduled == ["scout agent turn 2"]
+    assert scheduled == ["agent scout turn 2"]
     assert [e.kind for e in result.trace if e.node_id == "scout"].count(TraceKind.AGENT_TURN) == 2
 
 

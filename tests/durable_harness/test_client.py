@@ -70,6 +70,7 @@ async def test_a_run_started_through_the_api_is_searchable_answered_and_followed
     assert TraceKind.WAIT_DELIVER in kinds
     described = await client.get_workflow_handle(run.run_id).describe()
     assert described.search_attributes.get("HarnessScenario") == ["cities"]
+    assert described.search_attributes.get("HarnessGoal") == ["Compare"]  # a runs-list column
 
 
 def _webhook_snippet() -> str:

@@ -104,7 +104,7 @@ async def test_two_agent_nodes_succeed_through_the_providers_tool_use(
         assert agent.stopped is AgentStop.ANSWERED and agent.turns == 2
         assert [(call.tool, call.ok) for call in agent.tool_calls] == [("tide", True)]
     summaries = [summary for _, summary in activity_timeline(child)]
-    assert any(summary.startswith("brest.t1.c1 tide(port=Brest)") for summary in summaries)
+    assert any(summary.startswith("tide brest.t1.c1 (port=Brest)") for summary in summaries)
     agent_usage = result.usage_by_role[AgentRole.AGENT]
     assert agent_usage.total_tokens == 4 * (SUMMARY_USAGE.input + SUMMARY_USAGE.output)
     assert [e.tool for e in result.trace if e.kind is TraceKind.AGENT_CALL] == ["tide", "tide"]

@@ -35,7 +35,7 @@ async def test_an_agent_node_on_pydantic_ai_calls_pack_tools_as_harness_activiti
     # built-in loop's is
     summaries = {summary for _, summary in activity_timeline(child)}
     assert "request model: function:harness-offline" in summaries
-    assert "scout.t1.c1 delay(ms=5, value=high tide at 06:10)" in summaries
+    assert "delay scout.t1.c1 (ms=5, value=high tide at 06:10)" in summaries
     # the pack's calls ran as the harness's tool calls, counted and charged to the run
     assert result.counts.tool_calls == 3 + 1  # the agents' three calls and collect's
     assert result.usage_by_role["agent"].total_tokens > 0

@@ -96,8 +96,8 @@ async def test_slices_end_waiting_on_an_approval_and_a_question_and_the_last_ans
     # the id its approval named (its idempotency key's node id)
     events = await history_events(client, workflow_id)
     scheduled = [summary for kind, summary in activity_timeline(events) if kind == "scheduled"]
-    assert "chat.t1.c1 delay(ms=5, value=noted)" in scheduled
-    assert scheduled.count("chat.t1.c3 side_effect(target=dock)") == 1
+    assert "delay chat.t1.c1 (ms=5, value=noted)" in scheduled
+    assert scheduled.count("side_effect chat.t1.c3 (target=dock)") == 1
     # and the workflow replays from its history as it ran: pydantic-ai's runs in it included
     history = await client.get_workflow_handle(workflow_id).fetch_history()
     replayer = Replayer(

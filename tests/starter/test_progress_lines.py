@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from harness.engine.progress_page import ProgressPage
+from harness.engine.run import RunCounts, RunPhase
 from harness.engine.trace import TraceEvent, TraceKind
-from starter.cli.progress import new_events, progress_line
+from starter.cli.progress import RunView, new_events, progress_line
 from tests.factories import START
 
 
@@ -30,3 +32,38 @@ def test_a_line_says_when_what_and_where_with_the_pressure() -> None:
         _event(TraceKind.NODE_FINISH, 1.5, "pop_paris"), _event(TraceKind.RUN_START, 0)
     )
     assert line.split() == ["1.50s", "node.finish", "pop_paris", "pressure", "0.00"]
+
+
+class Lines(RunView):
+    def __init__(self) -> None:
+        super().__init__("r")
+        self.lines: list[str] = []
+
+    def line(self, text: str) -> None:
+        self.lines.append(text)
+
+
+def _page(*events: TraceEvent) -> ProgressPage:
+    return ProgressPage(
+        events=list(events), next=len(events), phase=RunPhase.EXECUTING, attempt=1,
+        counts=RunCounts(), pressure=0.0, pending=[],
+    )  # fmt: skip
+
+
+def test_lines_read_in_one_poll_come_in_time_order_not_in_the_order_recorded() -> None:
+    view = Lines()
+    # recorded as they arrived: b's retry is recorded when its call ended, stamped when it began
+    view.page(
+        _page(
+            _event(TraceKind.NODE_START, 0.1, "a"),
+            _event(TraceKind.NODE_FINISH, 2, "a"),
+            _event(TraceKind.NODE_RETRY, 1, "b"),
+            _event(TraceKind.NODE_FINISH, 3, "b"),
+        )
+    )
+    shown = [(line.split()[1], line.split()[2]) for line in view.lines]
+    assert shown == [
+        ("node.start", "a"), ("node.retry", "b"), ("node.finish", "a"), ("node.finish", "b")
+    ]  # fmt: skip
+    offsets = [float(line.split()[0].rstrip("s")) for line in view.lines]
+    assert offsets == sorted(offsets)

@@ -36,6 +36,8 @@ async def _harness_server(tmp_path: Path) -> tuple[int, asyncio.subprocess.Proce
         str(port),
         "--ui-port",
         str(ui_port),
+        "--codec-port",
+        str(_free_port()),
         "--db",
         str(tmp_path / "temporal.db"),
         env={**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"},

@@ -112,6 +112,8 @@ async def test_a_worker_in_one_folder_and_the_cli_in_another_share_one_state_dir
         str(port),
         "--ui-port",
         str(ui_port),
+        "--codec-port",
+        str(_free_port()),
         cwd=folder_b,
         env={**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"},
         stdout=asyncio.subprocess.DEVNULL,

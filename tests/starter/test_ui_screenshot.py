@@ -35,6 +35,8 @@ def test_the_ui_shows_a_pending_refund_approval_by_name_with_the_commands_that_a
     assert done.returncode == 0, done.stderr
     height, width, _ = imread(str(out)).shape
     assert (width, height) == (1440, 2000)  # the timeline above the current details
+    height, width, _ = imread(str(tmp_path / "ui-wide-result.png")).shape  # its result decoded
+    assert (width, height) == (1440, 1000)
 
 
 def test_a_missing_browser_is_one_line_and_exit_2_before_anything_starts(tmp_path: Path) -> None:

@@ -86,17 +86,17 @@ async def test_all_nine_data_nodes_are_scheduled_before_any_completes(
     kinds = [kind for kind, _ in timeline]
     assert kinds[:9] == ["scheduled"] * 9
     assert kinds[9:18] == ["completed"] * 9
-    assert timeline[18][0] == "scheduled" and timeline[18][1].startswith("report aggregate_report")
+    assert timeline[18][0] == "scheduled" and timeline[18][1].startswith("aggregate_report report")
 
 
-async def test_activity_summaries_name_the_node_and_its_tool_call(
+async def test_activity_summaries_name_the_tool_first_then_the_node_and_its_arguments(
     client: Client, task_queue: str
 ) -> None:
     async with running_worker(client, task_queue):
         result = await execute_run(client, task_queue, RunRequest(goal=THREE_CITIES))
     summaries = {s for kind, s in activity_timeline(await history_events(client, result.run_id))}
-    assert "pop_tokyo get_population(city=Tokyo)" in summaries
-    assert any(s.startswith("report aggregate_report(populations=[3 items]") for s in summaries)
+    assert "get_population pop_tokyo (city=Tokyo)" in summaries
+    assert any(s.startswith("aggregate_report report (populations=[3 items]") for s in summaries)
 
 
 async def test_an_invalid_first_plan_is_replanned_and_succeeds_on_attempt_two(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from harness.engine.budget import BudgetLimits
 from harness.engine.dag import NodeStatus
 from harness.engine.run import RunPhase, RunRequest
 from tests.factories import collect, delay, synthetic_plan
-from tests.support import execute_run, running_worker
+from tests.support import execute_run, history_events, running_worker
 
 THREE_CITIES = "Compare Paris, Tokyo and New York"
 
@@ -28,6 +29,27 @@ async def test_tool_call_limit_ends_the_run_budget_exhausted_with_partial_result
     assert {n.error_message for n in skipped} == {"budget exhausted"}
     assert result.budget.pressure >= 1.0
     assert result.report is None and not result.report_partial
+
+
+async def test_a_budget_exhausted_run_fails_in_temporal_with_one_line_and_no_stack_trace(
+    client: Client, task_queue: str
+) -> None:
+    request = RunRequest(goal=THREE_CITIES, limits=BudgetLimits(max_tool_calls=4))
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, request)
+    assert result.status is RunPhase.BUDGET_EXHAUSTED
+    events = await history_events(client, result.run_id)
+    failed = next(
+        event.workflow_execution_failed_event_attributes.failure
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
+    )
+    assert failed.message.startswith("BUDGET_EXHAUSTED: ")
+    assert "\n" not in failed.message
+    assert failed.stack_trace == ""  # the UI shows the message, no frames from the venv
+    assert not failed.HasField("cause")
+    assert failed.application_failure_info.type == "BUDGET_EXHAUSTED"
+    assert failed.application_failure_info.non_retryable
 
 
 async def test_wall_clock_limit_ends_a_long_run_in_time(client: Client, task_queue: str) -> None:

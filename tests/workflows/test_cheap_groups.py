@@ -61,8 +61,10 @@ async def test_ready_cheap_calls_share_local_activities_and_each_node_keeps_its_
         assert leaf.attempts == 1 and leaf.tool_latency_ms is not None
     summaries = _summaries(await history_events(client, result.run_id))
     groups = [summary for summary in summaries if "cheap calls" in summary]
-    assert len(groups) == 3 and all(summary.startswith("10 cheap calls") for summary in groups)
-    assert not [summary for summary in summaries if summary.startswith("n") and "echo(" in summary]
+    assert len(groups) == 3 and all(
+        summary.startswith("echo: 10 cheap calls") for summary in groups
+    )
+    assert not [summary for summary in summaries if summary.startswith("echo n")]
     started = Counter(e.node_id for e in result.trace if e.kind is TraceKind.NODE_START)
     finished = Counter(e.node_id for e in result.trace if e.kind is TraceKind.NODE_FINISH)
     assert all(started[f"n{i}"] == 1 and finished[f"n{i}"] == 1 for i in range(WIDTH))
@@ -87,7 +89,7 @@ async def test_a_cheap_call_that_fails_transiently_is_retried_on_its_own_countin
     retries = [e for e in result.trace if e.kind is TraceKind.NODE_RETRY]
     assert [(e.node_id, e.data.get("attempt")) for e in retries] == [("n3", 2)]
     summaries = _summaries(await history_events(client, result.run_id))
-    assert [summary for summary in summaries if summary.startswith("n3 ")] == ["n3 echo(value=v3)"]
+    assert [summary for summary in summaries if " n3 " in summary] == ["echo n3 (value=v3)"]
     assert result.counts.done == WIDTH + 1
 
 
@@ -123,8 +125,8 @@ async def test_the_child_batches_of_a_wide_plan_group_their_cheap_calls_too(
     assert all(outcome.status is NodeStatus.DONE for outcome in result.nodes)
     for number in (1, 2):
         child = await history_events(client, f"{result.run_id}-attempt-1-batch-{number}")
-        groups = sorted(summary.split(":")[0] for summary in _summaries(child))
-        assert groups == ["4 cheap calls", "8 cheap calls", "8 cheap calls"]  # 20 nodes
+        groups = sorted(summary.split(" n")[0] for summary in _summaries(child))
+        assert groups == ["echo: 4 cheap calls", "echo: 8 cheap calls", "echo: 8 cheap calls"]
 
 
 async def test_a_group_size_of_one_makes_each_cheap_call_its_own_local_activity(
@@ -141,6 +143,6 @@ async def test_a_group_size_of_one_makes_each_cheap_call_its_own_local_activity(
     assert result.status is RunPhase.SUCCEEDED
     summaries = _summaries(await history_events(client, result.run_id))
     assert not [summary for summary in summaries if "cheap calls" in summary]
-    assert sorted(s for s in summaries if "echo(" in s) == [
-        f"n{i} echo(value=v{i})" for i in range(4)
+    assert sorted(s for s in summaries if s.startswith("echo n")) == [
+        f"echo n{i} (value=v{i})" for i in range(4)
     ]

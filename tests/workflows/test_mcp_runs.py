@@ -229,8 +229,8 @@ async def test_cancelling_a_run_cancels_its_mcp_call_and_the_connection_serves_t
     assert cancelled.status is RunPhase.CANCELLED
     events = await history_events(client, handle.id)
     timeline = activity_timeline(events)
-    assert ("scheduled", "nap slow(seconds=60)") in timeline
-    assert ("completed", "nap slow(seconds=60)") not in timeline
+    assert ("scheduled", "slow nap (seconds=60)") in timeline
+    assert ("completed", "slow nap (seconds=60)") not in timeline
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED in {e.event_type for e in events}
     assert after.status is RunPhase.SUCCEEDED, after.error
 

@@ -81,7 +81,7 @@ async def test_a_wide_plan_runs_in_child_batches_named_for_their_attempt_and_kee
         e
         for e in parent
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.user_metadata.summary.data.decode().strip('"').startswith("n")
+        and e.user_metadata.summary.data.decode().strip('"').startswith("delay n")
     ]
     assert leaf_activities == []
     for number in (1, 2, 3):

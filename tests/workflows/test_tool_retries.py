@@ -23,6 +23,7 @@ from tests.support import (
     deliver_update,
     execute_run,
     history_events,
+    node_of,
     pending_wait,
     running_worker,
     start_run,
@@ -59,9 +60,9 @@ def tool_attempts(events: list[HistoryEvent]) -> int:
 
 
 def scheduled_calls(events: list[HistoryEvent]) -> dict[str, HistoryEvent]:
-    """Each tool call's ActivityTaskScheduled event, by the node id its summary starts with."""
+    """Each tool call's ActivityTaskScheduled event, by the node id its summary names."""
     return {
-        event.user_metadata.summary.data.decode().strip('"').split(" ", 1)[0]: event
+        node_of(event.user_metadata.summary.data.decode().strip('"')): event
         for event in events
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
         and event.activity_task_scheduled_event_attributes.activity_type.name == RUN_TOOL

@@ -132,15 +132,22 @@ async def run_tool_call(
 async def run_tool_group(group: ToolCallGroup) -> ToolCallGroupResult:
     """Several ready cheap calls in one local activity (see
     harness.engine.messages.ToolCallGroup)."""
-    first, last = group.calls[0].node_id, group.calls[-1].node_id
     return await local_activity(
         RUN_TOOLS_ACTIVITY,
         group,
         ToolCallGroupResult,
         start_to_close_timeout=GROUP_TIMEOUT,
         retry_policy=GROUP_RETRY,
-        summary=f"{len(group.calls)} cheap calls: {first} … {last}",
+        summary=group_summary(group),
     )
+
+
+def group_summary(group: ToolCallGroup) -> str:
+    """`delay, echo: 10 cheap calls n1 … n10`: the group's tools first, as a node's summary."""
+    tools = sorted({call.tool for call in group.calls})
+    named = ", ".join(tools[:3]) + (f" and {len(tools) - 3} more" if len(tools) > 3 else "")
+    first, last = group.calls[0].node_id, group.calls[-1].node_id
+    return f"{named}: {len(group.calls)} cheap calls {first} … {last}"
 
 
 def to_retry_alone(outcome: BatchCallOutcome, max_attempts: int | None = None) -> bool:
@@ -181,9 +188,23 @@ async def probe_operation(request: ProbeRequest, summary: str) -> OperationProbe
 
 
 def tool_call_summary(node_id: str, tool: str, arguments: dict[str, JsonValue]) -> str:
-    """`n3 get_population(city=Tokyo)`: what the Temporal UI shows for a node's activity."""
-    shown = ", ".join(f"{name}={_short(value)}" for name, value in arguments.items())
-    summary = f"{node_id} {tool}({shown})"
+    """`get_population n3 (city=Tokyo)`: what the Temporal UI shows for a node's activity, the
+    tool first, so that the UI's list of activities (all of one type) reads by tool; then the
+    node, then its arguments (cut short first when it is long)."""
+    shown = _arguments(arguments)
+    return _bounded(f"{tool} {node_id} ({shown})" if shown else f"{tool} {node_id}")
+
+
+def call_text(node_id: str, tool: str, arguments: dict[str, JsonValue]) -> str:
+    """`n3 get_population(city=Tokyo)`: the call as a prompt names it ("approve n3 ...?")."""
+    return _bounded(f"{node_id} {tool}({_arguments(arguments)})")
+
+
+def _arguments(arguments: dict[str, JsonValue]) -> str:
+    return ", ".join(f"{name}={_short(value)}" for name, value in arguments.items())
+
+
+def _bounded(summary: str) -> str:
     return summary if len(summary) <= _SUMMARY_CHARS else summary[: _SUMMARY_CHARS - 1] + "…"
 
 

@@ -59,7 +59,7 @@ from harness.engine.sessions import (
 )
 from harness.waits.wait_book import WaitKind
 from workflows.activity_calls.steps import PLAN_RETRY
-from workflows.activity_calls.tools import tool_call_summary
+from workflows.activity_calls.tools import call_text
 from workflows.agent_calls import make_call
 from workflows.runtimes import register
 from workflows.runtimes.pydantic_ai_state import (
@@ -201,7 +201,7 @@ class PydanticAIRuntime:
                 continue
             if (spec.requires_approval or spec.side_effects) and call.id not in state.approved:
                 node_id = call_node_id(work.loop.node_id, state.turns, index)
-                summary = tool_call_summary(node_id, call.tool, call.arguments)
+                summary = call_text(node_id, call.tool, call.arguments)
                 return self._waiting(work, call, WaitKind.APPROVAL, f"approve {summary}?")
             allowance, attempts = work.allowance.reserve_tool_call(spec.attempts_per_call())
             if attempts == 0:  # the slice's calls are spent: the next slice makes it
