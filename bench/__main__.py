@@ -1,7 +1,7 @@
 """`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo] [--persistence memory|file|both]`:
 skew | fanout [N] | chain [N] | runs [M] | replay | task-context [N] | retrieval [N] | memory |
-progress [N] | big [N] | all. JSON lines (one per measurement) and a table on stdout; progress on
-stderr."""
+progress [N] | big [N] | agent-turn [K] | all. JSON lines (one per measurement) and a table on
+stdout; progress on stderr."""
 
 from __future__ import annotations
 
@@ -10,7 +10,19 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from bench import big, chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
+from bench import (
+    agent_turn,
+    big,
+    chain,
+    fanout,
+    memory,
+    progress,
+    replay,
+    retrieval,
+    runs,
+    skew,
+    task_context,
+)
 from bench.env import PERSISTENCE, PERSISTENCES, BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
@@ -23,6 +35,7 @@ DEFAULTS = {
     "retrieval": retrieval.DEFAULT_MEMORIES,
     "progress": progress.DEFAULT_NODES,
     "big": big.DEFAULT_NODES,
+    "agent-turn": agent_turn.DEFAULT_AGENTS,
 }
 
 
@@ -41,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
             "memory",
             "progress",
             "big",
+            "agent-turn",
             "all",
         ],
     )
@@ -101,6 +115,8 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return progress.run(size, max(args.repeat, 3))
     if args.name == "big":
         return big.run(size)
+    if args.name == "agent-turn":
+        return agent_turn.run(size, args.repeat)
     return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
 
 

@@ -205,7 +205,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         AGENT_PROGRESS_UNAWAITED_PATCH,
         date(2026, 12, 4),
-        "",
+        "68481b4",
         "0.10.0",
         "An agent's loop sends its progress report to the run beside its next turn instead of "
         "waiting for the server to deliver it first (two workflow-task round trips per turn "
