@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=1,
-        help="skew, fanout, chain: alternate harness and naive K times, report the median run",
+        help="skew, fanout, chain, agent-turn, replay: alternate harness and naive K times, "
+        "report the median run",
     )
     parser.add_argument(
         "--max-concurrency",
@@ -117,7 +118,7 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return big.run(size)
     if args.name == "agent-turn":
         return agent_turn.run(size, args.repeat)
-    return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
+    return replay.run(nodes=args.size or replay.NODES, profile=args.profile, repeat=args.repeat)
 
 
 WIDE_NODES = 5000
@@ -135,7 +136,7 @@ async def _orchestration(repeat: int) -> int:
         failures += 1
     else:
         emit(rows)
-        failures += await _guarded(replay.run(comparison))
+        failures += await _guarded(replay.run(comparison, repeat=repeat))
     failures += await _guarded(fanout.run(fanout.DEFAULT_NODES, repeat=repeat, tool="echo"))
     failures += await _guarded(fanout.run(WIDE_NODES))
     failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
