@@ -140,6 +140,7 @@ async def _orchestration(repeat: int) -> int:
     failures += await _guarded(fanout.run(fanout.DEFAULT_NODES, repeat=repeat, tool="echo"))
     failures += await _guarded(fanout.run(WIDE_NODES))
     failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
+    failures += await _guarded(agent_turn.run(agent_turn.DEFAULT_AGENTS, repeat))
     failures += await _guarded(runs.run(runs.DEFAULT_RUNS))
     failures += await _guarded(runs.run(MANY_RUNS))
     return failures
