@@ -1,7 +1,7 @@
 """`python -m bench NAME [SIZE] [--repeat K] [--tool delay|echo] [--persistence memory|file|both]`:
 skew | fanout [N] | chain [N] | runs [M] | replay | task-context [N] | retrieval [N] | memory |
-progress [N] | big [N] | all. JSON lines (one per measurement) and a table on stdout; progress on
-stderr."""
+progress [N] | big [N] | agent-turn [K] | all. JSON lines (one per measurement) and a table on
+stdout; progress on stderr."""
 
 from __future__ import annotations
 
@@ -10,7 +10,19 @@ import asyncio
 import sys
 from collections.abc import Awaitable
 
-from bench import big, chain, fanout, memory, progress, replay, retrieval, runs, skew, task_context
+from bench import (
+    agent_turn,
+    big,
+    chain,
+    fanout,
+    memory,
+    progress,
+    replay,
+    retrieval,
+    runs,
+    skew,
+    task_context,
+)
 from bench.env import PERSISTENCE, PERSISTENCES, BenchError, log
 from bench.report import Measurement, emit, keep_stdout_for_results
 from infra.process import exit_now
@@ -23,6 +35,7 @@ DEFAULTS = {
     "retrieval": retrieval.DEFAULT_MEMORIES,
     "progress": progress.DEFAULT_NODES,
     "big": big.DEFAULT_NODES,
+    "agent-turn": agent_turn.DEFAULT_AGENTS,
 }
 
 
@@ -41,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
             "memory",
             "progress",
             "big",
+            "agent-turn",
             "all",
         ],
     )
@@ -51,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=1,
-        help="skew, fanout, chain: alternate harness and naive K times, report the median run",
+        help="skew, fanout, chain, agent-turn, replay: alternate harness and naive K times, "
+        "report the median run",
     )
     parser.add_argument(
         "--max-concurrency",
@@ -101,7 +116,9 @@ def _bench(args: argparse.Namespace) -> Awaitable[list[Measurement]]:
         return progress.run(size, max(args.repeat, 3))
     if args.name == "big":
         return big.run(size)
-    return replay.run(nodes=args.size or replay.NODES, profile=args.profile)
+    if args.name == "agent-turn":
+        return agent_turn.run(size, args.repeat)
+    return replay.run(nodes=args.size or replay.NODES, profile=args.profile, repeat=args.repeat)
 
 
 WIDE_NODES = 5000
@@ -119,10 +136,11 @@ async def _orchestration(repeat: int) -> int:
         failures += 1
     else:
         emit(rows)
-        failures += await _guarded(replay.run(comparison))
+        failures += await _guarded(replay.run(comparison, repeat=repeat))
     failures += await _guarded(fanout.run(fanout.DEFAULT_NODES, repeat=repeat, tool="echo"))
     failures += await _guarded(fanout.run(WIDE_NODES))
     failures += await _guarded(chain.run(chain.DEFAULT_STEPS, repeat))
+    failures += await _guarded(agent_turn.run(agent_turn.DEFAULT_AGENTS, repeat))
     failures += await _guarded(runs.run(runs.DEFAULT_RUNS))
     failures += await _guarded(runs.run(MANY_RUNS))
     return failures

@@ -86,6 +86,25 @@ async def run_naive(
     return await _result(handle, started, timeout)
 
 
+async def run_workflow(
+    client: Client,
+    workflow: str,
+    task_queue: str,
+    request: Any,
+    result_type: type[R],
+    *,
+    timeout: float,
+    label: str,
+) -> tuple[R, Timed]:
+    """Any bench workflow by name (the baselines of bench.naive_agent), timed as the others."""
+    workflow_id = f"bench-{label}-{uuid.uuid4().hex[:8]}"
+    started = time.perf_counter()
+    handle = await client.start_workflow(
+        workflow, request, id=workflow_id, task_queue=task_queue, result_type=result_type
+    )
+    return await _result(handle, started, timeout)
+
+
 async def _result(
     handle: WorkflowHandle[Any, R], started: float, timeout: float
 ) -> tuple[R, Timed]:

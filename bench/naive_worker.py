@@ -11,6 +11,7 @@ import signal
 from temporalio.worker import Worker
 
 from bench.naive import NaiveLevelsWorkflow, naive_step
+from bench.naive_agent import NaiveAgentsWorkflow, naive_model_turn, naive_tool
 from infra.client import connect
 from infra.process import exit_now
 from infra.settings import Settings
@@ -22,8 +23,8 @@ async def serve(settings: Settings) -> None:
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[NaiveLevelsWorkflow],
-        activities=[naive_step],
+        workflows=[NaiveLevelsWorkflow, NaiveAgentsWorkflow],
+        activities=[naive_step, naive_model_turn, naive_tool],
         **WorkerTuning.from_settings(settings).run_worker(),  # as the harness worker's
     )
     stop = asyncio.Event()

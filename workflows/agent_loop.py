@@ -82,6 +82,7 @@ class AgentLoopWorkflow:
     @workflow.run
     async def run(self, request: AgentLoopRequest) -> AgentLoopResult:
         llm_queue()  # decided in the first task, as every workflow that calls models does
+        self._asks.reports_unawaited()
         local_failures_are_activity_errors()
         self._request = request
         self._specs = {spec.name: spec for spec in request.tools}
@@ -96,7 +97,7 @@ class AgentLoopWorkflow:
         stopped = await self._loop()
         state = self._state
         if state.fatal is not None:
-            await workflow.wait_condition(workflow.all_handlers_finished)
+            await self._asks.settle()
             # the node fails as a node whose tool failed so would: the run halts on it
             raise ApplicationError(
                 f"a call of the agent failed fatally: {state.fatal}",
@@ -104,7 +105,7 @@ class AgentLoopWorkflow:
                 type=state.fatal_code,
                 non_retryable=True,
             )
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self._asks.settle()
         return self._result(stopped)
 
     def _result(self, stopped: AgentStop) -> AgentLoopResult:
@@ -137,7 +138,7 @@ class AgentLoopWorkflow:
                 return AgentStop.MAX_TURNS if state.turns >= max_turns else AgentStop.BUDGET
             suggested = workflow.info().is_continue_as_new_suggested()
             if turns_here >= self._request.turns_per_run or suggested:
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                await self._asks.settle()
                 carried = self._request.model_copy(
                     update={
                         "carried": state,

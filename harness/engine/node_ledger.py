@@ -46,8 +46,9 @@ class NodeLedger:
         self.nodes = {node.id: node for node in plan.nodes}
         self.catalog = catalog
         self.specs = {spec.name: spec for spec in catalog.tools}
+        by_name = catalog.by_name()
         self.outcomes = {
-            node.id: NodeOutcome(id=node.id, tool=node.tool, tool_role=_role(catalog, node.tool))
+            node.id: NodeOutcome(id=node.id, tool=node.tool, tool_role=_role(by_name, node.tool))
             for node in plan.nodes
         }
         self.results: dict[str, JsonValue] = {}
@@ -402,6 +403,6 @@ def _scheduling(timing: AttemptTiming | None, outcome: NodeOutcome) -> dict[str,
     return {} if timing is None else {"scheduled_ms": outcome.latency_ms}
 
 
-def _role(catalog: ToolCatalog, tool: str) -> str:
-    spec = catalog.get(tool)
+def _role(specs: dict[str, ToolSpec], tool: str) -> str:
+    spec = specs.get(tool)
     return spec.role.value if spec else "UNKNOWN"

@@ -40,8 +40,9 @@ def validate_plan(
     issues += _duplicate_ids(plan)
     known_ids = set(plan.node_ids())
     tools_of = {node.id: node.tool for node in plan.nodes}
+    specs = catalog.by_name()  # not `get` per node: each scans the catalog
     for node in plan.nodes:
-        tool = catalog.get(node.tool)
+        tool = specs.get(node.tool)
         if tool is None:
             issues.append(_unknown_tool(node, catalog))
         else:
@@ -57,7 +58,7 @@ def validate_plan(
         issues += _dependency_issues(node, known_ids)
         issues += _binding_issues(node, known_ids)
         if check_paths:
-            issues += _path_issues(node, tools_of, catalog)
+            issues += _path_issues(node, tools_of, specs)
     issues += _cycle_issues(plan)
     issues += _final_synthesis_issues(plan, catalog)
     return issues
@@ -151,7 +152,7 @@ def _binding_issues(node: PlanNode, known_ids: set[str]) -> list[ValidationIssue
 
 
 def _path_issues(
-    node: PlanNode, tools_of: dict[str, str], catalog: ToolCatalog
+    node: PlanNode, tools_of: dict[str, str], specs: dict[str, ToolSpec]
 ) -> list[ValidationIssue]:
     """A NODE_RESULT path that its source's tool's result schema rules out (a tool that
     declares none is not checked)."""
@@ -159,7 +160,7 @@ def _path_issues(
     for binding in node.arguments:
         if binding.kind is not ArgumentKind.NODE_RESULT or binding.node_id not in tools_of:
             continue
-        tool = catalog.get(tools_of[binding.node_id])
+        tool = specs.get(tools_of[binding.node_id])
         if tool is None or tool.result_schema is None:
             continue
         problem = path_problem(tool.result_schema, binding.path)

@@ -4,6 +4,7 @@ calls are activities of its own history, charged to the run's one budget."""
 from __future__ import annotations
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from harness.core.plan import Plan
@@ -155,3 +156,26 @@ async def test_a_run_that_halts_stops_its_running_agent_instead_of_letting_it_ta
     assert agent.status is NodeStatus.SKIPPED and agent.error_message is not None
     assert "run halted" in agent.error_message
     assert child.status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_an_agent_loop_tells_the_run_its_progress_in_the_task_that_schedules_its_next_turn(
+    client: Client, task_queue: str
+) -> None:
+    async with running_worker(client, task_queue):
+        result = await execute_run(client, task_queue, two_agents())
+        child = await history_events(client, f"{result.run_id}-attempt-1-agent-scout")
+    assert result.status is RunPhase.SUCCEEDED, result.error
+    kinds = [event.event_type for event in child]
+    told = kinds.index(EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)
+    # the report and turn 2 are commands of one workflow task: no round trip between them
+    turn_2 = next(
+        index
+        for index, event in enumerate(child)
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.user_metadata.summary.data.decode().strip('"') == "scout agent turn 2"
+    )
+    between = kinds[min(told, turn_2) + 1 : max(told, turn_2)]
+    assert EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED not in between
+    # and the run heard it before the loop ended: its trace shows the call of turn 1
+    steps = [(e.kind, e.node_id, e.tool) for e in result.trace if e.role == AgentRole.AGENT]
+    assert (TraceKind.AGENT_CALL, "scout", "delay") in steps

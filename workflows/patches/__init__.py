@@ -27,6 +27,7 @@ from operator import attrgetter
 from workflows.patches import run, run_waits, scope, task
 from workflows.patches.patch import Patch
 from workflows.patches.run import (
+    AGENT_PROGRESS_UNAWAITED_PATCH,
     ATTEMPTS_RESERVED_PATCH,
     BATCH_ID_PATCH,
     BIG_PLAN_PATCH,
@@ -87,6 +88,7 @@ BY_ID = {patch.id: patch for patch in PATCHES}
 
 __all__ = [
     "ACTOR_IDENTITY_PATCH",
+    "AGENT_PROGRESS_UNAWAITED_PATCH",
     "AGENT_RECONCILE_PATCH",
     "APPROVAL_COVERS_AT_START_PATCH",
     "APPROVAL_COVERS_PATCH",

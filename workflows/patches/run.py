@@ -29,6 +29,7 @@ MEMORY_DEGRADES_PATCH = "memory-failures-degrade-within-bounds"
 FAILED_PROVIDER_PATCH = "failed-provider-phase"
 CHARGE_FAILED_PATCH = "charge-failed-model-calls"
 RESULT_PATHS_PATCH = "node-result-paths-checked-against-result-schemas"
+AGENT_PROGRESS_UNAWAITED_PATCH = "agent-progress-told-beside-the-next-turn"
 
 PATCHES: tuple[Patch, ...] = (
     Patch(
@@ -200,5 +201,15 @@ PATCHES: tuple[Patch, ...] = (
         "0.10.0",
         "Validation checks each NODE_RESULT path against its source tool's result schema; a "
         "run that validated its plan without the check keeps its verdict on replay.",
+    ),
+    Patch(
+        AGENT_PROGRESS_UNAWAITED_PATCH,
+        date(2026, 12, 4),
+        "68481b4",
+        "0.10.0",
+        "An agent's loop sends its progress report to the run beside its next turn instead of "
+        "waiting for the server to deliver it first (two workflow-task round trips per turn "
+        "with tool calls); reports and asks still reach the run in order, and the last is "
+        "delivered before the loop ends. Asked in the loop's first workflow task.",
     ),
 )
