@@ -60,12 +60,13 @@ def _ms(event: HistoryEvent) -> float:
 
 
 def _node(event: HistoryEvent) -> str:
-    """The node id an activity's summary starts with ('n3 delay(ms=0, ...)' or 'n3')."""
+    """The node id of an activity's summary: the harness names the tool first
+    ('delay n3 (ms=0, ...)'), the minimal workflow the node alone ('n3')."""
     data = event.user_metadata.summary.data
     if not data:
         return ""
-    text = json.loads(data)
-    return str(text).split(" ", 1)[0]
+    words = str(json.loads(data)).split(" ", 2)
+    return words[1] if len(words) > 1 else words[0]
 
 
 def _mean(values: list[float]) -> float | None:
