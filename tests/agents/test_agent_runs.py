@@ -172,7 +172,7 @@ async def test_an_agent_loop_tells_the_run_its_progress_in_the_task_that_schedul
         index
         for index, event in enumerate(child)
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and event.user_metadata.summary.data.decode().strip('"') == "scout agent turn 2"
+        and event.user_metadata.summary.data.decode().strip('"') == "agent scout turn 2"
     )
     between = kinds[min(told, turn_2) + 1 : max(told, turn_2)]
     assert EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED not in between
