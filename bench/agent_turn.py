@@ -14,8 +14,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from bench.dagrun import Side, _Probe
-from bench.drive import RunFailed, run_harness, run_workflow, synthetic_request
+from bench.dagrun import Probe, Side, harness_side
+from bench.drive import run_workflow, synthetic_request
 from bench.env import (
     HARNESS_WORKER,
     NAIVE_WORKER,
@@ -32,7 +32,7 @@ from bench.report import Measurement, measure
 from harness.catalog.agent_turns import OfferedTool
 from harness.core.plan import ArgumentBinding, Plan, PlanNode
 from harness.engine.agent_node import AgentResult
-from harness.engine.run import RunPhase, RunResult
+from harness.engine.run import RunResult
 from scenarios.synthetic import SCENARIO
 
 DEFAULT_AGENTS = 10
@@ -110,7 +110,7 @@ async def compare(agents: int, repeat: int) -> AgentComparison:
         for label, count in (("warmup", 1), *((f"agents{agents}", agents),) * repeat):
             log(f"{label}: naive agent loop, {count} agent(s)")
             side = Side("naive_temporal")
-            probe = _Probe(server, naive_worker)
+            probe = Probe(server, naive_worker)
             result, timed = await run_workflow(
                 client,
                 NAIVE_AGENT_WORKFLOW,
@@ -148,21 +148,10 @@ async def compare(agents: int, repeat: int) -> AgentComparison:
 async def _harness(
     server: Server, worker: WorkerProcess, agents: int, timeout: float, label: str
 ) -> AgentSide:
-    side = Side("harness")
-    probe = _Probe(server, worker)
     request = synthetic_request(agent_plan(agents), 1)
-    try:
-        result, timed = await run_harness(
-            server.client, worker.task_queue, request, timeout=timeout, label=label
-        )
-    except RunFailed as error:
-        side.error, side.timed = str(error), error.timed
-        probe.fill(side)
+    side, result = await harness_side(server, worker, request, timeout, label)
+    if result is None:
         return AgentSide(side)
-    probe.fill(side)
-    if result.status is not RunPhase.SUCCEEDED:
-        side.error = f"run ended {result.status.value}: {result.error}"
-    side.timed, side.client_s, side.workflow_s = timed, timed.seconds, result.wall_seconds
     turns, calls, span = _agents(result)
     return AgentSide(side, turns, calls, span)
 

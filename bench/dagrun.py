@@ -23,7 +23,7 @@ from bench.history import HistoryStats, analyze, chain_histories
 from bench.naive import naive_request
 from bench.plans import IN_FLIGHT_CAP, BenchDag, fanout
 from bench.walker import walk
-from harness.engine.run import RunPhase, RunResult
+from harness.engine.run import RunPhase, RunRequest, RunResult
 
 WARMUP = fanout(2)
 
@@ -61,7 +61,7 @@ class Comparison:
     spread: str = ""
 
 
-class _Probe:
+class Probe:
     """CPU of the worker (per kind of thread) and of the server across one run."""
 
     def __init__(self, server: Server, worker: WorkerProcess) -> None:
@@ -141,7 +141,7 @@ async def _naive(
     server: Server, worker: WorkerProcess, dag: BenchDag, concurrency: int, timeout: float
 ) -> Side:
     side = Side("naive_temporal")
-    probe = _Probe(server, worker)
+    probe = Probe(server, worker)
     request = naive_request(dag, concurrency)
     try:
         result, timed = await run_naive(
@@ -158,24 +158,34 @@ async def _naive(
 async def _harness(
     server: Server, worker: WorkerProcess, dag: BenchDag, concurrency: int, timeout: float
 ) -> Side:
-    side = Side("harness")
-    probe = _Probe(server, worker)
     request = synthetic_request(dag.to_plan(), concurrency)
+    side, result = await harness_side(server, worker, request, timeout, dag.name)
+    if result is not None:
+        _execute_span(side, result)
+        side.result_kb = len(result.model_dump_json()) / 1024
+    return side
+
+
+async def harness_side(
+    server: Server, worker: WorkerProcess, request: RunRequest, timeout: float, label: str
+) -> tuple[Side, RunResult | None]:
+    """One harness run of `request`, timed and probed: its side, and its result unless the
+    run could not be measured (then the side says why)."""
+    side = Side("harness")
+    probe = Probe(server, worker)
     try:
         result, timed = await run_harness(
-            server.client, worker.task_queue, request, timeout=timeout, label=dag.name
+            server.client, worker.task_queue, request, timeout=timeout, label=label
         )
     except RunFailed as error:
         side.error, side.timed = str(error), error.timed
         probe.fill(side)
-        return side
+        return side, None
     probe.fill(side)
     if result.status is not RunPhase.SUCCEEDED:
         side.error = f"run ended {result.status.value}: {result.error}"
     side.timed, side.client_s, side.workflow_s = timed, timed.seconds, result.wall_seconds
-    _execute_span(side, result)
-    side.result_kb = len(result.model_dump_json()) / 1024
-    return side
+    return side, result
 
 
 def _execute_span(side: Side, result: RunResult) -> None:
