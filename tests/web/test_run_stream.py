@@ -29,6 +29,13 @@ pytestmark = pytest.mark.requires_local_server("runs start with the Harness* sea
 COMPARE = {"goal": "Compare Paris and Tokyo", "scenario": "cities"}
 
 
+async def start_a_run_that_asks(http: httpx2.AsyncClient) -> str:
+    """A cities goal that names no city: the run asks which, and waits."""
+    started = await http.post("/runs", json={"goal": "Compare", "scenario": "cities"})
+    run_id: str = started.json()["run_id"]
+    return run_id
+
+
 def trace_ids(stream: list[Message]) -> list[int]:
     return [int(m.id) for m in stream if m.event == "trace" and m.id is not None]
 
@@ -70,9 +77,7 @@ async def test_a_reconnect_resumes_after_its_last_event_id_and_tokens_come_witho
         harness_web(client, task_queue, tmp_path) as web,
         httpx2.AsyncClient(base_url=web.url, timeout=120) as http,
     ):
-        run_id = (await http.post("/runs", json={"goal": "Compare", "scenario": "cities"})).json()[
-            "run_id"
-        ]  # names no city: the run asks, and waits
+        run_id = await start_a_run_that_asks(http)
         first: list[Message] = []
         async with http.stream("GET", f"/runs/{run_id}/events") as response:
             async for message in messages(response):
@@ -117,9 +122,7 @@ async def test_a_stopped_harness_web_ends_its_streams_without_an_end_and_exits_0
         harness_web(client, task_queue, tmp_path) as web,
         httpx2.AsyncClient(base_url=web.url, timeout=120) as http,
     ):
-        run_id = (await http.post("/runs", json={"goal": "Compare", "scenario": "cities"})).json()[
-            "run_id"
-        ]  # it asks, and waits: the stream stays open
+        run_id = await start_a_run_that_asks(http)  # the stream stays open
         read: list[Message] = []
         async with http.stream("GET", f"/runs/{run_id}/events") as response:
             reader = messages(response)
